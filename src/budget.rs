@@ -1,0 +1,221 @@
+//! ContextBudget: validation and COMPUTE-EFFECTIVE-BUDGET (spec 002, supplement 3).
+
+use crate::error::{invalid, Result};
+use crate::kind;
+
+/// A token budget. Every setter validates; a rejected change leaves it as it was.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Budget {
+    max_tokens: i64,
+    target_tokens: i64,
+    output_reserve: i64,
+    /// (folded kind, tokens), in the order kinds were first reserved.
+    reserved_slots: Vec<(String, i64)>,
+    safety_margin_percent: f64,
+}
+
+/// The budget a slicer sees: only `max` and `target` (spec 002).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SliceBudget {
+    pub max: i64,
+    pub target: i64,
+}
+
+impl Budget {
+    pub fn new(max_tokens: i64, target_tokens: i64) -> Result<Self> {
+        if max_tokens < 0 {
+            return invalid!("max_tokens is {max_tokens}; it must be >= 0");
+        }
+        if target_tokens < 0 {
+            return invalid!("target_tokens is {target_tokens}; it must be >= 0");
+        }
+        if target_tokens > max_tokens {
+            return invalid!("target_tokens {target_tokens} > max_tokens {max_tokens}");
+        }
+        Ok(Budget {
+            max_tokens,
+            target_tokens,
+            output_reserve: 0,
+            reserved_slots: Vec::new(),
+            safety_margin_percent: 0.0,
+        })
+    }
+
+    pub fn max_tokens(&self) -> i64 {
+        self.max_tokens
+    }
+
+    pub fn target_tokens(&self) -> i64 {
+        self.target_tokens
+    }
+
+    pub fn output_reserve(&self) -> i64 {
+        self.output_reserve
+    }
+
+    pub fn set_output_reserve(&mut self, tokens: i64) -> Result<()> {
+        if tokens < 0 {
+            return invalid!("output_reserve is {tokens}; it must be >= 0");
+        }
+        if tokens > self.max_tokens {
+            return invalid!("output_reserve {tokens} > max_tokens {}", self.max_tokens);
+        }
+        self.output_reserve = tokens;
+        Ok(())
+    }
+
+    pub fn set_safety_margin(&mut self, percent: f64) -> Result<()> {
+        if !percent.is_finite() || !(0.0..=100.0).contains(&percent) {
+            return invalid!("safety margin percent is {percent}; it must be finite and in [0, 100]");
+        }
+        self.safety_margin_percent = percent + 0.0;
+        Ok(())
+    }
+
+    /// Sets (or replaces) the reserved slot of `kind`.
+    pub fn reserve(&mut self, kind: &str, tokens: i64) -> Result<()> {
+        kind::validate(kind, &"kind")?;
+        if tokens < 0 {
+            return invalid!("reserved tokens for kind {kind:?} is {tokens}; it must be >= 0");
+        }
+        let key = kind::fold(kind);
+        match self.reserved_slots.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = tokens,
+            None => self.reserved_slots.push((key, tokens)),
+        }
+        Ok(())
+    }
+
+    /// The same budget with `max` and `target` reduced by `slack`, validated
+    /// like any budget (GetMarginalItems' reduced budget).
+    pub fn reduced_by(&self, slack: i64) -> Result<Budget> {
+        if slack < 0 {
+            return invalid!("slack_tokens is {slack}; it must be >= 0");
+        }
+        let max = self.max_tokens - slack;
+        let target = self.target_tokens - slack;
+        if target < 0 {
+            return invalid!(
+                "slack_tokens {slack} > target_tokens {}: the reduced budget would be negative",
+                self.target_tokens
+            );
+        }
+        if max < self.output_reserve {
+            return invalid!(
+                "slack_tokens {slack}: the reduced max_tokens {max} would be below output_reserve {}",
+                self.output_reserve
+            );
+        }
+        Ok(Budget {
+            max_tokens: max,
+            target_tokens: target,
+            ..self.clone()
+        })
+    }
+
+    /// COMPUTE-EFFECTIVE-BUDGET of spec 002 with `pinned_tokens` (>= 0).
+    /// Exact for every input: sums are taken in 128 bits and the result is
+    /// clamped to `[0, max_tokens]`.
+    pub fn effective(&self, pinned_tokens: i64) -> Result<SliceBudget> {
+        if pinned_tokens < 0 {
+            return invalid!("pinned_tokens is {pinned_tokens}; it must be >= 0");
+        }
+        let reserved: i128 = self.reserved_slots.iter().map(|&(_, t)| t as i128).sum();
+        let pinned = pinned_tokens as i128;
+        let mut max = (self.max_tokens as i128 - self.output_reserve as i128 - pinned - reserved).max(0);
+        let mut target = (self.target_tokens as i128 - pinned - reserved).max(0);
+        target = target.min(max);
+        // Both are now in [0, max_tokens], so they fit in i64.
+        if self.safety_margin_percent > 0.0 {
+            let multiplier = 1.0 - self.safety_margin_percent / 100.0;
+            max = scale_floor(max as i64, multiplier) as i128;
+            target = scale_floor(target as i64, multiplier) as i128;
+            target = target.min(max);
+        }
+        Ok(SliceBudget {
+            max: max as i64,
+            target: target as i64,
+        })
+    }
+}
+
+/// floor(value * multiplier) for value >= 0 and multiplier in [0, 1], never
+/// above `value` (the f64 product of a large value may round up).
+fn scale_floor(value: i64, multiplier: f64) -> i64 {
+    let scaled = (value as f64 * multiplier).floor();
+    // `as` saturates; the min keeps float rounding from growing the budget.
+    (scaled as i64).clamp(0, value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn eff(b: &Budget, pinned: i64) -> (i64, i64) {
+        let e = b.effective(pinned).unwrap();
+        (e.max, e.target)
+    }
+
+    #[test]
+    fn validation_rules() {
+        assert!(Budget::new(-1, 0).is_err());
+        assert!(Budget::new(10, -1).is_err());
+        let e = Budget::new(10, 11).unwrap_err();
+        assert_eq!(e.to_string(), "target_tokens 11 > max_tokens 10");
+        let mut b = Budget::new(100, 80).unwrap();
+        assert!(b.set_output_reserve(101).is_err());
+        assert!(b.set_output_reserve(-1).is_err());
+        assert!(b.set_safety_margin(f64::NAN).is_err());
+        assert!(b.set_safety_margin(100.0000001).is_err());
+        assert!(b.set_safety_margin(-0.1).is_err());
+        assert!(b.reserve("", 5).is_err());
+        assert!(b.reserve("Memory", -5).is_err());
+        assert_eq!(b, Budget::new(100, 80).unwrap(), "failed setters change nothing");
+    }
+
+    #[test]
+    fn effective_budget_formula() {
+        let mut b = Budget::new(1000, 800).unwrap();
+        assert_eq!(eff(&b, 0), (1000, 800));
+        b.set_output_reserve(100).unwrap();
+        assert_eq!(eff(&b, 0), (900, 800));
+        assert_eq!(eff(&b, 150), (750, 650));
+        b.reserve("Memory", 50).unwrap();
+        b.reserve("memory", 60).unwrap(); // replaces, same folded kind
+        b.reserve("Tool", 40).unwrap();
+        assert_eq!(eff(&b, 150), (650, 550));
+        b.set_safety_margin(10.0).unwrap();
+        assert_eq!(eff(&b, 150), (585, 495));
+        // target is clamped to max
+        let mut c = Budget::new(1000, 1000).unwrap();
+        c.set_output_reserve(300).unwrap();
+        assert_eq!(eff(&c, 0), (700, 700));
+        // pinned beyond the budget
+        assert_eq!(eff(&c, 5000), (0, 0));
+    }
+
+    #[test]
+    fn effective_budget_never_overflows() {
+        let mut b = Budget::new(i64::MAX, i64::MAX).unwrap();
+        b.reserve("a", i64::MAX).unwrap();
+        b.reserve("b", i64::MAX).unwrap();
+        assert_eq!(eff(&b, i64::MAX), (0, 0));
+        let mut c = Budget::new(i64::MAX, i64::MAX).unwrap();
+        assert_eq!(eff(&c, 0), (i64::MAX, i64::MAX));
+        c.set_safety_margin(0.5).unwrap();
+        let (m, t) = eff(&c, 0);
+        assert!(m <= i64::MAX && t <= m && m > i64::MAX / 2);
+        assert!(Budget::new(5, 5).unwrap().effective(-1).is_err());
+    }
+
+    #[test]
+    fn reduced_budget_is_validated() {
+        let mut b = Budget::new(1000, 800).unwrap();
+        b.set_output_reserve(300).unwrap();
+        let r = b.reduced_by(100).unwrap();
+        assert_eq!((r.max_tokens(), r.target_tokens(), r.output_reserve()), (900, 700, 300));
+        assert!(b.reduced_by(801).is_err());
+        assert!(b.reduced_by(701).is_err(), "max would drop below output_reserve");
+        assert!(b.reduced_by(-1).is_err());
+    }
+}

@@ -1,0 +1,110 @@
+//! `cupel_items`: the scored candidates.
+
+use super::*;
+use crate::items::{Items, NewItem};
+
+/// Opaque handle: a list of scored candidates. Create with
+/// `cupel_items_new`, free exactly once with `cupel_items_free`.
+pub struct cupel_items {
+    pub(crate) inner: Items,
+}
+
+/// Creates an empty item list and writes it to `*out`.
+/// Free it exactly once with `cupel_items_free`.
+///
+/// Errors: CUPEL_ERROR_NULL_POINTER if `out` is NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_items_new(out: *mut *mut cupel_items) -> cupel_status {
+    guard(|| {
+        let out = Out::new(out, "out")?;
+        hand_out(out, cupel_items { inner: Items::new() });
+        Ok(())
+    })
+}
+
+/// Frees an item list. NULL is a no-op. Free each handle exactly once and do
+/// not use it afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_items_free(items: *mut cupel_items) {
+    release(items)
+}
+
+/// Appends one item. Its index is its position in push order (from 0).
+///
+/// `tokens` must be >= 0, `score` finite (scorers produce [0, 1]; any finite
+/// value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
+/// string compared with ASCII case folding, neither empty nor only
+/// whitespace; NULL means the default kind "Message".
+///
+/// Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+/// (bad tokens, score or kind, or the list already holds 2^32 - 1 items).
+/// On error the list is unchanged.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_items_push(
+    items: *mut cupel_items,
+    tokens: i64,
+    score: f64,
+    kind: *const c_char,
+) -> cupel_status {
+    guard(|| {
+        let items = arg_mut(items, "items")?;
+        let kind = arg_opt_str(kind, "kind")?;
+        items.inner.push(NewItem { tokens, score, kind })
+    })
+}
+
+/// Appends `count` items from parallel arrays, all or nothing.
+///
+/// `tokens[i]`, `scores[i]` and `kinds[i]` describe item i; `tokens` and
+/// `scores` may be NULL only when `count` is 0. `kinds` NULL gives every item
+/// the default kind "Message"; a NULL element gives that item the default kind.
+///
+/// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the message
+/// names the first bad index, e.g. "scores[17] is NaN"). On error no item is added.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_items_push_many(
+    items: *mut cupel_items,
+    count: usize,
+    tokens: *const i64,
+    scores: *const f64,
+    kinds: *const *const c_char,
+) -> cupel_status {
+    guard(|| {
+        let items = arg_mut(items, "items")?;
+        let tokens = arg_slice(tokens, count, "tokens")?;
+        let scores = arg_slice(scores, count, "scores")?;
+        let kinds = if kinds.is_null() { None } else { Some(arg_slice(kinds, count, "kinds")?) };
+        let mut batch = Vec::new();
+        batch.try_reserve_exact(count).map_err(|e| {
+            crate::Error::Capacity(format!("count {count}: cannot allocate room for the batch: {e}"))
+        })?;
+        for i in 0..count {
+            let kind = match kinds {
+                Some(k) => arg_opt_str(k[i], &format!("kinds[{i}]"))?,
+                None => None,
+            };
+            batch.push(NewItem {
+                tokens: tokens[i],
+                score: scores[i],
+                kind,
+            });
+        }
+        items.inner.push_many(&batch)
+    })
+}
+
+/// The number of items in the list; 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_items_len(items: *const cupel_items) -> usize {
+    guard_value(0, || if items.is_null() { 0 } else { (*items).inner.len() })
+}
+
+/// Removes every item (indices start again from 0). NULL is a no-op.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_items_clear(items: *mut cupel_items) {
+    guard_value((), || {
+        if let Ok(items) = arg_mut(items, "items") {
+            items.inner.clear()
+        }
+    })
+}

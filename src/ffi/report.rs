@@ -1,0 +1,141 @@
+//! `cupel_report`: diagnostics of one slice call.
+
+use super::*;
+use crate::pipeline::Outcome;
+
+/// Opaque handle: what one `cupel_slice` call did. Create with
+/// `cupel_report_new`, pass to `cupel_slice` (which overwrites it; a failed
+/// call leaves it empty), free exactly once with `cupel_report_free`.
+/// Use one report per thread.
+pub struct cupel_report {
+    pub(crate) outcome: Outcome,
+    /// Shortfall kinds as C strings, parallel to `outcome.shortfalls`.
+    pub(crate) kinds: Vec<CString>,
+}
+
+impl cupel_report {
+    pub(crate) fn empty() -> Self {
+        cupel_report {
+            outcome: Outcome::default(),
+            kinds: Vec::new(),
+        }
+    }
+
+    pub(crate) fn fill(&mut self, outcome: &Outcome) {
+        self.kinds = outcome
+            .shortfalls
+            .iter()
+            .map(|s| CString::new(s.kind.as_str()).unwrap_or_default())
+            .collect();
+        self.outcome = Outcome {
+            selected: Vec::new(),
+            ..outcome.clone()
+        };
+    }
+}
+
+/// Creates an empty report. Free it exactly once with `cupel_report_free`.
+///
+/// Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_new(out: *mut *mut cupel_report) -> cupel_status {
+    guard(|| {
+        let out = Out::new(out, "out")?;
+        hand_out(out, cupel_report::empty());
+        Ok(())
+    })
+}
+
+/// Frees a report. NULL is a no-op. Strings it handed out become invalid.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_free(report: *mut cupel_report) {
+    release(report)
+}
+
+unsafe fn read<T>(report: *const cupel_report, f: impl FnOnce(&cupel_report) -> T, fallback: T) -> T {
+    guard_value(None, || arg_ref(report, "report").ok().map(f)).unwrap_or(fallback)
+}
+
+/// The effective max tokens of the call (after output reserve, pinned
+/// tokens, reserved slots and safety margin); 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_effective_max_tokens(report: *const cupel_report) -> i64 {
+    read(report, |r| r.outcome.effective_max, 0)
+}
+
+/// The effective target tokens the slicer got; 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_effective_target_tokens(report: *const cupel_report) -> i64 {
+    read(report, |r| r.outcome.effective_target, 0)
+}
+
+/// The sum of the selected items' tokens (saturating at INT64_MAX); 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_selected_tokens(report: *const cupel_report) -> i64 {
+    read(report, |r| r.outcome.selected_tokens, 0)
+}
+
+/// The number of count requirements that could not be met (scarcity
+/// DEGRADE), from count-based slicers at any nesting depth; 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_shortfall_count(report: *const cupel_report) -> usize {
+    read(report, |r| r.outcome.shortfalls.len(), 0)
+}
+
+/// Shortfall `i` (< `cupel_report_shortfall_count`): its kind as spelled in
+/// the count entry (valid until the report is reused or freed), the required
+/// count and the count that could be satisfied.
+///
+/// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (`i` out of range).
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_shortfall(
+    report: *const cupel_report,
+    i: usize,
+    out_kind: *mut *const c_char,
+    out_required: *mut u32,
+    out_satisfied: *mut u32,
+) -> cupel_status {
+    guard(|| {
+        let report = arg_ref(report, "report")?;
+        let out_kind = Out::new(out_kind, "out_kind")?;
+        let out_required = Out::new(out_required, "out_required")?;
+        let out_satisfied = Out::new(out_satisfied, "out_satisfied")?;
+        let n = report.outcome.shortfalls.len();
+        let s = report.outcome.shortfalls.get(i).ok_or_else(|| {
+            crate::Error::InvalidArgument(format!("i {i} is out of range: the report has {n} shortfalls"))
+        })?;
+        out_kind.set(report.kinds[i].as_ptr());
+        out_required.set(s.required);
+        out_satisfied.set(s.satisfied);
+        Ok(())
+    })
+}
+
+/// The number of items dropped because their kind reached its cap_count,
+/// from count-based slicers at any nesting depth; 0 for NULL.
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_cap_excluded_count(report: *const cupel_report) -> usize {
+    read(report, |r| r.outcome.cap_excluded.len(), 0)
+}
+
+/// The item index of cap exclusion `i` (< `cupel_report_cap_excluded_count`),
+/// in the order the exclusions happened.
+///
+/// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (`i` out of range).
+#[no_mangle]
+pub unsafe extern "C" fn cupel_report_cap_excluded(
+    report: *const cupel_report,
+    i: usize,
+    out_item_index: *mut usize,
+) -> cupel_status {
+    guard(|| {
+        let report = arg_ref(report, "report")?;
+        let out = Out::new(out_item_index, "out_item_index")?;
+        let n = report.outcome.cap_excluded.len();
+        let &item = report.outcome.cap_excluded.get(i).ok_or_else(|| {
+            crate::Error::InvalidArgument(format!("i {i} is out of range: the report has {n} cap exclusions"))
+        })?;
+        out.set(item as usize);
+        Ok(())
+    })
+}

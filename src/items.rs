@@ -1,0 +1,192 @@
+//! The scored candidates, stored as parallel arrays (structure of arrays) so
+//! that slicers work on indices and never clone item data.
+
+use crate::error::{invalid, Error, Result};
+use crate::kind::{self, KindTable, DEFAULT_KIND};
+
+/// Largest number of items one set can hold (indices are stored as `u32`).
+pub const MAX_ITEMS: usize = u32::MAX as usize;
+
+/// The read-only view a slicer gets of the items.
+#[derive(Debug, Clone, Default)]
+pub struct Items {
+    tokens: Vec<i64>,
+    scores: Vec<f64>,
+    kinds: Vec<u32>,
+    kind_table: KindTable,
+}
+
+/// One item to add, already converted from its C representation.
+#[derive(Debug, Clone, Copy)]
+pub struct NewItem<'a> {
+    pub tokens: i64,
+    pub score: f64,
+    /// `None` is the default kind.
+    pub kind: Option<&'a str>,
+}
+
+impl Items {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Validates one item; `at` names it in messages (e.g. "tokens[3]").
+    fn check(item: &NewItem<'_>, index: Option<usize>) -> Result<()> {
+        let at = |field: &str| match index {
+            Some(i) => format!("{field}[{i}]"),
+            None => field.to_string(),
+        };
+        if item.tokens < 0 {
+            return invalid!("{} is {}; token counts must be >= 0", at("tokens"), item.tokens);
+        }
+        if !item.score.is_finite() {
+            return invalid!("{} is {}; scores must be finite", at("scores"), item.score);
+        }
+        if let Some(k) = item.kind {
+            kind::validate(k, &at("kinds"))?;
+        }
+        Ok(())
+    }
+
+    fn room_for(&self, count: usize) -> Result<()> {
+        if count > MAX_ITEMS - self.len() {
+            return invalid!(
+                "count {count}: the item set holds {} items and cannot grow past {MAX_ITEMS}",
+                self.len()
+            );
+        }
+        self.tokens
+            .len()
+            .checked_add(count)
+            .ok_or_else(|| Error::InvalidArgument(format!("count {count} is too large")))?;
+        Ok(())
+    }
+
+    /// Adds one item.
+    pub fn push(&mut self, item: NewItem<'_>) -> Result<()> {
+        Self::check(&item, None)?;
+        self.room_for(1)?;
+        self.push_unchecked(item);
+        Ok(())
+    }
+
+    /// Adds all items or none: every item is validated before any is added.
+    pub fn push_many(&mut self, items: &[NewItem<'_>]) -> Result<()> {
+        for (i, item) in items.iter().enumerate() {
+            Self::check(item, Some(i))?;
+        }
+        self.room_for(items.len())?;
+        let reserve = |e| Error::Capacity(format!("cannot allocate room for {} items: {e}", items.len()));
+        self.tokens.try_reserve(items.len()).map_err(reserve)?;
+        self.scores.try_reserve(items.len()).map_err(reserve)?;
+        self.kinds.try_reserve(items.len()).map_err(reserve)?;
+        for item in items {
+            self.push_unchecked(*item);
+        }
+        Ok(())
+    }
+
+    fn push_unchecked(&mut self, item: NewItem<'_>) {
+        let kind = self.kind_table.intern(item.kind.unwrap_or(DEFAULT_KIND));
+        self.tokens.push(item.tokens);
+        // -0.0 and 0.0 are one score; store +0.0 so no ordering can tell them apart.
+        self.scores.push(item.score + 0.0);
+        self.kinds.push(kind);
+    }
+
+    pub fn clear(&mut self) {
+        self.tokens.clear();
+        self.scores.clear();
+        self.kinds.clear();
+        self.kind_table.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    #[inline]
+    pub fn tokens(&self, i: u32) -> i64 {
+        self.tokens[i as usize]
+    }
+
+    #[inline]
+    pub fn score(&self, i: u32) -> f64 {
+        self.scores[i as usize]
+    }
+
+    /// The interned kind id of item `i`.
+    #[inline]
+    pub fn kind(&self, i: u32) -> u32 {
+        self.kinds[i as usize]
+    }
+
+    pub fn scores(&self) -> &[f64] {
+        &self.scores
+    }
+
+    pub fn kind_table(&self) -> &KindTable {
+        &self.kind_table
+    }
+
+    /// Sum of the tokens of `indices`, saturating at `i64::MAX`.
+    pub fn sum_tokens(&self, indices: &[u32]) -> i64 {
+        indices
+            .iter()
+            .fold(0i64, |acc, &i| acc.saturating_add(self.tokens(i)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(tokens: i64, score: f64, kind: Option<&str>) -> NewItem<'_> {
+        NewItem {
+            tokens,
+            score,
+            kind,
+        }
+    }
+
+    #[test]
+    fn push_many_is_all_or_nothing() {
+        let mut s = Items::new();
+        s.push(item(1, 0.5, None)).unwrap();
+        let batch = [
+            item(1, 0.1, Some("a")),
+            item(2, f64::NAN, Some("b")),
+            item(3, 0.3, Some("c")),
+        ];
+        let err = s.push_many(&batch).unwrap_err();
+        assert_eq!(
+            err,
+            Error::InvalidArgument("scores[1] is NaN; scores must be finite".into())
+        );
+        assert_eq!(s.len(), 1);
+        assert_eq!(s.kind_table().len(), 1, "no kind of the failed batch is interned");
+    }
+
+    #[test]
+    fn negative_zero_score_is_stored_as_zero() {
+        let mut s = Items::new();
+        s.push(item(1, -0.0, None)).unwrap();
+        assert!(s.score(0).is_sign_positive());
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_their_name() {
+        let mut s = Items::new();
+        let e = s.push(item(-5, 0.1, None)).unwrap_err();
+        assert!(e.to_string().contains("tokens is -5"), "{e}");
+        let e = s.push(item(5, f64::INFINITY, None)).unwrap_err();
+        assert!(e.to_string().contains("scores is inf"), "{e}");
+        let e = s.push(item(5, 0.1, Some("  "))).unwrap_err();
+        assert!(e.to_string().contains("kinds \"  \""), "{e}");
+        assert!(s.is_empty());
+    }
+}

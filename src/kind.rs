@@ -1,0 +1,104 @@
+//! ContextKind: an open set of strings compared with ASCII case folding.
+//! Kinds are interned per item set: each distinct folded kind gets a small id.
+
+use crate::error::{invalid, Result};
+use std::collections::HashMap;
+
+/// The default kind, used when a caller passes no kind.
+pub const DEFAULT_KIND: &str = "Message";
+
+/// Checks that `kind` is a valid ContextKind: non-empty and not only whitespace.
+/// `what` names the argument in the error message.
+pub fn validate(kind: &str, what: &dyn std::fmt::Display) -> Result<()> {
+    if kind.trim().is_empty() {
+        return invalid!("{what} {kind:?} is empty or only whitespace; a kind needs a visible name");
+    }
+    Ok(())
+}
+
+/// The comparison key of a kind: its ASCII case folding.
+pub fn fold(kind: &str) -> String {
+    kind.to_ascii_lowercase()
+}
+
+/// Interns kinds: maps each folded kind to a dense id and remembers the first
+/// spelling seen.
+#[derive(Debug, Clone, Default)]
+pub struct KindTable {
+    names: Vec<Box<str>>,
+    ids: HashMap<Box<str>, u32>,
+}
+
+impl KindTable {
+    /// The id of `kind` if it has been interned.
+    pub fn lookup(&self, kind: &str) -> Option<u32> {
+        if kind.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.ids.get(fold(kind).as_str()).copied()
+        } else {
+            self.ids.get(kind).copied()
+        }
+    }
+
+    /// The id of `kind`, interning it if new. The caller validated `kind`.
+    pub fn intern(&mut self, kind: &str) -> u32 {
+        if let Some(id) = self.lookup(kind) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(kind.into());
+        self.ids.insert(fold(kind).into_boxed_str(), id);
+        id
+    }
+
+    /// Number of distinct kinds.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The first spelling seen of kind `id`.
+    pub fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    pub fn clear(&mut self) {
+        self.names.clear();
+        self.ids.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folding_merges_spellings_and_keeps_the_first() {
+        let mut t = KindTable::default();
+        let a = t.intern("Message");
+        let b = t.intern("MESSAGE");
+        let c = t.intern("message");
+        let d = t.intern("Memory");
+        assert_eq!((a, b, c), (0, 0, 0));
+        assert_eq!(d, 1);
+        assert_eq!(t.name(0), "Message");
+        assert_eq!(t.lookup("mEsSaGe"), Some(0));
+        assert_eq!(t.lookup("Document"), None);
+    }
+
+    #[test]
+    fn folding_is_ascii_only() {
+        // Non-ASCII letters are not folded: "É" and "é" stay distinct kinds.
+        let mut t = KindTable::default();
+        assert_ne!(t.intern("É"), t.intern("é"));
+    }
+
+    #[test]
+    fn empty_and_whitespace_kinds_are_invalid() {
+        assert!(validate("", &"kind").is_err());
+        assert!(validate(" \t\n", &"kind").is_err());
+        assert!(validate(" x ", &"kind").is_ok());
+    }
+}

@@ -1,0 +1,137 @@
+//! One slice call: the Sort stage, the effective budget, the slicer, and the
+//! report of what happened. Also budget simulation (supplement 8), which runs
+//! the same path repeatedly.
+
+use crate::budget::{Budget, SliceBudget};
+use crate::error::{invalid, Error, Result};
+use crate::items::Items;
+use crate::slicer::{Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
+use crate::sort::sort_stage;
+
+/// A slicer together with the memory limit of its calls.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Engine {
+    pub slicer: Slicer,
+    pub memory_limit: usize,
+}
+
+impl Engine {
+    pub fn new(slicer: Slicer) -> Self {
+        Engine {
+            slicer,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+        }
+    }
+}
+
+/// The result of one slice call.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    /// Item indices in the slicer's output order.
+    pub selected: Vec<u32>,
+    pub effective_max: i64,
+    pub effective_target: i64,
+    /// Sum of the selected items' tokens (saturating).
+    pub selected_tokens: i64,
+    pub shortfalls: Vec<Shortfall>,
+    pub cap_excluded: Vec<u32>,
+}
+
+impl Engine {
+    /// Runs the slicer on already sorted items with an effective budget.
+    fn run_sorted(&self, items: &Items, sorted: &[u32], effective: SliceBudget) -> Result<Outcome> {
+        let mut ctx = Ctx::new(items, self.memory_limit);
+        let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
+        Ok(Outcome {
+            selected_tokens: items.sum_tokens(&selected),
+            selected,
+            effective_max: effective.max,
+            effective_target: effective.target,
+            shortfalls: ctx.shortfalls,
+            cap_excluded: ctx.cap_excluded,
+        })
+    }
+
+    /// Sort stage, then Slice stage with `budget` and `pinned_tokens`.
+    pub fn slice(&self, items: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
+        let effective = budget.effective(pinned_tokens)?;
+        let sorted = sort_stage(items);
+        self.run_sorted(items, &sorted, effective)
+    }
+
+    /// `Unsupported` when the slicer, or one nested in it, satisfies `pred`.
+    fn refuse_if(&self, what: &str, pred: &dyn Fn(&Slicer) -> bool) -> Result<()> {
+        let outer = self.slicer.name();
+        match self.slicer.find(pred).map(Slicer::name) {
+            None => Ok(()),
+            Some(name) if name == outer => Err(Error::Unsupported(format!(
+                "{what} is not defined for a {name}: its selection is not monotonic in the budget"
+            ))),
+            Some(name) => Err(Error::Unsupported(format!(
+                "{what} is not defined for a {outer} that contains a {name}: \
+                 its selection is not monotonic in the budget"
+            ))),
+        }
+    }
+
+    /// GetMarginalItems: items selected at `budget` but not at the budget
+    /// reduced by `slack`, in the order of the full selection.
+    pub fn marginal_items(&self, items: &Items, budget: &Budget, pinned_tokens: i64, slack: i64) -> Result<Vec<u32>> {
+        self.refuse_if("GetMarginalItems", &|s| matches!(s, Slicer::Quota(_)))?;
+        let reduced = budget.reduced_by(slack)?;
+        let full_budget = budget.effective(pinned_tokens)?;
+        let reduced_budget = reduced.effective(pinned_tokens)?;
+        if slack == 0 {
+            return Ok(Vec::new());
+        }
+        let sorted = sort_stage(items);
+        let full = self.run_sorted(items, &sorted, full_budget)?.selected;
+        let less = self.run_sorted(items, &sorted, reduced_budget)?.selected;
+        let mut in_less = vec![false; items.len()];
+        for i in less {
+            in_less[i as usize] = true;
+        }
+        Ok(full.into_iter().filter(|&i| !in_less[i as usize]).collect())
+    }
+
+    /// FindMinBudgetFor: the smallest probe budget b (max = target = b) at
+    /// which `target_index` is selected, or `None` if not reachable by
+    /// `ceiling`.
+    pub fn find_min_budget(&self, items: &Items, pinned_tokens: i64, target_index: usize, ceiling: i64) -> Result<Option<i64>> {
+        self.refuse_if("FindMinBudgetFor", &|s| {
+            matches!(s, Slicer::Quota(_) | Slicer::CountQuota(_) | Slicer::CountKnapsack(_))
+        })?;
+        if pinned_tokens < 0 {
+            return invalid!("pinned_tokens is {pinned_tokens}; it must be >= 0");
+        }
+        if target_index >= items.len() {
+            return invalid!("target_index {target_index} is out of range: there are {} items", items.len());
+        }
+        let target = target_index as u32;
+        let tokens = items.tokens(target);
+        if ceiling < tokens {
+            return invalid!("search_ceiling {ceiling} < tokens {tokens} of item {target_index}");
+        }
+        let sorted = sort_stage(items);
+        let selected_at = |b: i64| -> Result<bool> {
+            let effective = Budget::new(b, b)?.effective(pinned_tokens)?;
+            Ok(self.run_sorted(items, &sorted, effective)?.selected.contains(&target))
+        };
+        let (mut low, mut high) = (tokens, ceiling);
+        while high - low > 1 {
+            let mid = low + (high - low) / 2;
+            if selected_at(mid)? {
+                high = mid;
+            } else {
+                low = mid;
+            }
+        }
+        if selected_at(low)? {
+            Ok(Some(low))
+        } else if selected_at(high)? {
+            Ok(Some(high))
+        } else {
+            Ok(None)
+        }
+    }
+}

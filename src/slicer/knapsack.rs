@@ -1,0 +1,207 @@
+//! KnapsackSlice (spec 001): 0/1 knapsack DP over discretised weights, with
+//! a keep table of one bit per cell.
+
+use crate::error::{invalid, Error, Result};
+use crate::items::Items;
+
+/// Default bucket size of the spec.
+pub const DEFAULT_BUCKET_SIZE: i64 = 100;
+
+/// Score scaling factor of the spec: 4 decimal digits.
+const SCORE_SCALE: f64 = 10000.0;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Knapsack {
+    pub bucket_size: i64,
+}
+
+impl Knapsack {
+    pub fn new(bucket_size: i64) -> Result<Self> {
+        if bucket_size <= 0 {
+            return invalid!("bucket_size is {bucket_size}; it must be > 0");
+        }
+        Ok(Knapsack { bucket_size })
+    }
+}
+
+/// The integer DP value of a score: max(0, floor(score * 10000)), saturating.
+#[inline]
+fn scaled_value(score: f64) -> i64 {
+    ((score * SCORE_SCALE).floor() as i64).max(0)
+}
+
+/// ceil(tokens / bucket) for tokens > 0, without overflow.
+#[inline]
+fn ceil_div(tokens: i64, bucket: i64) -> i64 {
+    (tokens - 1) / bucket + 1
+}
+
+/// KNAPSACK-SLICE over `cands` with `target` tokens. Output: zero-token items
+/// in `cands` order, then the DP selection in reconstruction order.
+///
+/// Candidates whose discretised weight exceeds the capacity, or whose value
+/// is 0, can never set a keep bit (`dp` is non-decreasing in `w`), so they
+/// are left out of the table: the result is the same, the table smaller.
+pub fn knapsack(items: &Items, cands: &[u32], target: i64, bucket: i64, memory_limit: usize) -> Result<Vec<u32>> {
+    if cands.is_empty() || target <= 0 {
+        return Ok(Vec::new());
+    }
+    let mut result: Vec<u32> = cands.iter().copied().filter(|&i| items.tokens(i) == 0).collect();
+    let capacity = target / bucket;
+    if capacity == 0 {
+        return Ok(result);
+    }
+    // (item, discretised weight, value) of the rows that can matter.
+    let rows: Vec<(u32, i64, i64)> = cands
+        .iter()
+        .filter_map(|&i| {
+            let tokens = items.tokens(i);
+            if tokens <= 0 {
+                return None;
+            }
+            let dw = ceil_div(tokens, bucket);
+            let value = scaled_value(items.score(i));
+            (dw <= capacity && value > 0).then_some((i, dw, value))
+        })
+        .collect();
+    if rows.is_empty() {
+        return Ok(result);
+    }
+
+    let cells = capacity as u128 + 1;
+    let words_per_row = cells.div_ceil(64);
+    let table_bytes = rows.len() as u128 * words_per_row * 8;
+    let dp_bytes = cells * 8;
+    let needed = table_bytes + dp_bytes;
+    if needed > memory_limit as u128 {
+        return Err(Error::Capacity(format!(
+            "knapsack needs {needed} bytes ({} items x {cells} cells at bucket_size {bucket}), \
+             over the memory limit of {memory_limit} bytes",
+            rows.len()
+        )));
+    }
+    // needed <= memory_limit <= usize::MAX, so these casts are exact.
+    let cells = cells as usize;
+    let words_per_row = words_per_row as usize;
+    let capacity = capacity as usize;
+    let mut dp: Vec<i64> = alloc_zeroed(cells, needed)?;
+    let mut keep: Vec<u64> = alloc_zeroed(rows.len() * words_per_row, needed)?;
+
+    for (r, &(_, dw, value)) in rows.iter().enumerate() {
+        let dw = dw as usize;
+        let row = &mut keep[r * words_per_row..(r + 1) * words_per_row];
+        for w in (dw..=capacity).rev() {
+            let with_item = dp[w - dw].saturating_add(value);
+            if with_item > dp[w] {
+                dp[w] = with_item;
+                row[w >> 6] |= 1 << (w & 63);
+            }
+        }
+    }
+
+    let mut remaining = capacity;
+    for r in (0..rows.len()).rev() {
+        if keep[r * words_per_row + (remaining >> 6)] >> (remaining & 63) & 1 == 1 {
+            result.push(rows[r].0);
+            remaining -= rows[r].1 as usize;
+        }
+    }
+    Ok(result)
+}
+
+fn alloc_zeroed<T: Clone + Default>(len: usize, needed: u128) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(len)
+        .map_err(|e| Error::Capacity(format!("cannot allocate the knapsack table ({needed} bytes): {e}")))?;
+    v.resize(len, T::default());
+    Ok(v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::items::NewItem;
+
+    fn run(spec: &[(i64, f64)], target: i64, bucket: i64) -> Vec<u32> {
+        let mut it = Items::new();
+        for &(tokens, score) in spec {
+            it.push(NewItem { tokens, score, kind: None }).unwrap();
+        }
+        let c: Vec<u32> = (0..spec.len() as u32).collect();
+        knapsack(&it, &c, target, bucket, usize::MAX).unwrap()
+    }
+
+    #[test]
+    fn bucket_size_must_be_positive() {
+        assert!(Knapsack::new(0).is_err());
+        assert!(Knapsack::new(-3).is_err());
+        assert!(Knapsack::new(1).is_ok());
+    }
+
+    // Edge-case table of spec 001.
+    #[test]
+    fn empty_and_non_positive_target() {
+        assert!(run(&[], 100, 1).is_empty());
+        assert!(run(&[(0, 0.5)], 0, 1).is_empty());
+        assert!(run(&[(0, 0.5)], -1, 1).is_empty());
+    }
+
+    #[test]
+    fn all_zero_token_items_selected() {
+        assert_eq!(run(&[(0, 0.1), (0, 0.9)], 10, 100), vec![0, 1]);
+    }
+
+    #[test]
+    fn zero_capacity_gives_zero_token_items_only() {
+        assert_eq!(run(&[(10, 0.9), (0, 0.1)], 99, 100), vec![1]);
+    }
+
+    #[test]
+    fn all_candidates_exceed_capacity() {
+        assert_eq!(run(&[(500, 0.9), (0, 0.1), (301, 0.5)], 300, 100), vec![1]);
+    }
+
+    #[test]
+    fn single_candidate_fits_with_zero_token_items() {
+        assert_eq!(run(&[(100, 0.5), (0, 0.2)], 100, 1), vec![1, 0]);
+    }
+
+    #[test]
+    fn spec_example_prefers_optimal_over_greedy() {
+        assert_eq!(run(&[(250, 0.7), (150, 0.5), (150, 0.45)], 300, 100), vec![0]);
+    }
+
+    #[test]
+    fn output_is_zero_tokens_then_reconstruction_order() {
+        // All fit: reconstruction walks candidates in reverse.
+        assert_eq!(run(&[(10, 0.9), (0, 0.1), (10, 0.8), (10, 0.7)], 100, 1), vec![1, 3, 2, 0]);
+    }
+
+    #[test]
+    fn tiny_scores_have_value_zero_and_are_not_selected() {
+        assert_eq!(run(&[(10, 0.00009), (10, 0.5)], 100, 1), vec![1]);
+    }
+
+    #[test]
+    fn weights_round_up_capacity_rounds_down() {
+        // 101 tokens -> 2 buckets of 100; capacity floor(199/100) = 1.
+        assert!(run(&[(101, 0.9)], 199, 100).is_empty());
+        assert_eq!(run(&[(100, 0.9)], 199, 100), vec![0]);
+    }
+
+    #[test]
+    fn memory_limit_gives_capacity_error() {
+        let mut it = Items::new();
+        it.push(NewItem { tokens: 1, score: 0.5, kind: None }).unwrap();
+        let e = knapsack(&it, &[0], 1 << 40, 1, 1 << 20).unwrap_err();
+        assert!(matches!(e, Error::Capacity(_)), "{e:?}");
+        assert!(e.to_string().contains("memory limit of 1048576 bytes"), "{e}");
+    }
+
+    #[test]
+    fn huge_scores_and_tokens_do_not_overflow() {
+        let got = run(&[(i64::MAX, f64::MAX), (1, f64::MAX), (1, 1e300)], i64::MAX, i64::MAX / 4);
+        // Both small items saturate at value i64::MAX: the first one wins the tie.
+        assert_eq!(got, vec![1]);
+    }
+}

@@ -1,0 +1,98 @@
+//! The slicers. Each works on a list of item indices (`cands`) given in
+//! Sort-stage order; "original index" in the spec documents is the position
+//! in that list. Slicers return item indices and never copy item data.
+
+mod count_quota;
+mod greedy;
+mod knapsack;
+mod quota;
+
+pub use count_quota::{CountEntry, CountQuota, Scarcity};
+pub use greedy::greedy;
+pub use knapsack::{knapsack, Knapsack, DEFAULT_BUCKET_SIZE};
+pub use quota::{Quota, QuotaEntry};
+
+use crate::budget::SliceBudget;
+use crate::error::Result;
+use crate::items::Items;
+
+/// Default bound on the working memory of one slice call: 1 GiB.
+pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
+
+/// A configured slicer. Decorators own a copy of their inner slicer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slicer {
+    Greedy,
+    Knapsack(Knapsack),
+    Quota(Quota),
+    CountQuota(CountQuota),
+    /// CountConstrainedKnapsackSlice: CountQuota phases around a fixed knapsack.
+    CountKnapsack(CountQuota),
+}
+
+/// A count requirement that could not be met (scarcity `Degrade`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shortfall {
+    /// The kind as spelled in the count entry that configured it.
+    pub kind: String,
+    pub required: u32,
+    pub satisfied: u32,
+}
+
+/// State of one slice call: the items, the memory limit, and what the
+/// count-based slicers record at any nesting depth.
+#[derive(Debug)]
+pub struct Ctx<'a> {
+    pub items: &'a Items,
+    pub memory_limit: usize,
+    pub shortfalls: Vec<Shortfall>,
+    /// Item indices excluded by a count cap, in the order they were excluded.
+    pub cap_excluded: Vec<u32>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(items: &'a Items, memory_limit: usize) -> Self {
+        Ctx {
+            items,
+            memory_limit,
+            shortfalls: Vec::new(),
+            cap_excluded: Vec::new(),
+        }
+    }
+}
+
+impl Slicer {
+    /// Runs the slicer on `cands` (item indices in Sort-stage order).
+    pub fn slice(&self, cands: &[u32], budget: SliceBudget, ctx: &mut Ctx<'_>) -> Result<Vec<u32>> {
+        match self {
+            Slicer::Greedy => Ok(greedy(ctx.items, cands, budget.target)),
+            Slicer::Knapsack(k) => knapsack(ctx.items, cands, budget.target, k.bucket_size, ctx.memory_limit),
+            Slicer::Quota(q) => q.slice(cands, budget, ctx),
+            Slicer::CountQuota(c) => c.slice(cands, budget, ctx),
+            Slicer::CountKnapsack(c) => c.slice(cands, budget, ctx),
+        }
+    }
+
+    /// This slicer or the first slicer nested in it that satisfies `pred`.
+    pub fn find(&self, pred: &dyn Fn(&Slicer) -> bool) -> Option<&Slicer> {
+        if pred(self) {
+            return Some(self);
+        }
+        match self {
+            Slicer::Quota(q) => q.inner.find(pred),
+            Slicer::CountQuota(c) | Slicer::CountKnapsack(c) => c.inner.find(pred),
+            _ => None,
+        }
+    }
+
+    /// A short name for messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Slicer::Greedy => "GreedySlice",
+            Slicer::Knapsack(_) => "KnapsackSlice",
+            Slicer::Quota(_) => "QuotaSlice",
+            Slicer::CountQuota(_) => "CountQuotaSlice",
+            Slicer::CountKnapsack(_) => "CountConstrainedKnapsackSlice",
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! StreamSlice (supplement 7): items arrive one at a time and are decided a
+//! batch at a time against a target budget.
+
+use crate::error::{invalid, Result};
+use crate::sort::{desc_key, key_position};
+
+/// Default batch size.
+pub const DEFAULT_BATCH_SIZE: usize = 32;
+
+#[derive(Debug, Clone)]
+pub struct Stream {
+    remaining: i64,
+    batch_size: usize,
+    /// (tokens, score) of the pending batch; its first item has index `batch_start`.
+    batch: Vec<(i64, f64)>,
+    batch_start: u64,
+    pushed: u64,
+    full: bool,
+    finished: bool,
+    taken: Vec<u64>,
+}
+
+impl Stream {
+    /// `batch_size` 0 means the default. A target <= 0 takes nothing.
+    pub fn new(target_tokens: i64, batch_size: usize) -> Self {
+        let batch_size = if batch_size == 0 { DEFAULT_BATCH_SIZE } else { batch_size };
+        Stream {
+            remaining: target_tokens,
+            batch_size,
+            batch: Vec::with_capacity(batch_size.min(1024)),
+            batch_start: 0,
+            pushed: 0,
+            full: target_tokens <= 0,
+            finished: false,
+            taken: Vec::new(),
+        }
+    }
+
+    /// Whether the budget is spent (the producer should stop).
+    pub fn is_full(&self) -> bool {
+        self.full
+    }
+
+    /// Offers one item (its index is the push order). An item pushed once the
+    /// stream is full is counted but never taken. Returns `is_full()`.
+    pub fn push(&mut self, tokens: i64, score: f64) -> Result<bool> {
+        if self.finished {
+            return invalid!("the stream is finished; it accepts no more pushes");
+        }
+        if tokens < 0 {
+            return invalid!("tokens is {tokens}; token counts must be >= 0");
+        }
+        if !score.is_finite() {
+            return invalid!("score is {score}; scores must be finite");
+        }
+        self.pushed += 1;
+        if self.full {
+            return Ok(true);
+        }
+        if self.batch.is_empty() {
+            self.batch_start = self.pushed - 1;
+        }
+        self.batch.push((tokens, score));
+        if self.batch.len() >= self.batch_size {
+            self.process_batch();
+            if self.remaining <= 0 {
+                self.full = true;
+            }
+        }
+        Ok(self.full)
+    }
+
+    fn process_batch(&mut self) {
+        let mut keys: Vec<u128> = self
+            .batch
+            .iter()
+            .enumerate()
+            .map(|(p, &(_, score))| desc_key(score, p as u32))
+            .collect();
+        keys.sort_unstable();
+        for key in keys {
+            let p = key_position(key) as usize;
+            let tokens = self.batch[p].0;
+            if tokens == 0 || tokens <= self.remaining {
+                self.taken.push(self.batch_start + p as u64);
+                self.remaining -= tokens;
+            }
+        }
+        self.batch.clear();
+    }
+
+    /// Decides the partial last batch (if budget remains) and returns the
+    /// taken item indices in the order they were taken. Idempotent.
+    pub fn finish(&mut self) -> &[u64] {
+        if !self.finished {
+            if self.remaining > 0 && !self.batch.is_empty() {
+                self.process_batch();
+            }
+            self.batch = Vec::new();
+            self.finished = true;
+        }
+        &self.taken
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn batches_are_decided_by_score() {
+        let mut s = Stream::new(250, 3);
+        assert!(!s.push(100, 0.1).unwrap());
+        assert!(!s.push(100, 0.9).unwrap());
+        // batch [0.1, 0.9, 0.5] -> take 1 (100), 2 (100), 0 does not fit (50 left)
+        assert!(!s.push(100, 0.5).unwrap());
+        assert!(!s.push(50, 0.2).unwrap());
+        assert_eq!(s.finish(), &[1, 2, 3]);
+        assert!(s.push(1, 0.1).is_err(), "no pushes after finish");
+        assert_eq!(s.finish(), &[1, 2, 3], "finish is idempotent");
+    }
+
+    #[test]
+    fn stream_turns_full_after_a_batch_spends_the_budget() {
+        let mut s = Stream::new(200, 2);
+        assert!(!s.push(100, 0.5).unwrap());
+        assert!(s.push(100, 0.4).unwrap());
+        assert!(s.push(0, 0.9).unwrap(), "a full stream stays full");
+        assert_eq!(s.finish(), &[0, 1]);
+    }
+
+    #[test]
+    fn zero_token_items_are_taken_while_not_full() {
+        let mut s = Stream::new(10, 4);
+        for (t, sc) in [(20, 0.9), (0, 0.1), (10, 0.5)] {
+            s.push(t, sc).unwrap();
+        }
+        assert_eq!(s.finish(), &[2, 1]);
+    }
+
+    #[test]
+    fn non_positive_target_takes_nothing() {
+        let mut s = Stream::new(0, 0);
+        assert!(s.push(0, 0.5).unwrap());
+        assert!(s.finish().is_empty());
+        let mut s = Stream::new(-5, 1);
+        assert!(s.push(0, 0.5).unwrap());
+        assert!(s.finish().is_empty());
+    }
+
+    #[test]
+    fn partial_batch_is_skipped_once_budget_is_spent() {
+        let mut s = Stream::new(100, 2);
+        s.push(60, 0.5).unwrap();
+        s.push(40, 0.4).unwrap(); // batch taken: remaining 0 -> full
+        assert!(s.is_full());
+        assert_eq!(s.finish(), &[0, 1]);
+    }
+
+    #[test]
+    fn invalid_values_are_rejected() {
+        let mut s = Stream::new(100, 2);
+        assert!(s.push(-1, 0.5).is_err());
+        assert!(s.push(1, f64::NAN).is_err());
+        assert!(s.push(1, 0.5).is_ok());
+        assert_eq!(s.finish(), &[0], "rejected pushes take no index");
+    }
+}

@@ -1,0 +1,70 @@
+//! Helpers for tests that build C/C++ programs against the library.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The directory holding this profile's libcupel.so / libcupel.a.
+pub fn lib_dir() -> PathBuf {
+    // target/<profile>/deps/<test-binary>
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().to_path_buf()
+}
+
+/// A scratch directory for build outputs.
+pub fn out_dir(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The C (or C++) compiler as the `cc` crate finds it for this target.
+pub fn compiler(cpp: bool) -> Command {
+    let target = env!("CUPEL_BUILD_TARGET");
+    cc::Build::new()
+        .cpp(cpp)
+        .target(target)
+        .host(target)
+        .opt_level(0)
+        .debug(true)
+        .cargo_metadata(false)
+        .warnings(false)
+        .get_compiler()
+        .to_command()
+}
+
+/// Runs a command, failing the test with its output if it fails.
+pub fn run(cmd: &mut Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot start {cmd:?}: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{what} failed ({}):\n{stdout}\n{stderr}", out.status);
+    stdout
+}
+
+/// Compiles C sources into an executable linked against the shared library.
+pub fn build_c_program(sources: &[&Path], exe: &Path, extra: &[&str]) {
+    let lib = lib_dir();
+    assert!(
+        lib.join("libcupel.so").exists() || lib.join("libcupel.dylib").exists(),
+        "libcupel shared library missing in {}",
+        lib.display()
+    );
+    let mut cmd = compiler(false);
+    cmd.args(["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror"])
+        .arg("-I")
+        .arg(root().join("include"))
+        .args(sources)
+        .arg("-o")
+        .arg(exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .args(["-lcupel", "-lm"])
+        .args(extra);
+    run(&mut cmd, &format!("compiling {}", exe.display()));
+}
