@@ -8,9 +8,13 @@ fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
-    println!("cargo:rustc-env=CUPEL_BUILD_TARGET={}", env::var("TARGET").unwrap());
+    println!(
+        "cargo:rustc-env=CUPEL_BUILD_TARGET={}",
+        env::var("TARGET").unwrap()
+    );
 
-    let mut config = cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
+    let mut config =
+        cbindgen::Config::from_file(root.join("cbindgen.toml")).expect("cbindgen.toml");
     let v = |part: &str| env::var(format!("CARGO_PKG_VERSION_{part}")).unwrap();
     config.after_includes = Some(format!(
         "\n/** Version of this header; cupel_version() gives the library's. */\n\
@@ -35,6 +39,10 @@ fn main() {
     };
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     header.write_to_file(out_dir.join("cupel.h"));
+    println!(
+        "cargo:rustc-env=CUPEL_GENERATED_HEADER={}",
+        out_dir.join("cupel.h").display()
+    );
     // Writes only when the content changed, so the committed file keeps its mtime.
     header.write_to_file(root.join("include/cupel.h"));
 }

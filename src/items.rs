@@ -37,7 +37,11 @@ impl Items {
             None => field.to_string(),
         };
         if item.tokens < 0 {
-            return invalid!("{} is {}; token counts must be >= 0", at("tokens"), item.tokens);
+            return invalid!(
+                "{} is {}; token counts must be >= 0",
+                at("tokens"),
+                item.tokens
+            );
         }
         if !item.score.is_finite() {
             return invalid!("{} is {}; scores must be finite", at("scores"), item.score);
@@ -76,7 +80,12 @@ impl Items {
             Self::check(item, Some(i))?;
         }
         self.room_for(items.len())?;
-        let reserve = |e| Error::Capacity(format!("cannot allocate room for {} items: {e}", items.len()));
+        let reserve = |e| {
+            Error::Capacity(format!(
+                "cannot allocate room for {} items: {e}",
+                items.len()
+            ))
+        };
         self.tokens.try_reserve(items.len()).map_err(reserve)?;
         self.scores.try_reserve(items.len()).map_err(reserve)?;
         self.kinds.try_reserve(items.len()).map_err(reserve)?;
@@ -168,7 +177,11 @@ mod tests {
             Error::InvalidArgument("scores[1] is NaN; scores must be finite".into())
         );
         assert_eq!(s.len(), 1);
-        assert_eq!(s.kind_table().len(), 1, "no kind of the failed batch is interned");
+        assert_eq!(
+            s.kind_table().len(),
+            1,
+            "no kind of the failed batch is interned"
+        );
     }
 
     #[test]

@@ -11,7 +11,9 @@ pub const DEFAULT_KIND: &str = "Message";
 /// `what` names the argument in the error message.
 pub fn validate(kind: &str, what: &dyn std::fmt::Display) -> Result<()> {
     if kind.trim().is_empty() {
-        return invalid!("{what} {kind:?} is empty or only whitespace; a kind needs a visible name");
+        return invalid!(
+            "{what} {kind:?} is empty or only whitespace; a kind needs a visible name"
+        );
     }
     Ok(())
 }

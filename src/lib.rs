@@ -19,5 +19,7 @@ pub use budget::{Budget, SliceBudget};
 pub use error::{Error, Result};
 pub use items::{Items, NewItem};
 pub use pipeline::{Engine, Outcome};
-pub use slicer::{CountEntry, CountQuota, Knapsack, Quota, QuotaEntry, Scarcity, Shortfall, Slicer};
+pub use slicer::{
+    CountEntry, CountQuota, Knapsack, Quota, QuotaEntry, Scarcity, Shortfall, Slicer,
+};
 pub use stream::Stream;

@@ -76,7 +76,13 @@ impl Engine {
 
     /// GetMarginalItems: items selected at `budget` but not at the budget
     /// reduced by `slack`, in the order of the full selection.
-    pub fn marginal_items(&self, items: &Items, budget: &Budget, pinned_tokens: i64, slack: i64) -> Result<Vec<u32>> {
+    pub fn marginal_items(
+        &self,
+        items: &Items,
+        budget: &Budget,
+        pinned_tokens: i64,
+        slack: i64,
+    ) -> Result<Vec<u32>> {
         self.refuse_if("GetMarginalItems", &|s| matches!(s, Slicer::Quota(_)))?;
         let reduced = budget.reduced_by(slack)?;
         let full_budget = budget.effective(pinned_tokens)?;
@@ -97,15 +103,27 @@ impl Engine {
     /// FindMinBudgetFor: the smallest probe budget b (max = target = b) at
     /// which `target_index` is selected, or `None` if not reachable by
     /// `ceiling`.
-    pub fn find_min_budget(&self, items: &Items, pinned_tokens: i64, target_index: usize, ceiling: i64) -> Result<Option<i64>> {
+    pub fn find_min_budget(
+        &self,
+        items: &Items,
+        pinned_tokens: i64,
+        target_index: usize,
+        ceiling: i64,
+    ) -> Result<Option<i64>> {
         self.refuse_if("FindMinBudgetFor", &|s| {
-            matches!(s, Slicer::Quota(_) | Slicer::CountQuota(_) | Slicer::CountKnapsack(_))
+            matches!(
+                s,
+                Slicer::Quota(_) | Slicer::CountQuota(_) | Slicer::CountKnapsack(_)
+            )
         })?;
         if pinned_tokens < 0 {
             return invalid!("pinned_tokens is {pinned_tokens}; it must be >= 0");
         }
         if target_index >= items.len() {
-            return invalid!("target_index {target_index} is out of range: there are {} items", items.len());
+            return invalid!(
+                "target_index {target_index} is out of range: there are {} items",
+                items.len()
+            );
         }
         let target = target_index as u32;
         let tokens = items.tokens(target);
@@ -115,7 +133,10 @@ impl Engine {
         let sorted = sort_stage(items);
         let selected_at = |b: i64| -> Result<bool> {
             let effective = Budget::new(b, b)?.effective(pinned_tokens)?;
-            Ok(self.run_sorted(items, &sorted, effective)?.selected.contains(&target))
+            Ok(self
+                .run_sorted(items, &sorted, effective)?
+                .selected
+                .contains(&target))
         };
         let (mut low, mut high) = (tokens, ceiling);
         while high - low > 1 {

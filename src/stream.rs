@@ -23,7 +23,11 @@ pub struct Stream {
 impl Stream {
     /// `batch_size` 0 means the default. A target <= 0 takes nothing.
     pub fn new(target_tokens: i64, batch_size: usize) -> Self {
-        let batch_size = if batch_size == 0 { DEFAULT_BATCH_SIZE } else { batch_size };
+        let batch_size = if batch_size == 0 {
+            DEFAULT_BATCH_SIZE
+        } else {
+            batch_size
+        };
         Stream {
             remaining: target_tokens,
             batch_size,

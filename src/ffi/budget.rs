@@ -39,7 +39,10 @@ pub unsafe extern "C" fn cupel_budget_free(budget: *mut cupel_budget) {
 /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT. On error the
 /// budget is unchanged.
 #[no_mangle]
-pub unsafe extern "C" fn cupel_budget_set_output_reserve(budget: *mut cupel_budget, tokens: i64) -> cupel_status {
+pub unsafe extern "C" fn cupel_budget_set_output_reserve(
+    budget: *mut cupel_budget,
+    tokens: i64,
+) -> cupel_status {
     guard(|| arg_mut(budget, "budget")?.inner.set_output_reserve(tokens))
 }
 
@@ -49,7 +52,10 @@ pub unsafe extern "C" fn cupel_budget_set_output_reserve(budget: *mut cupel_budg
 /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT. On error the
 /// budget is unchanged.
 #[no_mangle]
-pub unsafe extern "C" fn cupel_budget_set_safety_margin(budget: *mut cupel_budget, percent: f64) -> cupel_status {
+pub unsafe extern "C" fn cupel_budget_set_safety_margin(
+    budget: *mut cupel_budget,
+    percent: f64,
+) -> cupel_status {
     guard(|| arg_mut(budget, "budget")?.inner.set_safety_margin(percent))
 }
 
@@ -60,7 +66,11 @@ pub unsafe extern "C" fn cupel_budget_set_safety_margin(budget: *mut cupel_budge
 /// Errors: CUPEL_ERROR_NULL_POINTER (`budget`, `kind`),
 /// CUPEL_ERROR_INVALID_ARGUMENT (empty/whitespace/non-UTF-8 kind, tokens < 0).
 #[no_mangle]
-pub unsafe extern "C" fn cupel_budget_reserve(budget: *mut cupel_budget, kind: *const c_char, tokens: i64) -> cupel_status {
+pub unsafe extern "C" fn cupel_budget_reserve(
+    budget: *mut cupel_budget,
+    kind: *const c_char,
+    tokens: i64,
+) -> cupel_status {
     guard(|| {
         let budget = arg_mut(budget, "budget")?;
         let kind = arg_str(kind, "kind")?;

@@ -17,7 +17,12 @@ pub struct cupel_items {
 pub unsafe extern "C" fn cupel_items_new(out: *mut *mut cupel_items) -> cupel_status {
     guard(|| {
         let out = Out::new(out, "out")?;
-        hand_out(out, cupel_items { inner: Items::new() });
+        hand_out(
+            out,
+            cupel_items {
+                inner: Items::new(),
+            },
+        );
         Ok(())
     })
 }
@@ -49,7 +54,11 @@ pub unsafe extern "C" fn cupel_items_push(
     guard(|| {
         let items = arg_mut(items, "items")?;
         let kind = arg_opt_str(kind, "kind")?;
-        items.inner.push(NewItem { tokens, score, kind })
+        items.inner.push(NewItem {
+            tokens,
+            score,
+            kind,
+        })
     })
 }
 
@@ -73,10 +82,16 @@ pub unsafe extern "C" fn cupel_items_push_many(
         let items = arg_mut(items, "items")?;
         let tokens = arg_slice(tokens, count, "tokens")?;
         let scores = arg_slice(scores, count, "scores")?;
-        let kinds = if kinds.is_null() { None } else { Some(arg_slice(kinds, count, "kinds")?) };
+        let kinds = if kinds.is_null() {
+            None
+        } else {
+            Some(arg_slice(kinds, count, "kinds")?)
+        };
         let mut batch = Vec::new();
         batch.try_reserve_exact(count).map_err(|e| {
-            crate::Error::Capacity(format!("count {count}: cannot allocate room for the batch: {e}"))
+            crate::Error::Capacity(format!(
+                "count {count}: cannot allocate room for the batch: {e}"
+            ))
         })?;
         for i in 0..count {
             let kind = match kinds {
@@ -96,7 +111,13 @@ pub unsafe extern "C" fn cupel_items_push_many(
 /// The number of items in the list; 0 for NULL.
 #[no_mangle]
 pub unsafe extern "C" fn cupel_items_len(items: *const cupel_items) -> usize {
-    guard_value(0, || if items.is_null() { 0 } else { (*items).inner.len() })
+    guard_value(0, || {
+        if items.is_null() {
+            0
+        } else {
+            (*items).inner.len()
+        }
+    })
 }
 
 /// Removes every item (indices start again from 0). NULL is a no-op.

@@ -139,7 +139,9 @@ fn check_ptr<T>(p: *const T, name: &str) -> Result<()> {
         return Err(Error::NullPointer(format!("{name} is NULL")));
     }
     if (p as usize) % std::mem::align_of::<T>() != 0 {
-        return Err(Error::InvalidArgument(format!("{name} ({p:p}) is not aligned for its type")));
+        return Err(Error::InvalidArgument(format!(
+            "{name} ({p:p}) is not aligned for its type"
+        )));
     }
     Ok(())
 }
@@ -162,7 +164,9 @@ fn check_len<T>(p: *const T, len: usize, name: &str) -> Result<()> {
     }
     check_ptr(p, name)?;
     if len > isize::MAX as usize / std::mem::size_of::<T>().max(1) {
-        return Err(Error::InvalidArgument(format!("{name}: length {len} does not fit in memory")));
+        return Err(Error::InvalidArgument(format!(
+            "{name}: length {len} does not fit in memory"
+        )));
     }
     Ok(())
 }
@@ -170,7 +174,11 @@ fn check_len<T>(p: *const T, len: usize, name: &str) -> Result<()> {
 /// A checked input array; NULL is allowed only when `len` is 0.
 pub(crate) unsafe fn arg_slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
     check_len(p, len, name)?;
-    Ok(if len == 0 { &[] } else { std::slice::from_raw_parts(p, len) })
+    Ok(if len == 0 {
+        &[]
+    } else {
+        std::slice::from_raw_parts(p, len)
+    })
 }
 
 /// A checked, NUL-terminated UTF-8 string.
@@ -223,7 +231,13 @@ impl<T: Copy> OutBuf<T> {
 
     /// Writes `values` and their count to `out_len` if they fit; otherwise
     /// writes only the needed count and fails with BUFFER_TOO_SMALL.
-    pub(crate) fn write_all<S: Copy>(self, values: &[S], out_len: Out<usize>, what: &'static str, conv: impl Fn(S) -> T) -> Result<()> {
+    pub(crate) fn write_all<S: Copy>(
+        self,
+        values: &[S],
+        out_len: Out<usize>,
+        what: &'static str,
+        conv: impl Fn(S) -> T,
+    ) -> Result<()> {
         if values.len() > self.capacity {
             out_len.set(values.len());
             return Err(Error::BufferTooSmall {
@@ -304,7 +318,9 @@ mod tests {
     fn a_panic_becomes_internal_with_a_message() {
         let status = guard(|| panic!("deliberate"));
         assert_eq!(status, CUPEL_ERROR_INTERNAL);
-        let msg = unsafe { CStr::from_ptr(cupel_last_error()) }.to_str().unwrap();
+        let msg = unsafe { CStr::from_ptr(cupel_last_error()) }
+            .to_str()
+            .unwrap();
         assert!(msg.contains("deliberate"), "{msg}");
         assert_eq!(guard_value(7, || -> i32 { panic!("again") }), 7);
     }
@@ -313,13 +329,20 @@ mod tests {
     fn errors_set_status_and_message() {
         let status = guard(|| Err(Error::Unsupported("nope".into())));
         assert_eq!(status, CUPEL_ERROR_UNSUPPORTED);
-        let msg = unsafe { CStr::from_ptr(cupel_last_error()) }.to_str().unwrap();
+        let msg = unsafe { CStr::from_ptr(cupel_last_error()) }
+            .to_str()
+            .unwrap();
         assert_eq!(msg, "nope");
     }
 
     #[test]
     fn status_names() {
-        for (code, name) in [(0, "CUPEL_OK"), (3, "CUPEL_ERROR_BUFFER_TOO_SMALL"), (7, "CUPEL_ERROR_INTERNAL"), (-1, "CUPEL_UNKNOWN_STATUS")] {
+        for (code, name) in [
+            (0, "CUPEL_OK"),
+            (3, "CUPEL_ERROR_BUFFER_TOO_SMALL"),
+            (7, "CUPEL_ERROR_INTERNAL"),
+            (-1, "CUPEL_UNKNOWN_STATUS"),
+        ] {
             let s = unsafe { CStr::from_ptr(cupel_status_str(code)) };
             assert_eq!(s.to_str().unwrap(), name);
         }

@@ -52,7 +52,11 @@ pub unsafe extern "C" fn cupel_report_free(report: *mut cupel_report) {
     release(report)
 }
 
-unsafe fn read<T>(report: *const cupel_report, f: impl FnOnce(&cupel_report) -> T, fallback: T) -> T {
+unsafe fn read<T>(
+    report: *const cupel_report,
+    f: impl FnOnce(&cupel_report) -> T,
+    fallback: T,
+) -> T {
     guard_value(None, || arg_ref(report, "report").ok().map(f)).unwrap_or(fallback)
 }
 
@@ -102,7 +106,9 @@ pub unsafe extern "C" fn cupel_report_shortfall(
         let out_satisfied = Out::new(out_satisfied, "out_satisfied")?;
         let n = report.outcome.shortfalls.len();
         let s = report.outcome.shortfalls.get(i).ok_or_else(|| {
-            crate::Error::InvalidArgument(format!("i {i} is out of range: the report has {n} shortfalls"))
+            crate::Error::InvalidArgument(format!(
+                "i {i} is out of range: the report has {n} shortfalls"
+            ))
         })?;
         out_kind.set(report.kinds[i].as_ptr());
         out_required.set(s.required);
@@ -133,7 +139,9 @@ pub unsafe extern "C" fn cupel_report_cap_excluded(
         let out = Out::new(out_item_index, "out_item_index")?;
         let n = report.outcome.cap_excluded.len();
         let &item = report.outcome.cap_excluded.get(i).ok_or_else(|| {
-            crate::Error::InvalidArgument(format!("i {i} is out of range: the report has {n} cap exclusions"))
+            crate::Error::InvalidArgument(format!(
+                "i {i} is out of range: the report has {n} cap exclusions"
+            ))
         })?;
         out.set(item as usize);
         Ok(())

@@ -32,7 +32,11 @@ pub unsafe extern "C" fn cupel_slice(
     report: *mut cupel_report,
 ) -> cupel_status {
     guard(|| {
-        let mut report = if report.is_null() { None } else { Some(arg_mut(report, "report")?) };
+        let mut report = if report.is_null() {
+            None
+        } else {
+            Some(arg_mut(report, "report")?)
+        };
         if let Some(r) = report.as_deref_mut() {
             *r = cupel_report::empty();
         }
@@ -41,7 +45,9 @@ pub unsafe extern "C" fn cupel_slice(
         let budget = arg_ref(budget, "budget")?;
         let buf = OutBuf::new(out_indices, capacity, "out_indices")?;
         let out_len = Out::new(out_len, "out_len")?;
-        let outcome = slicer.inner.slice(&items.inner, &budget.inner, pinned_tokens)?;
+        let outcome = slicer
+            .inner
+            .slice(&items.inner, &budget.inner, pinned_tokens)?;
         buf.write_all(&outcome.selected, out_len, "out_indices", |i| i as usize)?;
         if let Some(r) = report {
             r.fill(&outcome);
@@ -77,9 +83,12 @@ pub unsafe extern "C" fn cupel_marginal_items(
         let budget = arg_ref(budget, "budget")?;
         let buf = OutBuf::new(out_indices, capacity, "out_indices")?;
         let out_len = Out::new(out_len, "out_len")?;
-        let marginal = slicer
-            .inner
-            .marginal_items(&items.inner, &budget.inner, pinned_tokens, slack_tokens)?;
+        let marginal = slicer.inner.marginal_items(
+            &items.inner,
+            &budget.inner,
+            pinned_tokens,
+            slack_tokens,
+        )?;
         buf.write_all(&marginal, out_len, "out_indices", |i| i as usize)
     })
 }
@@ -108,9 +117,12 @@ pub unsafe extern "C" fn cupel_find_min_budget(
         let slicer = arg_ref(slicer, "slicer")?;
         let items = arg_ref(items, "items")?;
         let out = Out::new(out_tokens, "out_tokens")?;
-        let found = slicer
-            .inner
-            .find_min_budget(&items.inner, pinned_tokens, target_index, search_ceiling)?;
+        let found = slicer.inner.find_min_budget(
+            &items.inner,
+            pinned_tokens,
+            target_index,
+            search_ceiling,
+        )?;
         out.set(found.unwrap_or(-1));
         Ok(())
     })

@@ -38,7 +38,10 @@ fn hand_out_slicer(out: Out<*mut cupel_slicer>, slicer: Slicer, memory_limit: us
     hand_out(
         out,
         cupel_slicer {
-            inner: Engine { slicer, memory_limit },
+            inner: Engine {
+                slicer,
+                memory_limit,
+            },
         },
     );
 }
@@ -53,7 +56,10 @@ fn scarcity_of(scarcity: std::ffi::c_int) -> Result<Scarcity> {
     }
 }
 
-unsafe fn count_entries(entries: *const cupel_count_quota, count: usize) -> Result<Vec<CountEntry>> {
+unsafe fn count_entries(
+    entries: *const cupel_count_quota,
+    count: usize,
+) -> Result<Vec<CountEntry>> {
     arg_slice(entries, count, "entries")?
         .iter()
         .enumerate()
@@ -91,11 +97,18 @@ pub unsafe extern "C" fn cupel_slicer_new_greedy(out: *mut *mut cupel_slicer) ->
 /// Errors: CUPEL_ERROR_NULL_POINTER (`out`), CUPEL_ERROR_INVALID_ARGUMENT
 /// (`bucket_size` <= 0).
 #[no_mangle]
-pub unsafe extern "C" fn cupel_slicer_new_knapsack(bucket_size: i64, out: *mut *mut cupel_slicer) -> cupel_status {
+pub unsafe extern "C" fn cupel_slicer_new_knapsack(
+    bucket_size: i64,
+    out: *mut *mut cupel_slicer,
+) -> cupel_status {
     guard(|| {
         let out = Out::new(out, "out")?;
         let k = Knapsack::new(bucket_size)?;
-        hand_out_slicer(out, Slicer::Knapsack(k), crate::slicer::DEFAULT_MEMORY_LIMIT);
+        hand_out_slicer(
+            out,
+            Slicer::Knapsack(k),
+            crate::slicer::DEFAULT_MEMORY_LIMIT,
+        );
         Ok(())
     })
 }
@@ -191,7 +204,11 @@ pub unsafe extern "C" fn cupel_slicer_new_count_constrained_knapsack(
         let scarcity = scarcity_of(scarcity)?;
         let out = Out::new(out, "out")?;
         let cq = CountQuota::knapsack(bucket_size, entries, scarcity)?;
-        hand_out_slicer(out, Slicer::CountKnapsack(cq), crate::slicer::DEFAULT_MEMORY_LIMIT);
+        hand_out_slicer(
+            out,
+            Slicer::CountKnapsack(cq),
+            crate::slicer::DEFAULT_MEMORY_LIMIT,
+        );
         Ok(())
     })
 }
@@ -204,7 +221,10 @@ pub unsafe extern "C" fn cupel_slicer_new_count_constrained_knapsack(
 ///
 /// Errors: CUPEL_ERROR_NULL_POINTER (`slicer`).
 #[no_mangle]
-pub unsafe extern "C" fn cupel_slicer_set_memory_limit(slicer: *mut cupel_slicer, bytes: usize) -> cupel_status {
+pub unsafe extern "C" fn cupel_slicer_set_memory_limit(
+    slicer: *mut cupel_slicer,
+    bytes: usize,
+) -> cupel_status {
     guard(|| {
         arg_mut(slicer, "slicer")?.inner.memory_limit = bytes;
         Ok(())
@@ -214,7 +234,9 @@ pub unsafe extern "C" fn cupel_slicer_set_memory_limit(slicer: *mut cupel_slicer
 /// The memory limit of `slicer` in bytes; 0 for NULL.
 #[no_mangle]
 pub unsafe extern "C" fn cupel_slicer_memory_limit(slicer: *const cupel_slicer) -> usize {
-    guard_value(0, || arg_ref(slicer, "slicer").map_or(0, |s| s.inner.memory_limit))
+    guard_value(0, || {
+        arg_ref(slicer, "slicer").map_or(0, |s| s.inner.memory_limit)
+    })
 }
 
 /// Frees a slicer. NULL is a no-op. Free each handle exactly once; decorators

@@ -16,10 +16,19 @@ pub struct cupel_stream {
 ///
 /// Errors: CUPEL_ERROR_NULL_POINTER (`out`).
 #[no_mangle]
-pub unsafe extern "C" fn cupel_stream_new(target_tokens: i64, batch_size: usize, out: *mut *mut cupel_stream) -> cupel_status {
+pub unsafe extern "C" fn cupel_stream_new(
+    target_tokens: i64,
+    batch_size: usize,
+    out: *mut *mut cupel_stream,
+) -> cupel_status {
     guard(|| {
         let out = Out::new(out, "out")?;
-        hand_out(out, cupel_stream { inner: Stream::new(target_tokens, batch_size) });
+        hand_out(
+            out,
+            cupel_stream {
+                inner: Stream::new(target_tokens, batch_size),
+            },
+        );
         Ok(())
     })
 }
@@ -38,7 +47,12 @@ pub unsafe extern "C" fn cupel_stream_free(stream: *mut cupel_stream) {
 /// CUPEL_ERROR_INVALID_ARGUMENT (tokens < 0, non-finite score, or the stream
 /// is finished). On error the stream is unchanged.
 #[no_mangle]
-pub unsafe extern "C" fn cupel_stream_push(stream: *mut cupel_stream, tokens: i64, score: f64, out_full: *mut bool) -> cupel_status {
+pub unsafe extern "C" fn cupel_stream_push(
+    stream: *mut cupel_stream,
+    tokens: i64,
+    score: f64,
+    out_full: *mut bool,
+) -> cupel_status {
     guard(|| {
         let stream = arg_mut(stream, "stream")?;
         let out_full = Out::new(out_full, "out_full")?;

@@ -51,10 +51,18 @@ fn validate_entries(entries: &[CountEntry]) -> Result<()> {
             );
         }
         if e.require > e.cap {
-            return invalid!("require_count {} > cap_count {} for kind {:?}", e.require, e.cap, e.kind);
+            return invalid!(
+                "require_count {} > cap_count {} for kind {:?}",
+                e.require,
+                e.cap,
+                e.kind
+            );
         }
         if !seen.insert(kind::fold(&e.kind)) {
-            return invalid!("entries[{i}].kind {:?} configures a kind that an earlier entry configures", e.kind);
+            return invalid!(
+                "entries[{i}].kind {:?} configures a kind that an earlier entry configures",
+                e.kind
+            );
         }
     }
     Ok(())
@@ -80,7 +88,11 @@ impl CountQuota {
     }
 
     /// CountConstrainedKnapsackSlice with its own bucket size.
-    pub fn knapsack(bucket_size: i64, entries: Vec<CountEntry>, scarcity: Scarcity) -> Result<Self> {
+    pub fn knapsack(
+        bucket_size: i64,
+        entries: Vec<CountEntry>,
+        scarcity: Scarcity,
+    ) -> Result<Self> {
         let knapsack = Knapsack::new(bucket_size)?;
         validate_entries(&entries)?;
         Ok(CountQuota {
@@ -149,7 +161,9 @@ impl CountQuota {
             .collect();
         let inner_budget = SliceBudget {
             max: budget.max,
-            target: (budget.target.saturating_sub(pre_allocated)).max(0).min(budget.max),
+            target: (budget.target.saturating_sub(pre_allocated))
+                .max(0)
+                .min(budget.max),
         };
         let mut inner_out = self.inner.slice(&residual, inner_budget, ctx)?;
         if self.reorder_by_score {
@@ -195,11 +209,23 @@ mod tests {
     fn run(s: &Slicer, spec: &[(i64, f64, &str)], target: i64) -> Result<Out> {
         let mut it = Items::new();
         for &(tokens, score, kind) in spec {
-            it.push(NewItem { tokens, score, kind: Some(kind) }).unwrap();
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: Some(kind),
+            })
+            .unwrap();
         }
         let sorted = crate::sort::sort_stage(&it);
         let mut ctx = Ctx::new(&it, usize::MAX);
-        let selected = s.slice(&sorted, SliceBudget { max: target, target }, &mut ctx)?;
+        let selected = s.slice(
+            &sorted,
+            SliceBudget {
+                max: target,
+                target,
+            },
+            &mut ctx,
+        )?;
         Ok(Out {
             selected,
             shortfalls: ctx.shortfalls,
@@ -215,13 +241,19 @@ mod tests {
     fn validation() {
         let g = || Slicer::Greedy;
         let err = CountQuota::new(g(), vec![e("tool", 3, 2)], Scarcity::Degrade).unwrap_err();
-        assert_eq!(err.to_string(), "require_count 3 > cap_count 2 for kind \"tool\"");
+        assert_eq!(
+            err.to_string(),
+            "require_count 3 > cap_count 2 for kind \"tool\""
+        );
         assert!(CountQuota::new(g(), vec![e("tool", 1, 0)], Scarcity::Degrade).is_err());
         assert!(CountQuota::new(g(), vec![e("tool", 0, 0)], Scarcity::Degrade).is_ok());
         assert!(CountQuota::new(g(), vec![e("a", 0, 1), e("A", 0, 1)], Scarcity::Degrade).is_err());
         assert!(CountQuota::new(g(), vec![e("", 0, 1)], Scarcity::Degrade).is_err());
         let k = Slicer::Knapsack(Knapsack::new(1).unwrap());
-        assert!(matches!(CountQuota::new(k, vec![], Scarcity::Degrade), Err(Error::Unsupported(_))));
+        assert!(matches!(
+            CountQuota::new(k, vec![], Scarcity::Degrade),
+            Err(Error::Unsupported(_))
+        ));
         assert!(CountQuota::knapsack(0, vec![], Scarcity::Degrade).is_err());
     }
 
@@ -229,7 +261,10 @@ mod tests {
     fn empty_input_or_zero_target_gives_nothing_even_with_error_scarcity() {
         let s = cq(vec![e("tool", 2, 4)], Scarcity::Error);
         assert!(run(&s, &[], 100).unwrap().selected.is_empty());
-        assert!(run(&s, &[(10, 0.5, "tool")], 0).unwrap().selected.is_empty());
+        assert!(run(&s, &[(10, 0.5, "tool")], 0)
+            .unwrap()
+            .selected
+            .is_empty());
     }
 
     #[test]
@@ -268,7 +303,12 @@ mod tests {
     #[test]
     fn caps_count_from_phase_one() {
         let s = cq(vec![e("tool", 2, 2)], Scarcity::Degrade);
-        let spec = [(100, 0.9, "tool"), (100, 0.7, "tool"), (100, 0.6, "tool"), (100, 0.4, "tool")];
+        let spec = [
+            (100, 0.9, "tool"),
+            (100, 0.7, "tool"),
+            (100, 0.6, "tool"),
+            (100, 0.4, "tool"),
+        ];
         let out = run(&s, &spec, 1000).unwrap();
         assert_eq!(out.selected, vec![0, 1]);
         assert_eq!(out.cap_excluded, vec![2, 3]);
@@ -277,7 +317,12 @@ mod tests {
     #[test]
     fn kinds_without_entry_are_never_capped() {
         let s = cq(vec![e("tool", 0, 1)], Scarcity::Degrade);
-        let spec = [(10, 0.9, "msg"), (10, 0.8, "msg"), (10, 0.7, "tool"), (10, 0.6, "tool")];
+        let spec = [
+            (10, 0.9, "msg"),
+            (10, 0.8, "msg"),
+            (10, 0.7, "tool"),
+            (10, 0.6, "tool"),
+        ];
         let out = run(&s, &spec, 1000).unwrap();
         assert_eq!(out.selected, vec![0, 1, 2]);
         assert_eq!(out.cap_excluded, vec![3]);
@@ -285,7 +330,9 @@ mod tests {
 
     #[test]
     fn count_knapsack_reorders_by_score_before_caps() {
-        let s = Slicer::CountKnapsack(CountQuota::knapsack(1, vec![e("tool", 0, 1)], Scarcity::Degrade).unwrap());
+        let s = Slicer::CountKnapsack(
+            CountQuota::knapsack(1, vec![e("tool", 0, 1)], Scarcity::Degrade).unwrap(),
+        );
         // Knapsack reconstruction returns the lower-score item first; the
         // re-order makes the cap keep the best one.
         let out = run(&s, &[(10, 0.9, "tool"), (10, 0.3, "tool")], 100).unwrap();

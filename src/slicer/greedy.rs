@@ -48,7 +48,12 @@ mod tests {
     fn items(spec: &[(i64, f64)]) -> (Items, Vec<u32>) {
         let mut it = Items::new();
         for &(tokens, score) in spec {
-            it.push(NewItem { tokens, score, kind: None }).unwrap();
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
         }
         let all = (0..spec.len() as u32).collect();
         (it, all)
@@ -71,7 +76,11 @@ mod tests {
     #[test]
     fn all_zero_token_items_are_selected_in_index_order() {
         let (it, c) = items(&[(0, 0.1), (0, 0.9), (0, 0.5)]);
-        assert_eq!(greedy(&it, &c, 1), vec![0, 1, 2], "scores must not reorder zero-token items");
+        assert_eq!(
+            greedy(&it, &c, 1),
+            vec![0, 1, 2],
+            "scores must not reorder zero-token items"
+        );
     }
 
     #[test]

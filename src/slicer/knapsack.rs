@@ -42,11 +42,21 @@ fn ceil_div(tokens: i64, bucket: i64) -> i64 {
 /// Candidates whose discretised weight exceeds the capacity, or whose value
 /// is 0, can never set a keep bit (`dp` is non-decreasing in `w`), so they
 /// are left out of the table: the result is the same, the table smaller.
-pub fn knapsack(items: &Items, cands: &[u32], target: i64, bucket: i64, memory_limit: usize) -> Result<Vec<u32>> {
+pub fn knapsack(
+    items: &Items,
+    cands: &[u32],
+    target: i64,
+    bucket: i64,
+    memory_limit: usize,
+) -> Result<Vec<u32>> {
     if cands.is_empty() || target <= 0 {
         return Ok(Vec::new());
     }
-    let mut result: Vec<u32> = cands.iter().copied().filter(|&i| items.tokens(i) == 0).collect();
+    let mut result: Vec<u32> = cands
+        .iter()
+        .copied()
+        .filter(|&i| items.tokens(i) == 0)
+        .collect();
     let capacity = target / bucket;
     if capacity == 0 {
         return Ok(result);
@@ -111,8 +121,11 @@ pub fn knapsack(items: &Items, cands: &[u32], target: i64, bucket: i64, memory_l
 
 fn alloc_zeroed<T: Clone + Default>(len: usize, needed: u128) -> Result<Vec<T>> {
     let mut v = Vec::new();
-    v.try_reserve_exact(len)
-        .map_err(|e| Error::Capacity(format!("cannot allocate the knapsack table ({needed} bytes): {e}")))?;
+    v.try_reserve_exact(len).map_err(|e| {
+        Error::Capacity(format!(
+            "cannot allocate the knapsack table ({needed} bytes): {e}"
+        ))
+    })?;
     v.resize(len, T::default());
     Ok(v)
 }
@@ -125,7 +138,12 @@ mod tests {
     fn run(spec: &[(i64, f64)], target: i64, bucket: i64) -> Vec<u32> {
         let mut it = Items::new();
         for &(tokens, score) in spec {
-            it.push(NewItem { tokens, score, kind: None }).unwrap();
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
         }
         let c: Vec<u32> = (0..spec.len() as u32).collect();
         knapsack(&it, &c, target, bucket, usize::MAX).unwrap()
@@ -168,13 +186,19 @@ mod tests {
 
     #[test]
     fn spec_example_prefers_optimal_over_greedy() {
-        assert_eq!(run(&[(250, 0.7), (150, 0.5), (150, 0.45)], 300, 100), vec![0]);
+        assert_eq!(
+            run(&[(250, 0.7), (150, 0.5), (150, 0.45)], 300, 100),
+            vec![0]
+        );
     }
 
     #[test]
     fn output_is_zero_tokens_then_reconstruction_order() {
         // All fit: reconstruction walks candidates in reverse.
-        assert_eq!(run(&[(10, 0.9), (0, 0.1), (10, 0.8), (10, 0.7)], 100, 1), vec![1, 3, 2, 0]);
+        assert_eq!(
+            run(&[(10, 0.9), (0, 0.1), (10, 0.8), (10, 0.7)], 100, 1),
+            vec![1, 3, 2, 0]
+        );
     }
 
     #[test]
@@ -192,15 +216,27 @@ mod tests {
     #[test]
     fn memory_limit_gives_capacity_error() {
         let mut it = Items::new();
-        it.push(NewItem { tokens: 1, score: 0.5, kind: None }).unwrap();
+        it.push(NewItem {
+            tokens: 1,
+            score: 0.5,
+            kind: None,
+        })
+        .unwrap();
         let e = knapsack(&it, &[0], 1 << 40, 1, 1 << 20).unwrap_err();
         assert!(matches!(e, Error::Capacity(_)), "{e:?}");
-        assert!(e.to_string().contains("memory limit of 1048576 bytes"), "{e}");
+        assert!(
+            e.to_string().contains("memory limit of 1048576 bytes"),
+            "{e}"
+        );
     }
 
     #[test]
     fn huge_scores_and_tokens_do_not_overflow() {
-        let got = run(&[(i64::MAX, f64::MAX), (1, f64::MAX), (1, 1e300)], i64::MAX, i64::MAX / 4);
+        let got = run(
+            &[(i64::MAX, f64::MAX), (1, f64::MAX), (1, 1e300)],
+            i64::MAX,
+            i64::MAX / 4,
+        );
         // Both small items saturate at value i64::MAX: the first one wins the tie.
         assert_eq!(got, vec![1]);
     }

@@ -66,7 +66,13 @@ impl Slicer {
     pub fn slice(&self, cands: &[u32], budget: SliceBudget, ctx: &mut Ctx<'_>) -> Result<Vec<u32>> {
         match self {
             Slicer::Greedy => Ok(greedy(ctx.items, cands, budget.target)),
-            Slicer::Knapsack(k) => knapsack(ctx.items, cands, budget.target, k.bucket_size, ctx.memory_limit),
+            Slicer::Knapsack(k) => knapsack(
+                ctx.items,
+                cands,
+                budget.target,
+                k.bucket_size,
+                ctx.memory_limit,
+            ),
             Slicer::Quota(q) => q.slice(cands, budget, ctx),
             Slicer::CountQuota(c) => c.slice(cands, budget, ctx),
             Slicer::CountKnapsack(c) => c.slice(cands, budget, ctx),

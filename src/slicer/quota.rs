@@ -67,7 +67,10 @@ impl Quota {
         let mut require_sum = 0.0;
         for (i, e) in entries.iter().enumerate() {
             kind::validate(&e.kind, &format_args!("quotas[{i}].kind"))?;
-            for (name, v) in [("require_percent", e.require_percent), ("cap_percent", e.cap_percent)] {
+            for (name, v) in [
+                ("require_percent", e.require_percent),
+                ("cap_percent", e.cap_percent),
+            ] {
                 if !v.is_finite() || !(0.0..=100.0).contains(&v) {
                     return invalid!(
                         "quotas[{i}].{name} is {v} for kind {:?}; it must be finite and in [0, 100]",
@@ -146,7 +149,9 @@ impl Quota {
             .iter()
             .map(|&k| {
                 let name = items.kind_table().name(k);
-                self.by_kind.get(&kind::fold(name)).map(|&e| &self.entries[e])
+                self.by_kind
+                    .get(&kind::fold(name))
+                    .map(|&e| &self.entries[e])
             })
             .collect();
         let total_required: i128 = self
@@ -156,7 +161,10 @@ impl Quota {
             .sum();
         let unassigned = (target as i128 - total_required).max(0) as u64;
         let require_cap = |e: Option<&QuotaEntry>| match e {
-            Some(e) => (percent_of(e.require_percent, target), percent_of(e.cap_percent, target)),
+            Some(e) => (
+                percent_of(e.require_percent, target),
+                percent_of(e.cap_percent, target),
+            ),
             None => (0, target),
         };
         let total_mass: u128 = (0..part_kinds.len())
@@ -207,11 +215,24 @@ mod tests {
     fn run(q: &Quota, spec: &[(i64, f64, &str)], target: i64) -> Vec<u32> {
         let mut it = Items::new();
         for &(tokens, score, kind) in spec {
-            it.push(NewItem { tokens, score, kind: Some(kind) }).unwrap();
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: Some(kind),
+            })
+            .unwrap();
         }
         let sorted = crate::sort::sort_stage(&it);
         let mut ctx = Ctx::new(&it, usize::MAX);
-        q.slice(&sorted, SliceBudget { max: target, target }, &mut ctx).unwrap()
+        q.slice(
+            &sorted,
+            SliceBudget {
+                max: target,
+                target,
+            },
+            &mut ctx,
+        )
+        .unwrap()
     }
 
     #[test]
@@ -221,7 +242,10 @@ mod tests {
         assert_eq!(mul_div_floor(u64::MAX, big, big), u64::MAX);
         assert_eq!(mul_div_floor(u64::MAX, big / 2, big), u64::MAX / 2);
         assert_eq!(mul_div_floor(u64::MAX, 1, u128::MAX), 0);
-        assert_eq!(mul_div_floor(1 << 62, (1 << 126) + 3, (1 << 127) - 1), 1 << 61);
+        assert_eq!(
+            mul_div_floor(1 << 62, (1 << 126) + 3, (1 << 127) - 1),
+            1 << 61
+        );
         // cross-check against u128 arithmetic where it fits
         for (u, m, d) in [(12345u64, 999u128, 1000u128), (u64::MAX, 3, 7), (1, 1, 1)] {
             assert_eq!(mul_div_floor(u, m, d) as u128, u as u128 * m / d);
@@ -233,7 +257,10 @@ mod tests {
         let g = || Slicer::Greedy;
         assert!(Quota::new(g(), vec![entry("a", 60.0, 40.0)]).is_err());
         let e = Quota::new(g(), vec![entry("Message", 60.0, 40.0)]).unwrap_err();
-        assert_eq!(e.to_string(), "require_percent 60 > cap_percent 40 for kind \"Message\"");
+        assert_eq!(
+            e.to_string(),
+            "require_percent 60 > cap_percent 40 for kind \"Message\""
+        );
         assert!(Quota::new(g(), vec![entry("a", 60.0, 100.0), entry("b", 41.0, 100.0)]).is_err());
         assert!(Quota::new(g(), vec![entry("a", f64::NAN, 100.0)]).is_err());
         assert!(Quota::new(g(), vec![entry("a", 0.0, 100.0000001)]).is_err());
@@ -241,12 +268,27 @@ mod tests {
         assert!(Quota::new(g(), vec![entry("a", 1.0, 10.0), entry("A", 1.0, 10.0)]).is_err());
         assert!(Quota::new(g(), vec![entry(" ", 1.0, 10.0)]).is_err());
         // 34.6 + 32.2 + 33.2 exceeds 100 only by rounding: accepted.
-        assert!(Quota::new(g(), vec![entry("a", 34.6, 100.0), entry("b", 32.2, 100.0), entry("c", 33.2, 100.0)]).is_ok());
+        assert!(Quota::new(
+            g(),
+            vec![
+                entry("a", 34.6, 100.0),
+                entry("b", 32.2, 100.0),
+                entry("c", 33.2, 100.0)
+            ]
+        )
+        .is_ok());
     }
 
     #[test]
     fn spec_conformance_example() {
-        let q = Quota::new(Slicer::Greedy, vec![entry("SystemPrompt", 30.0, 50.0), entry("Message", 0.0, 40.0)]).unwrap();
+        let q = Quota::new(
+            Slicer::Greedy,
+            vec![
+                entry("SystemPrompt", 30.0, 50.0),
+                entry("Message", 0.0, 40.0),
+            ],
+        )
+        .unwrap();
         let items = [
             (200, 0.9, "SystemPrompt"),
             (200, 0.5, "SystemPrompt"),
@@ -262,7 +304,12 @@ mod tests {
     fn no_quotas_gives_proportional_budgets() {
         let q = Quota::new(Slicer::Greedy, vec![]).unwrap();
         // masses 600 and 400 of 1000 target 500: budgets 300 / 200
-        let items = [(300, 0.9, "a"), (300, 0.8, "a"), (200, 0.7, "b"), (200, 0.6, "b")];
+        let items = [
+            (300, 0.9, "a"),
+            (300, 0.8, "a"),
+            (200, 0.7, "b"),
+            (200, 0.6, "b"),
+        ];
         assert_eq!(run(&q, &items, 500), vec![0, 2]);
     }
 

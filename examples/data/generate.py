@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""Generates rag_candidates.csv: 240 candidates of one retrieval step of a
+coding assistant answering "why does login fail after the OAuth token
+refresh?". Seeded, so the file is reproducible: python3 generate.py > rag_candidates.csv"""
+import random
+
+rng = random.Random(20261122)
+docs = [
+    "docs/auth/oauth.md", "docs/auth/sessions.md", "docs/api/tokens.md", "src/auth/refresh.rs",
+    "src/auth/session_store.rs", "src/http/middleware.rs", "docs/ops/incident-0412.md",
+    "CHANGELOG.md", "src/auth/jwt.rs", "docs/security/rotation.md", "tests/auth/refresh_test.rs",
+    "docs/architecture/overview.md",
+]
+tools = ["grep 'refresh_token'", "git log -S expires_at", "cargo test auth::refresh", "curl /healthz", "kubectl logs auth-7f9"]
+memories = ["user prefers Rust examples", "project uses Redis for sessions", "last week: clock skew bug in staging", "team style: no unwrap in handlers"]
+rows = []
+rows.append(("SystemPrompt", 180, 1.0, "system: coding assistant instructions"))
+for turn in range(14):
+    rows.append(("Message", rng.randint(20, 220), round(0.35 + 0.6 * turn / 14 + rng.uniform(-0.05, 0.05), 4), f"conversation turn {turn + 1}"))
+for i in range(170):
+    doc = rng.choice(docs)
+    rank_score = max(0.02, min(0.99, rng.betavariate(2.2, 3.5) + (0.25 if "auth" in doc else 0.0)))
+    rows.append(("Document", rng.choice([rng.randint(60, 300), rng.randint(300, 900)]), round(rank_score, 4), f"{doc} chunk {i % 9 + 1}"))
+for i in range(40):
+    t = rng.choice(tools)
+    rows.append(("ToolOutput", rng.randint(30, 1200), round(rng.uniform(0.1, 0.95), 4), f"{t} (run {i + 1})"))
+for i in range(15):
+    rows.append(("Memory", rng.randint(10, 80), round(rng.uniform(0.2, 0.9), 4), memories[i % len(memories)]))
+rng.shuffle(rows)
+print("kind,tokens,score,title")
+for kind, tokens, score, title in rows:
+    print(f"{kind},{tokens},{score},{title}")

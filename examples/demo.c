@@ -1,0 +1,199 @@
+/* libcupel demo: slices a retrieval result (examples/data/rag_candidates.csv)
+ * under a 4k-token budget with every slicer and prints what each one chose.
+ *
+ *   cc -std=c99 -Iinclude examples/demo.c -Ltarget/release -lcupel \
+ *      -Wl,-rpath,"$PWD/target/release" -o target/demo
+ *   ./target/demo examples/data/rag_candidates.csv
+ */
+#include "cupel.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROWS 4096
+
+typedef struct {
+  char kind[32];
+  int64_t tokens;
+  double score;
+  char title[96];
+} row;
+
+static row rows[MAX_ROWS];
+static size_t n_rows;
+
+/* Stops the demo with the library's message if a call fails. */
+static void must(cupel_status st, const char *what) {
+  if (st != CUPEL_OK) {
+    fprintf(stderr, "%s failed: %s: %s\n", what, cupel_status_str(st), cupel_last_error());
+    exit(1);
+  }
+}
+
+static void load(const char *path) {
+  char line[512];
+  FILE *f = fopen(path, "r");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  if (!fgets(line, sizeof line, f)) exit(1); /* header */
+  while (n_rows < MAX_ROWS && fgets(line, sizeof line, f)) {
+    row *r = &rows[n_rows];
+    char *kind = strtok(line, ","), *tokens = strtok(NULL, ","), *score = strtok(NULL, ","),
+         *title = strtok(NULL, "\n");
+    if (!kind || !tokens || !score || !title) continue;
+    snprintf(r->kind, sizeof r->kind, "%s", kind);
+    r->tokens = strtoll(tokens, NULL, 10);
+    r->score = strtod(score, NULL);
+    snprintf(r->title, sizeof r->title, "%s", title);
+    n_rows++;
+  }
+  fclose(f);
+}
+
+static void print_row(const char *name, const size_t *idx, size_t n, int64_t tokens) {
+  double score = 0;
+  size_t i, kinds[5] = {0};
+  const char *names[5] = {"SystemPrompt", "Message", "Document", "ToolOutput", "Memory"};
+  for (i = 0; i < n; i++) {
+    size_t k;
+    score += rows[idx[i]].score;
+    for (k = 0; k < 5; k++)
+      if (strcmp(rows[idx[i]].kind, names[k]) == 0) kinds[k]++;
+  }
+  printf("%-32s %6zu %7lld %9.2f   %3zu %3zu %3zu %3zu %3zu\n", name, n, (long long)tokens, score,
+         kinds[0], kinds[1], kinds[2], kinds[3], kinds[4]);
+}
+
+int main(int argc, char **argv) {
+  const char *path = argc > 1 ? argv[1] : "examples/data/rag_candidates.csv";
+  cupel_items *items = NULL;
+  cupel_budget *budget = NULL;
+  cupel_report *report = NULL;
+  cupel_slicer *greedy = NULL, *knapsack = NULL, *quota = NULL, *count = NULL, *cck = NULL;
+  cupel_quota quotas[4] = {{"SystemPrompt", 5.0, 10.0},
+                           {"Document", 0.0, 60.0},
+                           {"ToolOutput", 0.0, 25.0},
+                           {"Memory", 2.0, 10.0}};
+  cupel_count_quota counts[2] = {{"ToolOutput", 2, 4}, {"Memory", 2, 3}};
+  struct {
+    const char *name;
+    cupel_slicer **slicer;
+  } runs[5];
+  size_t *out, n, i, k, best_unselected = (size_t)-1;
+  int64_t eff_max, eff_target, min_budget;
+
+  load(path);
+  out = malloc(sizeof *out * (n_rows ? n_rows : 1));
+  must(cupel_items_new(&items), "cupel_items_new");
+  for (i = 0; i < n_rows; i++)
+    must(cupel_items_push(items, rows[i].tokens, rows[i].score, rows[i].kind), "cupel_items_push");
+
+  /* An 8k context window: 1k kept for the answer, 4k the goal for context. */
+  must(cupel_budget_new(8192, 4096, &budget), "cupel_budget_new");
+  must(cupel_budget_set_output_reserve(budget, 1024), "cupel_budget_set_output_reserve");
+  must(cupel_budget_effective(budget, 0, &eff_max, &eff_target), "cupel_budget_effective");
+
+  must(cupel_slicer_new_greedy(&greedy), "greedy");
+  must(cupel_slicer_new_knapsack(1, &knapsack), "knapsack");
+  must(cupel_slicer_new_quota(greedy, quotas, 4, &quota), "quota");
+  must(cupel_slicer_new_count_quota(greedy, counts, 2, CUPEL_SCARCITY_DEGRADE, &count), "count quota");
+  must(cupel_slicer_new_count_constrained_knapsack(1, counts, 2, CUPEL_SCARCITY_DEGRADE, &cck), "cck");
+  must(cupel_report_new(&report), "cupel_report_new");
+
+  {
+    int64_t total = 0;
+    for (i = 0; i < n_rows; i++) total += rows[i].tokens;
+    printf("libcupel %s: %zu candidates from %s, %lld tokens in all\n", cupel_version(), n_rows,
+           path, (long long)total);
+  }
+  printf("budget: max 8192, output reserve 1024, target 4096 -> effective max %lld, target %lld\n\n",
+         (long long)eff_max, (long long)eff_target);
+  printf("%-32s %6s %7s %9s   %3s %3s %3s %3s %3s\n", "slicer", "chosen", "tokens", "score",
+         "sys", "msg", "doc", "tool", "mem");
+  runs[0].name = "GreedySlice";
+  runs[0].slicer = &greedy;
+  runs[1].name = "KnapsackSlice (bucket 1, exact)";
+  runs[1].slicer = &knapsack;
+  runs[2].name = "QuotaSlice over Greedy";
+  runs[2].slicer = &quota;
+  runs[3].name = "CountQuotaSlice over Greedy";
+  runs[3].slicer = &count;
+  runs[4].name = "CountConstrainedKnapsack (1)";
+  runs[4].slicer = &cck;
+  for (k = 0; k < 5; k++) {
+    must(cupel_slice(*runs[k].slicer, items, budget, 0, out, n_rows, &n, report), runs[k].name);
+    print_row(runs[k].name, out, n, cupel_report_selected_tokens(report));
+    if (cupel_report_cap_excluded_count(report) > 0)
+      printf("%-32s   (%zu items dropped by count caps)\n", "",
+             cupel_report_cap_excluded_count(report));
+  }
+
+  /* What GreedySlice chose, in its output order (density first). */
+  must(cupel_slice(greedy, items, budget, 0, out, n_rows, &n, NULL), "greedy");
+  printf("\nGreedySlice, first 12 of %zu chosen (index, kind, tokens, score, title):\n", n);
+  for (i = 0; i < n && i < 12; i++) {
+    const row *r = &rows[out[i]];
+    printf("  %4zu  %-12s %5lld  %.4f  %s\n", out[i], r->kind, (long long)r->tokens, r->score,
+           r->title);
+  }
+
+  /* Budget simulation: what would 512 more tokens add? */
+  {
+    cupel_budget *bigger = NULL;
+    must(cupel_budget_new(8192, 4096 + 512, &bigger), "cupel_budget_new");
+    must(cupel_budget_set_output_reserve(bigger, 1024), "output reserve");
+    must(cupel_marginal_items(greedy, items, bigger, 0, 512, out, n_rows, &n), "marginal");
+    printf("\n512 more tokens would add %zu items to GreedySlice's choice:", n);
+    for (i = 0; i < n; i++) printf(" %zu", out[i]);
+    printf("\n");
+    cupel_budget_free(bigger);
+  }
+
+  /* Budget simulation: the best-scored item GreedySlice left out, and the
+   * smallest budget at which it would be chosen. */
+  must(cupel_slice(greedy, items, budget, 0, out, n_rows, &n, NULL), "greedy");
+  for (i = 0; i < n_rows; i++) {
+    int chosen = 0;
+    for (k = 0; k < n; k++) chosen |= out[k] == i;
+    if (!chosen && (best_unselected == (size_t)-1 || rows[i].score > rows[best_unselected].score))
+      best_unselected = i;
+  }
+  if (best_unselected != (size_t)-1) {
+    must(cupel_find_min_budget(greedy, items, 0, best_unselected, 100000, &min_budget), "find min");
+    printf("item %zu (%s, %lld tokens, score %.4f) is left out; GreedySlice takes it from a "
+           "budget of %lld tokens\n",
+           best_unselected, rows[best_unselected].title, (long long)rows[best_unselected].tokens,
+           rows[best_unselected].score, (long long)min_budget);
+  }
+
+  /* StreamSlice: the same candidates arriving one by one. */
+  {
+    cupel_stream *stream = NULL;
+    bool full = false;
+    size_t pushed = 0;
+    must(cupel_stream_new(4096, 32, &stream), "cupel_stream_new");
+    while (pushed < n_rows && !full) {
+      must(cupel_stream_push(stream, rows[pushed].tokens, rows[pushed].score, &full), "push");
+      pushed++;
+    }
+    int64_t used = 0;
+    must(cupel_stream_finish(stream, out, n_rows, &n), "finish");
+    for (i = 0; i < n; i++) used += rows[out[i]].tokens;
+    printf("StreamSlice (4096 tokens, batches of 32): took %zu of %zu arrivals, %lld tokens%s\n",
+           n, pushed, (long long)used, full ? "; then the budget was spent" : "");
+    cupel_stream_free(stream);
+  }
+
+  cupel_report_free(report);
+  cupel_slicer_free(greedy);
+  cupel_slicer_free(knapsack);
+  cupel_slicer_free(quota);
+  cupel_slicer_free(count);
+  cupel_slicer_free(cck);
+  cupel_budget_free(budget);
+  cupel_items_free(items);
+  free(out);
+  return 0;
+}

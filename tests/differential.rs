@@ -1,0 +1,349 @@
+//! Differential tests against the published `cupel` 1.2.0 crate (an
+//! independent implementation of the same spec), on seeded random cases.
+//! Greedy and Knapsack must agree on the order too; the decorators on the
+//! selected set (the crate visits kinds alphabetically, supplement 9).
+
+use cupel::{
+    Budget, CountEntry, CountQuota, Engine, Items, Knapsack, NewItem, Quota, QuotaEntry, Scarcity,
+    Slicer,
+};
+use cupel_ref as r;
+
+const CASES: u64 = 2000;
+
+/// splitmix64: small, seedable, good enough for test data.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+const KINDS: [&str; 5] = [
+    "Message",
+    "Document",
+    "ToolOutput",
+    "Memory",
+    "SystemPrompt",
+];
+
+/// A kind in a random letter case.
+fn spell(rng: &mut Rng, kind: &str) -> String {
+    kind.chars()
+        .map(|c| {
+            if rng.chance(30) {
+                c.to_ascii_uppercase()
+            } else if rng.chance(30) {
+                c.to_ascii_lowercase()
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+struct Case {
+    tokens: Vec<i64>,
+    scores: Vec<f64>,
+    kinds: Vec<String>,
+    target: i64,
+}
+
+fn random_case(rng: &mut Rng, kinds: usize) -> Case {
+    let n = rng.below(40) as usize;
+    let mut c = Case {
+        tokens: vec![],
+        scores: vec![],
+        kinds: vec![],
+        target: rng.below(2500) as i64,
+    };
+    for _ in 0..n {
+        c.tokens.push(if rng.chance(8) {
+            0
+        } else {
+            1 + rng.below(400) as i64
+        });
+        // two-decimal scores make ties (and differ by >= 0.01, spec 001 P5)
+        c.scores.push(rng.below(101) as f64 / 100.0);
+        let k = KINDS[rng.below(kinds as u64) as usize];
+        c.kinds.push(spell(rng, k));
+    }
+    c
+}
+
+fn ours(case: &Case, slicer: Slicer) -> (Vec<u32>, cupel::Outcome) {
+    let mut items = Items::new();
+    for i in 0..case.tokens.len() {
+        items
+            .push(NewItem {
+                tokens: case.tokens[i],
+                score: case.scores[i],
+                kind: Some(&case.kinds[i]),
+            })
+            .unwrap();
+    }
+    let budget = Budget::new(case.target, case.target).unwrap();
+    let out = Engine::new(slicer).slice(&items, &budget, 0).unwrap();
+    (out.selected.clone(), out)
+}
+
+fn theirs(case: &Case, slicer: &dyn r::Slicer) -> Vec<u32> {
+    let mut scored: Vec<r::ScoredItem> = (0..case.tokens.len())
+        .map(|i| r::ScoredItem {
+            item: r::ContextItemBuilder::new(i.to_string(), case.tokens[i])
+                .kind(r::ContextKind::new(case.kinds[i].clone()).unwrap())
+                .build()
+                .unwrap(),
+            score: case.scores[i],
+        })
+        .collect();
+    // The Sort stage: score descending, stable.
+    scored.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap());
+    let budget =
+        r::ContextBudget::new(case.target, case.target, 0, Default::default(), 0.0).unwrap();
+    slicer
+        .slice(&scored, &budget)
+        .unwrap()
+        .iter()
+        .map(|it| it.content().parse().unwrap())
+        .collect()
+}
+
+fn sorted(mut v: Vec<u32>) -> Vec<u32> {
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn greedy_matches_reference_in_order() {
+    let mut rng = Rng(1);
+    let mut interesting = 0;
+    for case_no in 0..CASES {
+        let c = random_case(&mut rng, 3);
+        let (got, _) = ours(&c, Slicer::Greedy);
+        interesting += (!got.is_empty() && got.len() < c.tokens.len()) as u64;
+        assert_eq!(got, theirs(&c, &r::GreedySlice), "case {case_no}");
+    }
+    assert!(
+        interesting > CASES / 2,
+        "only {interesting} cases select a proper subset"
+    );
+}
+
+#[test]
+fn knapsack_matches_reference_in_order() {
+    for (seed, bucket) in [(2, 1), (3, 7), (4, 100)] {
+        let mut rng = Rng(seed);
+        let mut interesting = 0;
+        for case_no in 0..CASES {
+            let c = random_case(&mut rng, 3);
+            let (got, _) = ours(&c, Slicer::Knapsack(Knapsack::new(bucket).unwrap()));
+            let want = theirs(&c, &r::KnapsackSlice::new(bucket).unwrap());
+            interesting += (!got.is_empty() && got.len() < c.tokens.len()) as u64;
+            assert_eq!(got, want, "bucket {bucket} case {case_no}");
+        }
+        assert!(
+            interesting > CASES / 2,
+            "bucket {bucket}: only {interesting} cases select a proper subset"
+        );
+    }
+}
+
+/// Random quotas whose requires sum to at most 100 (whole percentages).
+fn random_quotas(rng: &mut Rng) -> Vec<(String, f64, f64)> {
+    let mut left = 100;
+    let mut out = vec![];
+    for k in KINDS.iter().take(rng.below(4) as usize) {
+        let require = rng.below(left / 2 + 1);
+        left -= require;
+        let cap = require + rng.below(100 - require + 1);
+        out.push((spell(rng, k), require as f64, cap as f64));
+    }
+    out
+}
+
+fn inner_pair(rng: &mut Rng) -> (Slicer, Box<dyn r::Slicer>) {
+    if rng.chance(50) {
+        (Slicer::Greedy, Box::new(r::GreedySlice))
+    } else {
+        let bucket = [1, 7, 100][rng.below(3) as usize];
+        (
+            Slicer::Knapsack(Knapsack::new(bucket).unwrap()),
+            Box::new(r::KnapsackSlice::new(bucket).unwrap()),
+        )
+    }
+}
+
+#[test]
+fn quota_matches_reference_as_sets() {
+    let mut rng = Rng(5);
+    for case_no in 0..CASES {
+        let c = random_case(&mut rng, 5);
+        let quotas = random_quotas(&mut rng);
+        let (inner, ref_inner) = inner_pair(&mut rng);
+        let entries = quotas
+            .iter()
+            .map(|(k, req, cap)| QuotaEntry {
+                kind: k.clone(),
+                require_percent: *req,
+                cap_percent: *cap,
+            })
+            .collect();
+        let slicer = Slicer::Quota(Quota::new(inner, entries).unwrap());
+        let ref_entries = quotas
+            .iter()
+            .map(|(k, req, cap)| {
+                r::QuotaEntry::new(r::ContextKind::new(k.clone()).unwrap(), *req, *cap).unwrap()
+            })
+            .collect();
+        let reference = r::QuotaSlice::new(ref_entries, ref_inner).unwrap();
+        let (got, _) = ours(&c, slicer);
+        assert_eq!(
+            sorted(got),
+            sorted(theirs(&c, &reference)),
+            "case {case_no}: quotas {quotas:?}"
+        );
+    }
+}
+
+/// Random count entries over distinct kinds: require 0..3, cap require..require+3.
+fn random_count_entries(rng: &mut Rng) -> Vec<(String, u32, u32)> {
+    KINDS
+        .iter()
+        .take(rng.below(4) as usize)
+        .map(|k| {
+            let require = rng.below(4) as u32;
+            let cap = (require + rng.below(4) as u32).max(if rng.chance(20) { 0 } else { 1 });
+            (spell(rng, k), require.min(cap), cap)
+        })
+        .collect()
+}
+
+fn count_entries(e: &[(String, u32, u32)]) -> (Vec<CountEntry>, Vec<r::CountQuotaEntry>) {
+    (
+        e.iter()
+            .map(|(k, req, cap)| CountEntry {
+                kind: k.clone(),
+                require: *req,
+                cap: *cap,
+            })
+            .collect(),
+        e.iter()
+            .map(|(k, req, cap)| {
+                r::CountQuotaEntry::new(
+                    r::ContextKind::new(k.clone()).unwrap(),
+                    *req as usize,
+                    *cap as usize,
+                )
+                .unwrap()
+            })
+            .collect(),
+    )
+}
+
+/// Shortfalls and cap exclusions checked against the spec's rules, since the
+/// crate does not report them (supplement 9).
+fn check_count_report(
+    c: &Case,
+    entries: &[(String, u32, u32)],
+    out: &cupel::Outcome,
+    case_no: u64,
+) {
+    let folded = |s: &str| s.to_ascii_lowercase();
+    if c.tokens.is_empty() || c.target <= 0 {
+        assert!(out.shortfalls.is_empty() && out.cap_excluded.is_empty());
+        return;
+    }
+    let mut want_shortfalls = vec![];
+    for (k, req, _) in entries {
+        let available = c.kinds.iter().filter(|x| folded(x) == folded(k)).count() as u32;
+        if available < *req {
+            want_shortfalls.push((k.clone(), *req, available));
+        }
+    }
+    let got: Vec<_> = out
+        .shortfalls
+        .iter()
+        .map(|s| (s.kind.clone(), s.required, s.satisfied))
+        .collect();
+    assert_eq!(got, want_shortfalls, "case {case_no}: shortfalls");
+    // Every cap exclusion is of a capped kind that ended at its cap, and is not selected.
+    for &x in &out.cap_excluded {
+        let (_, _, cap) = entries
+            .iter()
+            .find(|(k, _, _)| folded(k) == folded(&c.kinds[x as usize]))
+            .unwrap_or_else(|| panic!("case {case_no}: excluded item {x} has no entry"));
+        let selected_of_kind = out
+            .selected
+            .iter()
+            .filter(|&&i| folded(&c.kinds[i as usize]) == folded(&c.kinds[x as usize]))
+            .count() as u32;
+        assert!(
+            selected_of_kind >= *cap,
+            "case {case_no}: {x} excluded below the cap"
+        );
+        assert!(!out.selected.contains(&x));
+    }
+}
+
+#[test]
+fn count_quota_matches_reference_as_sets() {
+    let mut rng = Rng(6);
+    for case_no in 0..CASES {
+        let c = random_case(&mut rng, 5);
+        let e = random_count_entries(&mut rng);
+        let (ours_e, ref_e) = count_entries(&e);
+        let slicer =
+            Slicer::CountQuota(CountQuota::new(Slicer::Greedy, ours_e, Scarcity::Degrade).unwrap());
+        let reference = r::CountQuotaSlice::new(
+            ref_e,
+            Box::new(r::GreedySlice),
+            r::ScarcityBehavior::Degrade,
+        )
+        .unwrap();
+        let (got, out) = ours(&c, slicer);
+        assert_eq!(
+            sorted(got),
+            sorted(theirs(&c, &reference)),
+            "case {case_no}: entries {e:?}"
+        );
+        check_count_report(&c, &e, &out, case_no);
+    }
+}
+
+#[test]
+fn count_constrained_knapsack_matches_reference_as_sets() {
+    let mut rng = Rng(7);
+    for case_no in 0..CASES {
+        let c = random_case(&mut rng, 5);
+        let e = random_count_entries(&mut rng);
+        let bucket = [1, 7, 100][rng.below(3) as usize];
+        let (ours_e, ref_e) = count_entries(&e);
+        let slicer =
+            Slicer::CountKnapsack(CountQuota::knapsack(bucket, ours_e, Scarcity::Degrade).unwrap());
+        let reference = r::CountConstrainedKnapsackSlice::new(
+            ref_e,
+            r::KnapsackSlice::new(bucket).unwrap(),
+            r::ScarcityBehavior::Degrade,
+        )
+        .unwrap();
+        let (got, out) = ours(&c, slicer);
+        assert_eq!(
+            sorted(got),
+            sorted(theirs(&c, &reference)),
+            "case {case_no}: bucket {bucket} entries {e:?}"
+        );
+        check_count_report(&c, &e, &out, case_no);
+    }
+}
