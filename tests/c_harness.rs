@@ -23,3 +23,8 @@ fn c_basics() {
 fn c_slicing() {
     run_suite("test_slicing");
 }
+
+#[test]
+fn c_counts_stream_simulation() {
+    run_suite("test_counts");
+}
