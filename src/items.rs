@@ -59,10 +59,6 @@ impl Items {
                 self.len()
             );
         }
-        self.tokens
-            .len()
-            .checked_add(count)
-            .ok_or_else(|| Error::InvalidArgument(format!("count {count} is too large")))?;
         Ok(())
     }
 
@@ -140,6 +136,21 @@ impl Items {
 
     pub fn kind_table(&self) -> &KindTable {
         &self.kind_table
+    }
+
+    /// Test helper: items from (tokens, score, kind) triples.
+    #[cfg(test)]
+    pub(crate) fn from_spec(spec: &[(i64, f64, &str)]) -> Items {
+        let mut items = Items::new();
+        for &(tokens, score, kind) in spec {
+            let item = NewItem {
+                tokens,
+                score,
+                kind: Some(kind),
+            };
+            items.push(item).unwrap();
+        }
+        items
     }
 
     /// Sum of the tokens of `indices`, saturating at `i64::MAX`.

@@ -3,6 +3,9 @@
 //! Greedy and Knapsack must agree on the order too; the decorators on the
 //! selected set (the crate visits kinds alphabetically, supplement 9).
 
+mod common;
+
+use common::Rng;
 use cupel::{
     Budget, CountEntry, CountQuota, Engine, Items, Knapsack, NewItem, Quota, QuotaEntry, Scarcity,
     Slicer,
@@ -10,25 +13,6 @@ use cupel::{
 use cupel_ref as r;
 
 const CASES: u64 = 2000;
-
-/// splitmix64: small, seedable, good enough for test data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
 
 const KINDS: [&str; 5] = [
     "Message",

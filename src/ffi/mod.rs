@@ -260,11 +260,16 @@ pub(crate) fn hand_out<T>(out: Out<*mut T>, value: T) {
     out.set(Box::into_raw(Box::new(value)));
 }
 
-/// Frees an object created by [`hand_out`]; NULL is a no-op.
+/// Frees an object created by [`hand_out`]; NULL is a no-op, and so is a
+/// misaligned pointer (which no `_new` function hands out; the message says so).
 pub(crate) unsafe fn release<T>(p: *mut T) {
     guard_value((), || {
-        if !p.is_null() {
-            drop(Box::from_raw(p));
+        if p.is_null() {
+            return;
+        }
+        match check_ptr(p, "handle") {
+            Ok(()) => drop(Box::from_raw(p)),
+            Err(e) => set_last_error(format!("free: {e}; nothing was freed")),
         }
     })
 }
@@ -274,7 +279,9 @@ pub(crate) unsafe fn release<T>(p: *mut T) {
 /// next `cupel_` call on the same thread; copy it to keep it.
 #[no_mangle]
 pub extern "C" fn cupel_last_error() -> *const c_char {
-    LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |s| s.as_ptr()))
+    guard_value(std::ptr::null(), || {
+        LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |s| s.as_ptr()))
+    })
 }
 
 /// The fixed name of a status code, e.g. "CUPEL_ERROR_BUFFER_TOO_SMALL"
@@ -282,7 +289,7 @@ pub extern "C" fn cupel_last_error() -> *const c_char {
 /// `status` is a `cupel_status` value (taken as `int` so that any number is safe).
 #[no_mangle]
 pub extern "C" fn cupel_status_str(status: std::ffi::c_int) -> *const c_char {
-    let s: &'static CStr = match status {
+    let name: &'static CStr = match status {
         0 => c"CUPEL_OK",
         1 => c"CUPEL_ERROR_NULL_POINTER",
         2 => c"CUPEL_ERROR_INVALID_ARGUMENT",
@@ -293,7 +300,7 @@ pub extern "C" fn cupel_status_str(status: std::ffi::c_int) -> *const c_char {
         7 => c"CUPEL_ERROR_INTERNAL",
         _ => c"CUPEL_UNKNOWN_STATUS",
     };
-    s.as_ptr()
+    name.as_ptr()
 }
 
 /// The library version, "MAJOR.MINOR.PATCH" (a static string), equal to the

@@ -190,7 +190,7 @@ impl CountQuota {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::items::{Items, NewItem};
+    use crate::items::Items;
 
     fn e(kind: &str, require: u32, cap: u32) -> CountEntry {
         CountEntry {
@@ -207,15 +207,7 @@ mod tests {
     }
 
     fn run(s: &Slicer, spec: &[(i64, f64, &str)], target: i64) -> Result<Out> {
-        let mut it = Items::new();
-        for &(tokens, score, kind) in spec {
-            it.push(NewItem {
-                tokens,
-                score,
-                kind: Some(kind),
-            })
-            .unwrap();
-        }
+        let it = Items::from_spec(spec);
         let sorted = crate::sort::sort_stage(&it);
         let mut ctx = Ctx::new(&it, usize::MAX);
         let selected = s.slice(

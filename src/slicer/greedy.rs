@@ -43,18 +43,10 @@ pub fn greedy(items: &Items, cands: &[u32], target: i64) -> Vec<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::items::NewItem;
 
     fn items(spec: &[(i64, f64)]) -> (Items, Vec<u32>) {
-        let mut it = Items::new();
-        for &(tokens, score) in spec {
-            it.push(NewItem {
-                tokens,
-                score,
-                kind: None,
-            })
-            .unwrap();
-        }
+        let spec: Vec<_> = spec.iter().map(|&(t, s)| (t, s, "Message")).collect();
+        let it = Items::from_spec(&spec);
         let all = (0..spec.len() as u32).collect();
         (it, all)
     }

@@ -136,15 +136,8 @@ mod tests {
     use crate::items::NewItem;
 
     fn run(spec: &[(i64, f64)], target: i64, bucket: i64) -> Vec<u32> {
-        let mut it = Items::new();
-        for &(tokens, score) in spec {
-            it.push(NewItem {
-                tokens,
-                score,
-                kind: None,
-            })
-            .unwrap();
-        }
+        let spec: Vec<_> = spec.iter().map(|&(t, s)| (t, s, "Message")).collect();
+        let it = Items::from_spec(&spec);
         let c: Vec<u32> = (0..spec.len() as u32).collect();
         knapsack(&it, &c, target, bucket, usize::MAX).unwrap()
     }

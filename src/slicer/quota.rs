@@ -202,7 +202,7 @@ impl Quota {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::items::{Items, NewItem};
+    use crate::items::Items;
 
     fn entry(kind: &str, require: f64, cap: f64) -> QuotaEntry {
         QuotaEntry {
@@ -213,15 +213,7 @@ mod tests {
     }
 
     fn run(q: &Quota, spec: &[(i64, f64, &str)], target: i64) -> Vec<u32> {
-        let mut it = Items::new();
-        for &(tokens, score, kind) in spec {
-            it.push(NewItem {
-                tokens,
-                score,
-                kind: Some(kind),
-            })
-            .unwrap();
-        }
+        let it = Items::from_spec(spec);
         let sorted = crate::sort::sort_stage(&it);
         let mut ctx = Ctx::new(&it, usize::MAX);
         q.slice(
