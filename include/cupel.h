@@ -347,7 +347,10 @@ int64_t cupel_report_selected_tokens(const struct cupel_report *report);
 
 /**
  * The number of count requirements that could not be met (scarcity
- * DEGRADE), from count-based slicers at any nesting depth; 0 for NULL.
+ * DEGRADE), from count-based slicers at any nesting depth, in the order they
+ * were recorded; 0 for NULL. A count slicer nested in a QuotaSlice runs once
+ * per kind partition, and each run records its own shortfalls (an entry
+ * whose kind is absent from a partition records required/0 there).
  */
 size_t cupel_report_shortfall_count(const struct cupel_report *report);
 

@@ -80,7 +80,10 @@ pub unsafe extern "C" fn cupel_report_selected_tokens(report: *const cupel_repor
 }
 
 /// The number of count requirements that could not be met (scarcity
-/// DEGRADE), from count-based slicers at any nesting depth; 0 for NULL.
+/// DEGRADE), from count-based slicers at any nesting depth, in the order they
+/// were recorded; 0 for NULL. A count slicer nested in a QuotaSlice runs once
+/// per kind partition, and each run records its own shortfalls (an entry
+/// whose kind is absent from a partition records required/0 there).
 #[no_mangle]
 pub unsafe extern "C" fn cupel_report_shortfall_count(report: *const cupel_report) -> usize {
     read(report, |r| r.outcome.shortfalls.len(), 0)
