@@ -1,0 +1,94 @@
+// Tests of bindings/cpp/cupel.hpp: every slicer, errors as exceptions,
+// reports, streams, simulation and RAII moves.
+#include "cupel.hpp"
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+static int passed = 0, failed = 0;
+#define CHECK(c)                                                               \
+  do {                                                                         \
+    if (c) {                                                                   \
+      passed++;                                                                \
+    } else {                                                                   \
+      failed++;                                                                \
+      std::fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
+    }                                                                          \
+  } while (0)
+
+template <class F>
+static void expect_error(F &&f, cupel_status status, const char *needle) {
+  try {
+    f();
+    failed++;
+    std::fprintf(stderr, "expected %s, nothing thrown\n", cupel_status_str(status));
+  } catch (const cupel::Error &e) {
+    CHECK(e.status() == status);
+    CHECK(std::strstr(e.what(), needle) != nullptr);
+  }
+}
+
+int main() {
+  using V = std::vector<size_t>;
+  cupel::Items items;
+  items.push_many({400, 100, 100, 200}, {0.9, 0.7, 0.5, 0.1});
+  CHECK(items.size() == 4);
+  cupel::Budget budget(300, 300);
+
+  auto greedy = cupel::Slicer::greedy();
+  CHECK(cupel::slice(greedy, items, budget) == (V{1, 2}));
+  auto knapsack = cupel::Slicer::knapsack(100);
+  CHECK(cupel::slice(knapsack, items, budget) == (V{2, 1}));
+
+  cupel::Items kinds;
+  kinds.push_many({200, 200, 300, 300, 200}, {0.9, 0.5, 0.8, 0.3, 0.7},
+                  {"SystemPrompt", "SystemPrompt", "Message", "Message", "Document"});
+  auto quota = cupel::Slicer::quota(greedy, {{"SystemPrompt", 30, 50}, {"Message", 0, 40}});
+  cupel::Budget thousand(1000, 1000);
+  CHECK(cupel::slice(quota, kinds, thousand) == (V{0, 1, 2}));
+
+  cupel::Items tools;
+  tools.push_many({100, 100, 100}, {0.9, 0.7, 0.5}, {"tool", "tool", "tool"});
+  auto count = cupel::Slicer::count_quota(greedy, {{"tool", 0, 1}, {"memory", 1, 2}});
+  cupel::Report report;
+  CHECK(cupel::slice(count, tools, thousand, 0, &report) == (V{0}));
+  CHECK(report.cap_excluded() == (V{1, 2}));
+  auto shortfalls = report.shortfalls();
+  CHECK(shortfalls.size() == 1 && shortfalls[0].kind == "memory" && shortfalls[0].satisfied == 0);
+  auto cck = cupel::Slicer::count_constrained_knapsack(1, {{"tool", 2, 2}});
+  CHECK(cupel::slice(cck, tools, thousand, 0, &report) == (V{0, 1}));
+  CHECK(report.selected_tokens() == 200);
+
+  auto strict = cupel::Slicer::count_quota(greedy, {{"memory", 1, 2}}, cupel::Scarcity::Error);
+  expect_error([&] { cupel::slice(strict, tools, thousand); }, CUPEL_ERROR_SCARCITY, "memory");
+  expect_error([&] { cupel::Slicer::count_quota(knapsack, {}); }, CUPEL_ERROR_UNSUPPORTED, "KnapsackSlice");
+  expect_error([] { cupel::Budget(10, 20); }, CUPEL_ERROR_INVALID_ARGUMENT, "target_tokens 20 > max_tokens 10");
+  expect_error([&] { cupel::Slicer::quota(greedy, {{"a", 60, 40}}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+               "require_percent 60 > cap_percent 40");
+  expect_error([&] { items.push(1, 0.0 / 0.0); }, CUPEL_ERROR_INVALID_ARGUMENT, "NaN");
+  CHECK(items.size() == 4);
+
+  auto big = cupel::Slicer::knapsack(1);
+  big.set_memory_limit(64);
+  CHECK(big.memory_limit() == 64);
+  expect_error([&] { cupel::slice(big, items, budget); }, CUPEL_ERROR_CAPACITY, "memory limit");
+
+  CHECK(cupel::marginal_items(greedy, items, budget, 150) == (V{2}));
+  CHECK(cupel::find_min_budget(greedy, items, 0, 10000) == std::optional<int64_t>(600));
+  CHECK(!cupel::find_min_budget(greedy, items, 0, 599).has_value());
+
+  cupel::Stream stream(200, 2);
+  CHECK(!stream.push(100, 0.5));
+  CHECK(stream.push(100, 0.4));
+  CHECK(stream.finish() == (V{0, 1}));
+
+  cupel::Slicer moved = std::move(greedy);  // RAII: the moved-from handle is empty
+  CHECK(moved.get() != nullptr && greedy.get() == nullptr);
+  auto b2 = budget.effective(50);
+  CHECK(b2.first == 250 && b2.second == 250);
+
+  std::printf("test_cupel_cpp: %d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
