@@ -281,25 +281,22 @@ fn check_count_report(
     }
 }
 
-#[test]
-fn count_quota_matches_reference_as_sets() {
-    let mut rng = Rng(6);
+/// Runs CASES random count-slicer cases: `make` builds our slicer and the
+/// reference's from the entries (and may draw more from the rng).
+fn check_count_slicer(
+    seed: u64,
+    make: impl Fn(&mut Rng, Vec<CountEntry>, Vec<r::CountQuotaEntry>) -> (Slicer, Box<dyn r::Slicer>),
+) {
+    let mut rng = Rng(seed);
     for case_no in 0..CASES {
         let c = random_case(&mut rng, 5);
         let e = random_count_entries(&mut rng);
         let (ours_e, ref_e) = count_entries(&e);
-        let slicer =
-            Slicer::CountQuota(CountQuota::new(Slicer::Greedy, ours_e, Scarcity::Degrade).unwrap());
-        let reference = r::CountQuotaSlice::new(
-            ref_e,
-            Box::new(r::GreedySlice),
-            r::ScarcityBehavior::Degrade,
-        )
-        .unwrap();
+        let (slicer, reference) = make(&mut rng, ours_e, ref_e);
         let (got, out) = ours(&c, slicer);
         assert_eq!(
             sorted(got),
-            sorted(theirs(&c, &reference)),
+            sorted(theirs(&c, reference.as_ref())),
             "case {case_no}: entries {e:?}"
         );
         check_count_report(&c, &e, &out, case_no);
@@ -307,27 +304,30 @@ fn count_quota_matches_reference_as_sets() {
 }
 
 #[test]
+fn count_quota_matches_reference_as_sets() {
+    check_count_slicer(6, |_, ours_e, ref_e| {
+        let ours = CountQuota::new(Slicer::Greedy, ours_e, Scarcity::Degrade).unwrap();
+        let reference = r::CountQuotaSlice::new(
+            ref_e,
+            Box::new(r::GreedySlice),
+            r::ScarcityBehavior::Degrade,
+        )
+        .unwrap();
+        (Slicer::CountQuota(ours), Box::new(reference))
+    });
+}
+
+#[test]
 fn count_constrained_knapsack_matches_reference_as_sets() {
-    let mut rng = Rng(7);
-    for case_no in 0..CASES {
-        let c = random_case(&mut rng, 5);
-        let e = random_count_entries(&mut rng);
+    check_count_slicer(7, |rng, ours_e, ref_e| {
         let bucket = [1, 7, 100][rng.below(3) as usize];
-        let (ours_e, ref_e) = count_entries(&e);
-        let slicer =
-            Slicer::CountKnapsack(CountQuota::knapsack(bucket, ours_e, Scarcity::Degrade).unwrap());
+        let ours = CountQuota::knapsack(bucket, ours_e, Scarcity::Degrade).unwrap();
         let reference = r::CountConstrainedKnapsackSlice::new(
             ref_e,
             r::KnapsackSlice::new(bucket).unwrap(),
             r::ScarcityBehavior::Degrade,
         )
         .unwrap();
-        let (got, out) = ours(&c, slicer);
-        assert_eq!(
-            sorted(got),
-            sorted(theirs(&c, &reference)),
-            "case {case_no}: bucket {bucket} entries {e:?}"
-        );
-        check_count_report(&c, &e, &out, case_no);
-    }
+        (Slicer::CountKnapsack(ours), Box::new(reference))
+    });
 }
