@@ -58,16 +58,20 @@ class Handle {
  private:
   T *p_ = nullptr;
 };
+
+/// Calls a `cupel_*_new` style function `f(&p)` and returns the new handle.
+template <class T, class F>
+T *create(F &&f) {
+  T *p = nullptr;
+  check(f(&p));
+  return p;
+}
 }  // namespace detail
 
 /// The scored candidates. An item's index is its push order.
 class Items {
  public:
-  Items() {
-    cupel_items *p = nullptr;
-    detail::check(cupel_items_new(&p));
-    h_ = Handle(p);
-  }
+  Items() : h_(detail::create<cupel_items>(cupel_items_new)) {}
   /// Adds one item; an empty `kind` means the default kind "Message".
   void push(int64_t tokens, double score, const std::string &kind = "") {
     detail::check(cupel_items_push(h_.get(), tokens, score, kind.empty() ? nullptr : kind.c_str()));
@@ -97,11 +101,9 @@ class Items {
 /// A token budget.
 class Budget {
  public:
-  Budget(int64_t max_tokens, int64_t target_tokens) {
-    cupel_budget *p = nullptr;
-    detail::check(cupel_budget_new(max_tokens, target_tokens, &p));
-    h_ = Handle(p);
-  }
+  Budget(int64_t max_tokens, int64_t target_tokens)
+      : h_(detail::create<cupel_budget>(
+            [&](cupel_budget **p) { return cupel_budget_new(max_tokens, target_tokens, p); })) {}
   void set_output_reserve(int64_t tokens) { detail::check(cupel_budget_set_output_reserve(h_.get(), tokens)); }
   void set_safety_margin(double percent) { detail::check(cupel_budget_set_safety_margin(h_.get(), percent)); }
   void reserve(const std::string &kind, int64_t tokens) {
@@ -170,9 +172,7 @@ class Slicer {
   explicit Slicer(cupel_slicer *p) : h_(p) {}
   template <class F>
   static Slicer make(F &&f) {
-    cupel_slicer *p = nullptr;
-    detail::check(f(&p));
-    return Slicer(p);
+    return Slicer(detail::create<cupel_slicer>(std::forward<F>(f)));
   }
   static std::vector<cupel_count_quota> entries_of(const std::vector<CountQuota> &entries) {
     std::vector<cupel_count_quota> e;
@@ -191,11 +191,7 @@ struct Shortfall {
 /// Diagnostics of one slice call; use one per thread.
 class Report {
  public:
-  Report() {
-    cupel_report *p = nullptr;
-    detail::check(cupel_report_new(&p));
-    h_ = Handle(p);
-  }
+  Report() : h_(detail::create<cupel_report>(cupel_report_new)) {}
   int64_t effective_max_tokens() const noexcept { return cupel_report_effective_max_tokens(h_.get()); }
   int64_t effective_target_tokens() const noexcept { return cupel_report_effective_target_tokens(h_.get()); }
   int64_t selected_tokens() const noexcept { return cupel_report_selected_tokens(h_.get()); }
@@ -255,11 +251,9 @@ inline std::optional<int64_t> find_min_budget(const Slicer &slicer, const Items 
 /// StreamSlice: push items as they arrive, then finish.
 class Stream {
  public:
-  explicit Stream(int64_t target_tokens, size_t batch_size = 0) {
-    cupel_stream *p = nullptr;
-    detail::check(cupel_stream_new(target_tokens, batch_size, &p));
-    h_ = Handle(p);
-  }
+  explicit Stream(int64_t target_tokens, size_t batch_size = 0)
+      : h_(detail::create<cupel_stream>(
+            [&](cupel_stream **p) { return cupel_stream_new(target_tokens, batch_size, p); })) {}
   /// Offers the next item; returns true once the budget is spent.
   bool push(int64_t tokens, double score) {
     bool full = false;

@@ -21,7 +21,9 @@ impl cupel_report {
         }
     }
 
-    pub(crate) fn fill(&mut self, outcome: &Outcome) {
+    /// Takes the diagnostics of `outcome` (its selection, already written
+    /// to the caller's buffer, is dropped rather than copied).
+    pub(crate) fn fill(&mut self, outcome: Outcome) {
         self.kinds = outcome
             .shortfalls
             .iter()
@@ -29,7 +31,7 @@ impl cupel_report {
             .collect();
         self.outcome = Outcome {
             selected: Vec::new(),
-            ..outcome.clone()
+            ..outcome
         };
     }
 }

@@ -50,7 +50,7 @@ pub unsafe extern "C" fn cupel_slice(
             .slice(&items.inner, &budget.inner, pinned_tokens)?;
         buf.write_all(&outcome.selected, out_len, "out_indices", |i| i as usize)?;
         if let Some(r) = report {
-            r.fill(&outcome);
+            r.fill(outcome);
         }
         Ok(())
     })

@@ -101,6 +101,12 @@ static cupel_budget *make_budget(int64_t max_tokens, int64_t target_tokens) {
   return b;
 }
 
+static cupel_slicer *greedy(void) {
+  cupel_slicer *s = NULL;
+  if (cupel_slicer_new_greedy(&s) != CUPEL_OK) abort();
+  return s;
+}
+
 /* Slices with a fresh buffer of `cap` entries; returns the status. */
 static cupel_status slice_into(const cupel_slicer *s, const cupel_items *items,
                                int64_t max_tokens, int64_t target_tokens,

@@ -4,12 +4,6 @@
 #include <math.h>
 #include <stdint.h>
 
-static cupel_slicer *greedy(void) {
-  cupel_slicer *s = NULL;
-  if (cupel_slicer_new_greedy(&s) != CUPEL_OK) abort();
-  return s;
-}
-
 static cupel_slicer *count_quota(const cupel_count_quota *e, size_t n, int scarcity) {
   cupel_slicer *g = greedy(), *s = NULL;
   if (cupel_slicer_new_count_quota(g, e, n, scarcity, &s) != CUPEL_OK) {

@@ -7,12 +7,6 @@
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
-static cupel_slicer *greedy(void) {
-  cupel_slicer *s = NULL;
-  if (cupel_slicer_new_greedy(&s) != CUPEL_OK) abort();
-  return s;
-}
-
 static cupel_slicer *knapsack(int64_t bucket) {
   cupel_slicer *s = NULL;
   if (cupel_slicer_new_knapsack(bucket, &s) != CUPEL_OK) abort();
