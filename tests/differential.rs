@@ -144,6 +144,21 @@ fn knapsack_matches_reference_in_order() {
     }
 }
 
+#[test]
+fn knapsack_matches_reference_with_wide_values() {
+    // Scores up to 1e5 make values up to 1e9 each: the DP runs in i64 lanes.
+    let mut rng = Rng(12);
+    for case_no in 0..CASES / 2 {
+        let mut c = random_case(&mut rng, 3);
+        c.target *= 1 + rng.below(8) as i64;
+        c.scores.iter_mut().for_each(|s| *s *= 1e5);
+        let bucket = [1, 3][rng.below(2) as usize];
+        let (got, _) = ours(&c, Slicer::Knapsack(Knapsack::new(bucket).unwrap()));
+        let want = theirs(&c, &r::KnapsackSlice::new(bucket).unwrap());
+        assert_eq!(got, want, "bucket {bucket} case {case_no}");
+    }
+}
+
 /// Random quotas whose requires sum to at most 100 (whole percentages).
 fn random_quotas(rng: &mut Rng) -> Vec<(String, f64, f64)> {
     let mut left = 100;

@@ -138,7 +138,7 @@ fn check_ptr<T>(p: *const T, name: &str) -> Result<()> {
     if p.is_null() {
         return Err(Error::NullPointer(format!("{name} is NULL")));
     }
-    if (p as usize) % std::mem::align_of::<T>() != 0 {
+    if !(p as usize).is_multiple_of(std::mem::align_of::<T>()) {
         return Err(Error::InvalidArgument(format!(
             "{name} ({p:p}) is not aligned for its type"
         )));

@@ -1,6 +1,9 @@
 //! KnapsackSlice (spec 001): 0/1 knapsack DP over discretised weights, with
-//! a keep table of one bit per cell.
+//! a keep table of one bit per cell and vectorised rows (see [`kernel`]).
 
+use std::cell::RefCell;
+
+use super::kernel::{self, Kernel};
 use crate::error::{invalid, Error, Result};
 use crate::items::Items;
 
@@ -80,8 +83,11 @@ pub fn knapsack(
 
     let cells = capacity as u128 + 1;
     let words_per_row = cells.div_ceil(64);
+    let total_value: i128 = rows.iter().map(|r| r.2 as i128).sum();
+    let narrow = total_value <= i32::MAX as i128;
+    let lane_bytes = if narrow { 4 } else { 8 };
     let table_bytes = rows.len() as u128 * words_per_row * 8;
-    let dp_bytes = cells * 8;
+    let dp_bytes = words_per_row * 64 * lane_bytes;
     let needed = table_bytes + dp_bytes;
     if needed > memory_limit as u128 {
         return Err(Error::Capacity(format!(
@@ -91,43 +97,87 @@ pub fn knapsack(
         )));
     }
     // needed <= memory_limit <= usize::MAX, so these casts are exact.
-    let cells = cells as usize;
     let words_per_row = words_per_row as usize;
-    let capacity = capacity as usize;
-    let mut dp: Vec<i64> = alloc_zeroed(cells, needed)?;
-    let mut keep: Vec<u64> = alloc_zeroed(rows.len() * words_per_row, needed)?;
-
-    for (r, &(_, dw, value)) in rows.iter().enumerate() {
-        let dw = dw as usize;
-        let row = &mut keep[r * words_per_row..(r + 1) * words_per_row];
-        for w in (dw..=capacity).rev() {
-            let with_item = dp[w - dw].saturating_add(value);
-            if with_item > dp[w] {
-                dp[w] = with_item;
-                row[w >> 6] |= 1 << (w & 63);
+    let kernel = Kernel::selected();
+    SCRATCH.with(|scratch| {
+        // A nested call on this thread (none today) would get fresh buffers.
+        let mut fresh = Scratch::default();
+        let mut guard = scratch.try_borrow_mut();
+        let scratch = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        let keep = grow(&mut scratch.keep, rows.len() * words_per_row, needed)?;
+        if narrow {
+            let dp = zeroed(&mut scratch.dp32, words_per_row * 64, needed)?;
+            for (r, &(_, dw, value)) in rows.iter().enumerate() {
+                let row = &mut keep[r * words_per_row..(r + 1) * words_per_row];
+                kernel::row(kernel, dp, row, dw as usize, value as i32, false);
+            }
+        } else {
+            let saturate = total_value > i64::MAX as i128;
+            let dp = zeroed(&mut scratch.dp64, words_per_row * 64, needed)?;
+            for (r, &(_, dw, value)) in rows.iter().enumerate() {
+                let row = &mut keep[r * words_per_row..(r + 1) * words_per_row];
+                kernel::row(kernel, dp, row, dw as usize, value, saturate);
             }
         }
-    }
-
-    let mut remaining = capacity;
-    for r in (0..rows.len()).rev() {
-        if keep[r * words_per_row + (remaining >> 6)] >> (remaining & 63) & 1 == 1 {
-            result.push(rows[r].0);
-            remaining -= rows[r].1 as usize;
+        let mut remaining = capacity as usize;
+        for r in (0..rows.len()).rev() {
+            if keep[r * words_per_row + (remaining >> 6)] >> (remaining & 63) & 1 == 1 {
+                result.push(rows[r].0);
+                remaining -= rows[r].1 as usize;
+            }
         }
-    }
-    Ok(result)
+        scratch.trim();
+        Ok(result)
+    })
 }
 
-fn alloc_zeroed<T: Clone + Default>(len: usize, needed: u128) -> Result<Vec<T>> {
-    let mut v = Vec::new();
-    v.try_reserve_exact(len).map_err(|e| {
-        Error::Capacity(format!(
-            "cannot allocate the knapsack table ({needed} bytes): {e}"
-        ))
-    })?;
-    v.resize(len, T::default());
-    Ok(v)
+/// Scratch buffers kept per thread between slice calls, so that repeated
+/// calls of similar size allocate nothing.
+#[derive(Default)]
+struct Scratch {
+    keep: Vec<u64>,
+    dp32: Vec<i32>,
+    dp64: Vec<i64>,
+}
+
+/// Scratch larger than this is released after the call instead of kept.
+const SCRATCH_RETAIN_BYTES: usize = 64 << 20;
+
+impl Scratch {
+    fn trim(&mut self) {
+        let bytes = self.keep.capacity() * 8 + self.dp32.capacity() * 4 + self.dp64.capacity() * 8;
+        if bytes > SCRATCH_RETAIN_BYTES {
+            *self = Scratch::default();
+        }
+    }
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// `v` with exactly `len` elements; old contents are left (every keep word
+/// is rewritten by its row). Allocation failure is a capacity error.
+fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize, needed: u128) -> Result<&mut [T]> {
+    if len > v.len() {
+        v.try_reserve_exact(len - v.len()).map_err(|e| {
+            Error::Capacity(format!(
+                "cannot allocate the knapsack table ({needed} bytes): {e}"
+            ))
+        })?;
+        v.resize(len, T::default());
+    }
+    Ok(&mut v[..len])
+}
+
+/// `v` with `len` zeroed elements.
+fn zeroed<T: Copy + Default>(v: &mut Vec<T>, len: usize, needed: u128) -> Result<&mut [T]> {
+    let s = grow(v, len, needed)?;
+    s.fill(T::default());
+    Ok(s)
 }
 
 #[cfg(test)]

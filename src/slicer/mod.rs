@@ -4,6 +4,7 @@
 
 mod count_quota;
 mod greedy;
+pub mod kernel;
 mod knapsack;
 mod quota;
 
