@@ -29,6 +29,12 @@ pub fn fold(kind: &str) -> String {
 pub struct KindTable {
     names: Vec<Box<str>>,
     ids: HashMap<Box<str>, u32>,
+    /// Every exact spelling interned so far, so that repeated spellings are
+    /// found without folding (no allocation per item).
+    spellings: HashMap<Box<str>, u32>,
+    /// The spelling and id of the last `intern` call: runs of one kind
+    /// need no hashing at all.
+    last: Option<(String, u32)>,
 }
 
 impl KindTable {
@@ -43,13 +49,36 @@ impl KindTable {
 
     /// The id of `kind`, interning it if new. The caller validated `kind`.
     pub fn intern(&mut self, kind: &str) -> u32 {
-        if let Some(id) = self.lookup(kind) {
+        if let Some((last, id)) = &self.last {
+            if last == kind {
+                return *id;
+            }
+        }
+        if let Some(&id) = self.spellings.get(kind) {
+            self.remember(kind, id);
             return id;
         }
-        let id = self.names.len() as u32;
-        self.names.push(kind.into());
-        self.ids.insert(fold(kind).into_boxed_str(), id);
+        let id = match self.lookup(kind) {
+            Some(id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.names.push(kind.into());
+                self.ids.insert(fold(kind).into_boxed_str(), id);
+                id
+            }
+        };
+        self.spellings.insert(kind.into(), id);
+        self.remember(kind, id);
         id
+    }
+
+    /// Makes `kind` the last spelling, reusing the buffer (no allocation
+    /// once it has grown to the longest spelling).
+    fn remember(&mut self, kind: &str, id: u32) {
+        let (buf, last_id) = self.last.get_or_insert_with(|| (String::new(), 0));
+        buf.clear();
+        buf.push_str(kind);
+        *last_id = id;
     }
 
     /// Number of distinct kinds.
@@ -69,6 +98,8 @@ impl KindTable {
     pub fn clear(&mut self) {
         self.names.clear();
         self.ids.clear();
+        self.spellings.clear();
+        self.last = None;
     }
 }
 

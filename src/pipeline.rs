@@ -52,10 +52,20 @@ impl Engine {
         })
     }
 
+    /// The Sort stage. A top-level GreedySlice orders candidates by density
+    /// and breaks ties as the Sort stage would (see [`crate::slicer::greedy`]),
+    /// so it gets the items in push order and the sort is skipped.
+    fn sort_stage(&self, items: &Items) -> Vec<u32> {
+        match self.slicer {
+            Slicer::Greedy => (0..items.len() as u32).collect(),
+            _ => sort_stage(items),
+        }
+    }
+
     /// Sort stage, then Slice stage with `budget` and `pinned_tokens`.
     pub fn slice(&self, items: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
         let effective = budget.effective(pinned_tokens)?;
-        let sorted = sort_stage(items);
+        let sorted = self.sort_stage(items);
         self.run_sorted(items, &sorted, effective)
     }
 
@@ -90,7 +100,7 @@ impl Engine {
         if slack == 0 {
             return Ok(Vec::new());
         }
-        let sorted = sort_stage(items);
+        let sorted = self.sort_stage(items);
         let full = self.run_sorted(items, &sorted, full_budget)?.selected;
         let less = self.run_sorted(items, &sorted, reduced_budget)?.selected;
         let mut in_less = vec![false; items.len()];
@@ -130,7 +140,7 @@ impl Engine {
         if ceiling < tokens {
             return invalid!("search_ceiling {ceiling} < tokens {tokens} of item {target_index}");
         }
-        let sorted = sort_stage(items);
+        let sorted = self.sort_stage(items);
         let selected_at = |b: i64| -> Result<bool> {
             let effective = Budget::new(b, b)?.effective(pinned_tokens)?;
             Ok(self

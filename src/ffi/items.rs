@@ -93,9 +93,17 @@ pub unsafe extern "C" fn cupel_items_push_many(
                 "count {count}: cannot allocate room for the batch: {e}"
             ))
         })?;
+        // Hosts usually pass the same few kind strings many times: a pointer
+        // equal to the previous one is the same string, already checked.
+        let mut last: (*const c_char, Option<&str>) = (std::ptr::null(), None);
         for i in 0..count {
             let kind = match kinds {
-                Some(k) => arg_opt_str(k[i], &format!("kinds[{i}]"))?,
+                Some(k) if !k[i].is_null() && k[i] == last.0 => last.1,
+                Some(k) => {
+                    let kind = named(|n| arg_opt_str(k[i], n), || format!("kinds[{i}]"))?;
+                    last = (k[i], kind);
+                    kind
+                }
                 None => None,
             };
             batch.push(NewItem {

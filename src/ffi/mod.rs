@@ -192,6 +192,16 @@ pub(crate) unsafe fn arg_str<'a>(p: *const c_char, name: &str) -> Result<&'a str
     })
 }
 
+/// Runs the argument check `check` with a placeholder name and, only if it
+/// fails, again with the real `name`: per-element checks then format no
+/// name on the success path.
+pub(crate) fn named<T>(
+    check: impl Fn(&str) -> Result<T>,
+    name: impl FnOnce() -> String,
+) -> Result<T> {
+    check("").or_else(|_| check(&name()))
+}
+
 /// An optional string: NULL gives `None`.
 pub(crate) unsafe fn arg_opt_str<'a>(p: *const c_char, name: &str) -> Result<Option<&'a str>> {
     if p.is_null() {

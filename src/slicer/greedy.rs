@@ -1,18 +1,38 @@
 //! GreedySlice (spec 000): value density, greedy fill.
 
+use std::cmp::Ordering;
+
 use crate::items::Items;
-use crate::sort::{desc_key, key_position};
+use crate::sort::desc_bits;
+
+/// Candidates ordered in the first round at least; doubled every round.
+const FIRST_ROUND: usize = 1024;
 
 /// GREEDY-SLICE over `cands` with `target` tokens. Output in greedy
-/// iteration order (density descending, then position in `cands`).
+/// iteration order: density descending, then Sort-stage position.
+///
+/// Ties in density are broken by (score descending, position in `cands`),
+/// which is the Sort-stage position whenever `cands` is in Sort-stage order
+/// *or* in item order, so the pipeline may skip the Sort stage for a
+/// top-level GreedySlice.
+///
+/// The single pass of the spec needs the density order only of candidates
+/// that can still fit: the remaining budget never grows, so a candidate with
+/// more tokens than remain is skipped whenever its turn comes. So each round
+/// buckets the pool by the top bits of the density key, cuts it after the
+/// first buckets whose tokens cover the remaining budget, orders only that
+/// head exactly and takes what fits, then drops from the rest whatever no
+/// longer fits. Rounds at least double in size: O(N log N) at worst, a few
+/// O(N) passes in practice.
 pub fn greedy(items: &Items, cands: &[u32], target: i64) -> Vec<u32> {
     if cands.is_empty() || target <= 0 {
         return Vec::new();
     }
-    // Step 1-2: densities as packed (density desc, position asc) keys.
-    let mut keys: Vec<u128> = cands
+    // Step 1-2: (density descending key, position) of each candidate that fits.
+    let mut pool: Vec<(u64, u32)> = cands
         .iter()
         .enumerate()
+        .filter(|&(_, &i)| items.tokens(i) <= target)
         .map(|(pos, &i)| {
             let tokens = items.tokens(i);
             let density = if tokens == 0 {
@@ -20,24 +40,77 @@ pub fn greedy(items: &Items, cands: &[u32], target: i64) -> Vec<u32> {
             } else {
                 items.score(i) / tokens as f64
             };
-            desc_key(density, pos as u32)
+            (desc_bits(density), pos as u32)
         })
         .collect();
-    keys.sort_unstable();
-    // Step 3: greedy fill, one pass, no backtracking.
+    let tokens = |p: &(u64, u32)| items.tokens(cands[p.1 as usize]);
+    let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
+        a.0.cmp(&b.0).then_with(|| {
+            let score = |p: &(u64, u32)| desc_bits(items.score(cands[p.1 as usize]));
+            score(a).cmp(&score(b)).then(a.1.cmp(&b.1))
+        })
+    };
+    let bits = (usize::BITS - pool.len().leading_zeros()).clamp(4, 16);
+    let shift = 64 - bits;
+    let mut counts = vec![0usize; 1 << bits];
+    let mut sums = vec![0i64; 1 << bits];
+    // Step 3: greedy fill, one pass in density order, no backtracking.
     let mut remaining = target;
     let mut selected = Vec::new();
-    for key in keys {
-        let item = cands[key_position(key) as usize];
-        let tokens = items.tokens(item);
-        if tokens == 0 {
-            selected.push(item);
-        } else if tokens <= remaining {
-            selected.push(item);
-            remaining -= tokens;
+    let mut round = FIRST_ROUND;
+    while !pool.is_empty() {
+        // Drop what no longer fits and bucket the rest, in one pass.
+        counts.fill(0);
+        sums.fill(0);
+        pool.retain(|p| {
+            let t = tokens(p);
+            if t > remaining {
+                return false;
+            }
+            let b = (p.0 >> shift) as usize;
+            counts[b] += 1;
+            sums[b] = sums[b].saturating_add(t);
+            true
+        });
+        if pool.is_empty() {
+            break;
         }
+        let (mut count, mut sum, mut cut) = (0, 0i64, counts.len() - 1);
+        for b in 0..counts.len() {
+            count += counts[b];
+            sum = sum.saturating_add(sums[b]);
+            if count >= round.min(pool.len()) && sum >= remaining {
+                cut = b;
+                break;
+            }
+        }
+        // Rest to the front, head (buckets <= cut) to the back.
+        let mid = partition(&mut pool, |p| (p.0 >> shift) as usize > cut);
+        pool[mid..].sort_unstable_by(order);
+        for p in &pool[mid..] {
+            let t = tokens(p);
+            if t <= remaining {
+                selected.push(cands[p.1 as usize]);
+                remaining -= t;
+            }
+        }
+        pool.truncate(mid);
+        round = round.saturating_mul(2);
     }
     selected
+}
+
+/// Moves the elements satisfying `front` before the others; returns their
+/// count. Order within each side is not kept.
+fn partition<T>(v: &mut [T], front: impl Fn(&T) -> bool) -> usize {
+    let mut mid = 0;
+    for i in 0..v.len() {
+        if front(&v[i]) {
+            v.swap(mid, i);
+            mid += 1;
+        }
+    }
+    mid
 }
 
 #[cfg(test)]
@@ -47,8 +120,9 @@ mod tests {
     fn items(spec: &[(i64, f64)]) -> (Items, Vec<u32>) {
         let spec: Vec<_> = spec.iter().map(|&(t, s)| (t, s, "Message")).collect();
         let it = Items::from_spec(&spec);
-        let all = (0..spec.len() as u32).collect();
-        (it, all)
+        // What the pipeline hands a slicer: the Sort stage's order.
+        let sorted = crate::sort::sort_stage(&it);
+        (it, sorted)
     }
 
     // Edge-case table of spec 000.
@@ -66,13 +140,10 @@ mod tests {
     }
 
     #[test]
-    fn all_zero_token_items_are_selected_in_index_order() {
-        let (it, c) = items(&[(0, 0.1), (0, 0.9), (0, 0.5)]);
-        assert_eq!(
-            greedy(&it, &c, 1),
-            vec![0, 1, 2],
-            "scores must not reorder zero-token items"
-        );
+    fn all_zero_token_items_are_selected_in_input_order() {
+        // The slicer's input is in Sort-stage order: 1 (0.9), 2 (0.5), 0 (0.1).
+        let (it, c) = items(&[(0, 0.1), (0, 0.9), (0, 0.5), (0, 0.5)]);
+        assert_eq!(greedy(&it, &c, 1), vec![1, 2, 3, 0]);
     }
 
     #[test]
@@ -97,10 +168,37 @@ mod tests {
     }
 
     #[test]
-    fn equal_density_ties_by_position() {
-        // A (0.5 density, index 0) precedes B (0.5, index 3).
-        let (it, c) = items(&[(2, 1.0), (1, 0.1), (1, 0.2), (4, 2.0)]);
-        assert_eq!(greedy(&it, &c, 100), vec![0, 3, 2, 1]);
+    fn equal_density_ties_by_input_position() {
+        // Sort-stage order 3 (2.0), 0 (1.0), 5 (1.0), 2, 1: among the 0.5
+        // densities 3 comes first, then 0 before 5 (equal scores: index).
+        let (it, c) = items(&[(2, 1.0), (1, 0.1), (1, 0.2), (4, 2.0), (9, 0.0), (2, 1.0)]);
+        assert_eq!(greedy(&it, &c, 100), vec![3, 0, 5, 2, 1, 4]);
+    }
+
+    #[test]
+    fn item_order_and_sort_stage_order_give_the_same_output() {
+        // Equal densities (0.1/token) with different scores and positions.
+        let (it, c) = items(&[(1, 0.1), (5, 0.5), (2, 0.2), (5, 0.5), (0, 0.3), (3, 0.9)]);
+        let sorted = crate::sort::sort_stage(&it);
+        assert_eq!(greedy(&it, &c, 8), greedy(&it, &sorted, 8));
+        assert_eq!(greedy(&it, &c, 8), vec![4, 5, 1]);
+    }
+
+    #[test]
+    fn rounds_give_the_full_sort_order() {
+        // More candidates than one round, all fitting: the output must be
+        // the whole density order.
+        let spec: Vec<(i64, f64)> = (0..5000)
+            .map(|i| (1 + (i * 7919) % 13, ((i * 104_729) % 1000) as f64 / 1000.0))
+            .collect();
+        let (it, c) = items(&spec);
+        let got = greedy(&it, &c, i64::MAX);
+        let mut want: Vec<u32> = c.clone();
+        want.sort_by(|&a, &b| {
+            let d = |i: u32| it.score(i) / it.tokens(i) as f64;
+            d(b).partial_cmp(&d(a)).unwrap()
+        }); // stable: ties keep Sort-stage order
+        assert_eq!(got, want);
     }
 
     #[test]

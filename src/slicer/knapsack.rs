@@ -87,7 +87,8 @@ pub fn knapsack(
     let narrow = total_value <= i32::MAX as i128;
     let lane_bytes = if narrow { 4 } else { 8 };
     let table_bytes = rows.len() as u128 * words_per_row * 8;
-    let dp_bytes = words_per_row * 64 * lane_bytes;
+    let max_weight = rows.iter().map(|r| r.1 as usize).max().unwrap_or(1);
+    let dp_bytes = kernel::dp_len(words_per_row as usize, max_weight) as u128 * lane_bytes;
     let needed = table_bytes + dp_bytes;
     if needed > memory_limit as u128 {
         return Err(Error::Capacity(format!(
@@ -109,17 +110,17 @@ pub fn knapsack(
         };
         let keep = grow(&mut scratch.keep, rows.len() * words_per_row, needed)?;
         if narrow {
-            let dp = zeroed(&mut scratch.dp32, words_per_row * 64, needed)?;
-            for (r, &(_, dw, value)) in rows.iter().enumerate() {
-                let row = &mut keep[r * words_per_row..(r + 1) * words_per_row];
-                kernel::row(kernel, dp, row, dw as usize, value as i32, false);
-            }
+            let dp = dp_array(&mut scratch.dp32, words_per_row, max_weight, needed)?;
+            run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| {
+                v as i32
+            });
+        } else if total_value <= i64::MAX as i128 {
+            let dp = dp_array(&mut scratch.dp64, words_per_row, max_weight, needed)?;
+            run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| v);
         } else {
-            let saturate = total_value > i64::MAX as i128;
-            let dp = zeroed(&mut scratch.dp64, words_per_row * 64, needed)?;
-            for (r, &(_, dw, value)) in rows.iter().enumerate() {
-                let row = &mut keep[r * words_per_row..(r + 1) * words_per_row];
-                kernel::row(kernel, dp, row, dw as usize, value, saturate);
+            let dp = dp_array(&mut scratch.dp64, words_per_row, max_weight, needed)?;
+            for (row, &(_, dw, value)) in keep.chunks_exact_mut(words_per_row).zip(&rows) {
+                kernel::row_saturating(dp, max_weight, row, dw as usize, value);
             }
         }
         let mut remaining = capacity as usize;
@@ -132,6 +133,31 @@ pub fn knapsack(
         scratch.trim();
         Ok(result)
     })
+}
+
+/// Runs the DP rows two at a time (see [`kernel`]), the last one alone
+/// when their number is odd.
+fn run_rows<T: kernel::Lane>(
+    kernel: Kernel,
+    dp: &mut [T],
+    max_weight: usize,
+    keep: &mut [u64],
+    words: usize,
+    rows: &[(u32, i64, i64)],
+    lane: impl Fn(i64) -> T,
+) {
+    let mut pairs = keep.chunks_exact_mut(2 * words).zip(rows.chunks_exact(2));
+    for (two, r) in &mut pairs {
+        let (keep_a, keep_b) = two.split_at_mut(words);
+        let a = (r[0].1 as usize, lane(r[0].2));
+        let b = (r[1].1 as usize, lane(r[1].2));
+        kernel::rows(kernel, dp, max_weight, keep_a, a, Some((keep_b, b)));
+    }
+    if rows.len() % 2 == 1 {
+        let last = rows.len() - 1;
+        let a = (rows[last].1 as usize, lane(rows[last].2));
+        kernel::rows(kernel, dp, max_weight, &mut keep[last * words..], a, None);
+    }
 }
 
 /// Scratch buffers kept per thread between slice calls, so that repeated
@@ -173,11 +199,16 @@ fn grow<T: Copy + Default>(v: &mut Vec<T>, len: usize, needed: u128) -> Result<&
     Ok(&mut v[..len])
 }
 
-/// `v` with `len` zeroed elements.
-fn zeroed<T: Copy + Default>(v: &mut Vec<T>, len: usize, needed: u128) -> Result<&mut [T]> {
-    let s = grow(v, len, needed)?;
-    s.fill(T::default());
-    Ok(s)
+/// `v` as an initialised DP array for `words` keep words.
+fn dp_array<T: kernel::Lane>(
+    v: &mut Vec<T>,
+    words: usize,
+    max_weight: usize,
+    needed: u128,
+) -> Result<&mut [T]> {
+    let dp = grow(v, kernel::dp_len(words, max_weight), needed)?;
+    kernel::init_dp(dp, max_weight);
+    Ok(dp)
 }
 
 #[cfg(test)]

@@ -1,0 +1,525 @@
+//! libcupel against the published `cupel` 1.2.0 crate, same seeded inputs,
+//! same run. Prints a Markdown table: median time per call of each side,
+//! the speed ratio (crate time / libcupel time), and the peak heap each call
+//! allocated (measured by a counting global allocator).
+//!
+//!     cargo bench --bench compare                 # everything
+//!     cargo bench --bench compare -- knapsack     # cases whose name contains "knapsack"
+//!     CUPEL_KNAPSACK_KERNEL=portable cargo bench --bench compare -- knapsack
+//!
+//! Our side is timed through the whole slice call (Sort stage included);
+//! the crate's side through its slicer only (its caller sorts), which can
+//! only favour the crate.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::ffi::CString;
+use std::hint::black_box;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+use cupel::ffi::*;
+use cupel::slicer::kernel::Kernel;
+use cupel::{
+    Budget, CountEntry, CountQuota, Engine, Items, Knapsack, NewItem, Quota, QuotaEntry, Scarcity,
+    Slicer,
+};
+use cupel_ref as r;
+
+// ---- peak heap measurement ------------------------------------------------
+
+struct Counting;
+static CURRENT: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc_zeroed(l);
+        if !p.is_null() {
+            let now = CURRENT.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        CURRENT.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new);
+        if !q.is_null() {
+            if new >= l.size() {
+                let now = CURRENT.fetch_add(new - l.size(), Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                CURRENT.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
+
+/// Median wall time of `f` over several runs, and the largest heap growth
+/// any run caused. Runs at least 3 times and until ~0.5 s or 25 runs.
+fn measure<T>(mut f: impl FnMut() -> T) -> (Duration, usize) {
+    let mut times = Vec::new();
+    let mut peak = 0;
+    let start = Instant::now();
+    while times.len() < 3 || (times.len() < 25 && start.elapsed() < Duration::from_millis(500)) {
+        let base = CURRENT.load(Relaxed);
+        PEAK.store(base, Relaxed);
+        let t = Instant::now();
+        let out = f();
+        times.push(t.elapsed());
+        peak = peak.max(PEAK.load(Relaxed) - base);
+        drop(black_box(out));
+    }
+    times.sort();
+    (times[times.len() / 2], peak)
+}
+
+/// The heap growth of one call of `f` on a fresh thread, so that no
+/// per-thread scratch kept by an earlier call hides an allocation.
+fn cold_peak<T: Send>(f: impl FnOnce() -> T + Send) -> usize {
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let base = CURRENT.load(Relaxed);
+            PEAK.store(base, Relaxed);
+            let out = f();
+            let peak = PEAK.load(Relaxed) - base;
+            drop(black_box(out));
+            peak
+        })
+        .join()
+        .unwrap()
+    })
+}
+
+// ---- inputs ------------------------------------------------------------------
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+const KINDS: [&str; 4] = ["Message", "Document", "ToolOutput", "Memory"];
+
+struct Input {
+    tokens: Vec<i64>,
+    scores: Vec<f64>,
+    kinds: Vec<&'static str>,
+}
+
+fn input(seed: u64, n: usize, max_tokens: u64) -> Input {
+    let mut rng = Rng(seed);
+    let mut x = Input {
+        tokens: vec![],
+        scores: vec![],
+        kinds: vec![],
+    };
+    for _ in 0..n {
+        x.tokens.push(1 + rng.below(max_tokens) as i64);
+        x.scores.push(rng.below(1_000_000) as f64 / 1e6);
+        x.kinds.push(KINDS[rng.below(4) as usize]);
+    }
+    x
+}
+
+fn ours_items(x: &Input) -> Items {
+    let batch: Vec<NewItem> = (0..x.tokens.len())
+        .map(|i| NewItem {
+            tokens: x.tokens[i],
+            score: x.scores[i],
+            kind: Some(x.kinds[i]),
+        })
+        .collect();
+    let mut items = Items::new();
+    items.push_many(&batch).unwrap();
+    items
+}
+
+/// The crate's input: scored items in Sort-stage order (score descending, stable).
+fn ref_items(x: &Input) -> Vec<r::ScoredItem> {
+    let mut v: Vec<r::ScoredItem> = (0..x.tokens.len())
+        .map(|i| r::ScoredItem {
+            item: r::ContextItemBuilder::new(i.to_string(), x.tokens[i])
+                .kind(r::ContextKind::new(x.kinds[i]).unwrap())
+                .build()
+                .unwrap(),
+            score: x.scores[i],
+        })
+        .collect();
+    v.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap());
+    v
+}
+
+// ---- reporting -----------------------------------------------------------------
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn mib(b: usize) -> f64 {
+    b as f64 / (1 << 20) as f64
+}
+
+struct Row {
+    name: String,
+    ours: (Duration, usize),
+    theirs: Option<(Duration, usize)>,
+    cells: Option<f64>,
+}
+
+fn print_row(row: &Row) {
+    let (t, m) = row.ours;
+    let rate = row.cells.map_or(String::new(), |c| {
+        format!("{:.2}", c / t.as_secs_f64() / 1e9)
+    });
+    match row.theirs {
+        Some((rt, rm)) => println!(
+            "| {} | {:.3} | {:.3} | **{:.1}x** | {:.2} | {:.2} | {} | {} |",
+            row.name,
+            ms(t),
+            ms(rt),
+            rt.as_secs_f64() / t.as_secs_f64(),
+            mib(m),
+            mib(rm),
+            if m > 0 {
+                format!("1/{:.1}", rm as f64 / m as f64)
+            } else {
+                "-".into()
+            },
+            rate
+        ),
+        None => println!(
+            "| {} | {:.3} | (refused or not run) | - | {:.2} | - | - | {} |",
+            row.name,
+            ms(t),
+            mib(m),
+            rate
+        ),
+    }
+}
+
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .map(|l| l.split(':').nth(1).unwrap_or("").trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+// ---- cases ---------------------------------------------------------------------
+
+fn slice_case(
+    name: &str,
+    x: &Input,
+    target: i64,
+    ours: Slicer,
+    theirs: Option<&dyn r::Slicer>,
+) -> Row {
+    let items = ours_items(x);
+    let budget = Budget::new(target, target).unwrap();
+    let engine = Engine::new(ours);
+    let got = engine.slice(&items, &budget, 0).unwrap().selected.len();
+    let (ours_time, _) = measure(|| engine.slice(&items, &budget, 0).unwrap());
+    let ours_t = (
+        ours_time,
+        cold_peak(|| engine.slice(&items, &budget, 0).unwrap()),
+    );
+    let theirs = theirs.map(|s| {
+        let scored = ref_items(x);
+        let rb = r::ContextBudget::new(target, target, 0, Default::default(), 0.0).unwrap();
+        let want = s.slice(&scored, &rb).unwrap().len();
+        assert_eq!(got, want, "{name}: the two sides selected different counts");
+        measure(|| s.slice(&scored, &rb).unwrap())
+    });
+    Row {
+        name: name.to_string(),
+        ours: ours_t,
+        theirs,
+        cells: None,
+    }
+}
+
+fn knapsack_case(name: &str, n: usize, target: i64, bucket: i64, with_ref: bool) -> Row {
+    let x = input(n as u64 ^ bucket as u64, n, 2000);
+    let reference = r::KnapsackSlice::new(bucket).unwrap();
+    let mut row = slice_case(
+        name,
+        &x,
+        target,
+        Slicer::Knapsack(Knapsack::new(bucket).unwrap()),
+        with_ref.then_some(&reference as &dyn r::Slicer),
+    );
+    row.cells = Some(n as f64 * (target / bucket + 1) as f64);
+    row
+}
+
+fn quota_entries() -> Vec<(&'static str, f64, f64)> {
+    vec![
+        ("Document", 20.0, 60.0),
+        ("ToolOutput", 10.0, 40.0),
+        ("Memory", 5.0, 30.0),
+    ]
+}
+
+fn count_entries() -> Vec<(&'static str, u32, u32)> {
+    vec![
+        ("Document", 5, 40),
+        ("ToolOutput", 3, 10),
+        ("Memory", 1, 20),
+    ]
+}
+
+fn ours_count_entries() -> Vec<CountEntry> {
+    count_entries()
+        .into_iter()
+        .map(|(k, require, cap)| CountEntry {
+            kind: k.into(),
+            require,
+            cap,
+        })
+        .collect()
+}
+
+fn ref_count_entries() -> Vec<r::CountQuotaEntry> {
+    count_entries()
+        .into_iter()
+        .map(|(k, req, cap)| {
+            r::CountQuotaEntry::new(r::ContextKind::new(k).unwrap(), req as usize, cap as usize)
+                .unwrap()
+        })
+        .collect()
+}
+
+/// C ABI (push_many + slice into a caller buffer, through the extern "C"
+/// functions) against the Rust core (push_many + slice), at `n` items.
+fn abi_case(n: usize) -> Row {
+    let x = input(99, n, 2000);
+    let target = 128_000;
+    let core = measure(|| {
+        let items = ours_items(&x);
+        let budget = Budget::new(target, target).unwrap();
+        Engine::new(Slicer::Greedy)
+            .slice(&items, &budget, 0)
+            .unwrap()
+            .selected
+    });
+    let kinds: Vec<CString> = x.kinds.iter().map(|k| CString::new(*k).unwrap()).collect();
+    let kind_ptrs: Vec<*const std::ffi::c_char> = kinds.iter().map(|k| k.as_ptr()).collect();
+    let mut buf = vec![0usize; n];
+    let abi = measure(|| unsafe {
+        let mut items = std::ptr::null_mut();
+        let mut budget = std::ptr::null_mut();
+        let mut slicer = std::ptr::null_mut();
+        assert_eq!(cupel_items_new(&mut items), cupel_status::CUPEL_OK);
+        assert_eq!(
+            cupel_items_push_many(
+                items,
+                n,
+                x.tokens.as_ptr(),
+                x.scores.as_ptr(),
+                kind_ptrs.as_ptr()
+            ),
+            cupel_status::CUPEL_OK
+        );
+        assert_eq!(
+            cupel_budget_new(target, target, &mut budget),
+            cupel_status::CUPEL_OK
+        );
+        assert_eq!(cupel_slicer_new_greedy(&mut slicer), cupel_status::CUPEL_OK);
+        let mut len = 0;
+        let st = cupel_slice(
+            slicer,
+            items,
+            budget,
+            0,
+            buf.as_mut_ptr(),
+            buf.len(),
+            &mut len,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(st, cupel_status::CUPEL_OK);
+        cupel_slicer_free(slicer);
+        cupel_budget_free(budget);
+        cupel_items_free(items);
+        len
+    });
+    // Here "theirs" is the Rust core: the ratio printed is core / ABI.
+    Row {
+        name: format!("C ABI vs Rust core, greedy, N = {n} (ratio = core/ABI)"),
+        ours: abi,
+        theirs: Some(core),
+        cells: None,
+    }
+}
+
+fn main() {
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
+    let wanted = |name: &str| filter.is_empty() || filter.iter().any(|f| name.contains(f.as_str()));
+
+    println!("CPU: {}", cpu_model());
+    println!(
+        "knapsack kernel: {} (available: {})",
+        Kernel::selected().name(),
+        Kernel::available()
+            .iter()
+            .map(|k| k.name())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    println!();
+    println!("| case | libcupel ms | cupel 1.2.0 ms | speed ratio | libcupel peak MiB | cupel 1.2.0 peak MiB | memory | libcupel Gcells/s |");
+    println!("|---|---|---|---|---|---|---|---|");
+
+    let mut cases: Vec<(String, Box<dyn Fn() -> Row>)> = Vec::new();
+    for n in [1_000usize, 10_000, 100_000, 1_000_000] {
+        let name = format!("greedy N={n}");
+        cases.push((
+            name.clone(),
+            Box::new(move || {
+                let x = input(n as u64, n, 2000);
+                slice_case(&name, &x, 128_000, Slicer::Greedy, Some(&r::GreedySlice))
+            }),
+        ));
+    }
+    for (n, target, bucket) in [
+        (780, 128_000, 100),
+        (7_800, 128_000, 100),
+        (780, 128_000, 10),
+        (3_900, 128_000, 10),
+        (78, 128_000, 1),
+        (390, 128_000, 1),
+    ] {
+        let cells = n as f64 * (target / bucket + 1) as f64;
+        let name = format!("knapsack {cells:.1e} cells (N={n}, bucket {bucket})");
+        cases.push((
+            name.clone(),
+            Box::new(move || knapsack_case(&name, n, target, bucket, true)),
+        ));
+    }
+    for (n, target, bucket, label) in [
+        (
+            3_900,
+            128_000,
+            1,
+            "knapsack 5.0e8 cells (N=3900, bucket 1), libcupel only",
+        ),
+        (
+            10_000,
+            128_000,
+            1,
+            "knapsack exact 128k target x 10k items (1.28e9 cells, bucket 1), libcupel only",
+        ),
+    ] {
+        cases.push((
+            label.to_string(),
+            Box::new(move || knapsack_case(label, n, target, bucket, false)),
+        ));
+    }
+    for n in [10_000usize, 100_000] {
+        let name = format!("quota(greedy) N={n}");
+        cases.push((
+            name.clone(),
+            Box::new(move || {
+                let x = input(n as u64 + 1, n, 2000);
+                let ours = Quota::new(
+                    Slicer::Greedy,
+                    quota_entries()
+                        .into_iter()
+                        .map(|(k, req, cap)| QuotaEntry {
+                            kind: k.into(),
+                            require_percent: req,
+                            cap_percent: cap,
+                        })
+                        .collect(),
+                )
+                .unwrap();
+                let theirs = r::QuotaSlice::new(
+                    quota_entries()
+                        .into_iter()
+                        .map(|(k, req, cap)| {
+                            r::QuotaEntry::new(r::ContextKind::new(k).unwrap(), req, cap).unwrap()
+                        })
+                        .collect(),
+                    Box::new(r::GreedySlice),
+                )
+                .unwrap();
+                slice_case(&name, &x, 128_000, Slicer::Quota(ours), Some(&theirs))
+            }),
+        ));
+        let name = format!("count_quota(greedy) N={n}");
+        cases.push((
+            name.clone(),
+            Box::new(move || {
+                let x = input(n as u64 + 2, n, 2000);
+                let ours = CountQuota::new(Slicer::Greedy, ours_count_entries(), Scarcity::Degrade)
+                    .unwrap();
+                let theirs = r::CountQuotaSlice::new(
+                    ref_count_entries(),
+                    Box::new(r::GreedySlice),
+                    r::ScarcityBehavior::Degrade,
+                )
+                .unwrap();
+                slice_case(&name, &x, 128_000, Slicer::CountQuota(ours), Some(&theirs))
+            }),
+        ));
+        let name = format!("count_constrained_knapsack N={n} (bucket 100, target 40000)");
+        cases.push((
+            name.clone(),
+            Box::new(move || {
+                let x = input(n as u64 + 3, n, 2000);
+                let ours =
+                    CountQuota::knapsack(100, ours_count_entries(), Scarcity::Degrade).unwrap();
+                let theirs = r::CountConstrainedKnapsackSlice::new(
+                    ref_count_entries(),
+                    r::KnapsackSlice::new(100).unwrap(),
+                    r::ScarcityBehavior::Degrade,
+                )
+                .unwrap();
+                let mut row = slice_case(
+                    &name,
+                    &x,
+                    40_000,
+                    Slicer::CountKnapsack(ours),
+                    Some(&theirs),
+                );
+                row.cells = Some(n as f64 * 401.0);
+                row
+            }),
+        ));
+    }
+    cases.push(("abi N=10000".to_string(), Box::new(|| abi_case(10_000))));
+
+    for (name, case) in &cases {
+        if wanted(name) {
+            print_row(&case());
+        }
+    }
+}
