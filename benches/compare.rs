@@ -88,6 +88,25 @@ fn measure<T>(mut f: impl FnMut() -> T) -> (Duration, usize) {
     (times[times.len() / 2], peak)
 }
 
+/// Median wall times of `a` and `b`, run alternately so that a slow spell
+/// of the machine hits both sides alike. At least 3 rounds, then until ~1 s
+/// or 25 rounds.
+fn measure_pair<A, B>(mut a: impl FnMut() -> A, mut b: impl FnMut() -> B) -> (Duration, Duration) {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    while ta.len() < 3 || (ta.len() < 25 && start.elapsed() < Duration::from_secs(1)) {
+        let t = Instant::now();
+        drop(black_box(a()));
+        ta.push(t.elapsed());
+        let t = Instant::now();
+        drop(black_box(b()));
+        tb.push(t.elapsed());
+    }
+    ta.sort();
+    tb.sort();
+    (ta[ta.len() / 2], tb[tb.len() / 2])
+}
+
 /// The heap growth of one call of `f` on a fresh thread, so that no
 /// per-thread scratch kept by an earlier call hides an allocation.
 fn cold_peak<T: Send>(f: impl FnOnce() -> T + Send) -> usize {
@@ -244,18 +263,23 @@ fn slice_case(
     let budget = Budget::new(target, target).unwrap();
     let engine = Engine::new(ours);
     let got = engine.slice(&items, &budget, 0).unwrap().selected.len();
-    let (ours_time, _) = measure(|| engine.slice(&items, &budget, 0).unwrap());
-    let ours_t = (
-        ours_time,
-        cold_peak(|| engine.slice(&items, &budget, 0).unwrap()),
-    );
-    let theirs = theirs.map(|s| {
-        let scored = ref_items(x);
-        let rb = r::ContextBudget::new(target, target, 0, Default::default(), 0.0).unwrap();
-        let want = s.slice(&scored, &rb).unwrap().len();
-        assert_eq!(got, want, "{name}: the two sides selected different counts");
-        measure(|| s.slice(&scored, &rb).unwrap())
-    });
+    let ours_peak = cold_peak(|| engine.slice(&items, &budget, 0).unwrap());
+    let ours_call = || engine.slice(&items, &budget, 0).unwrap();
+    let (ours_t, theirs) = match theirs {
+        None => {
+            let (t, _) = measure(ours_call);
+            ((t, ours_peak), None)
+        }
+        Some(s) => {
+            let scored = ref_items(x);
+            let rb = r::ContextBudget::new(target, target, 0, Default::default(), 0.0).unwrap();
+            let want = s.slice(&scored, &rb).unwrap().len();
+            assert_eq!(got, want, "{name}: the two sides selected different counts");
+            let (_, ref_peak) = measure(|| s.slice(&scored, &rb).unwrap());
+            let (t, rt) = measure_pair(ours_call, || s.slice(&scored, &rb).unwrap());
+            ((t, ours_peak), Some((rt, ref_peak)))
+        }
+    };
     Row {
         name: name.to_string(),
         ours: ours_t,
@@ -320,22 +344,22 @@ fn ref_count_entries() -> Vec<r::CountQuotaEntry> {
 fn abi_case(n: usize) -> Row {
     let x = input(99, n, 2000);
     let target = 128_000;
-    let core = measure(|| {
+    let core_call = || {
         let items = ours_items(&x);
         let budget = Budget::new(target, target).unwrap();
         Engine::new(Slicer::Greedy)
             .slice(&items, &budget, 0)
             .unwrap()
             .selected
-    });
+    };
     let kinds: Vec<CString> = x.kinds.iter().map(|k| CString::new(*k).unwrap()).collect();
     let kind_ptrs: Vec<*const std::ffi::c_char> = kinds.iter().map(|k| k.as_ptr()).collect();
     let mut buf = vec![0usize; n];
-    let abi = measure(|| unsafe {
+    let abi_call = || unsafe {
         let mut items = std::ptr::null_mut();
         let mut budget = std::ptr::null_mut();
         let mut slicer = std::ptr::null_mut();
-        assert_eq!(cupel_items_new(&mut items), cupel_status::CUPEL_OK);
+        assert_eq!(cupel_items_new(&mut items), CUPEL_OK);
         assert_eq!(
             cupel_items_push_many(
                 items,
@@ -344,13 +368,10 @@ fn abi_case(n: usize) -> Row {
                 x.scores.as_ptr(),
                 kind_ptrs.as_ptr()
             ),
-            cupel_status::CUPEL_OK
+            CUPEL_OK
         );
-        assert_eq!(
-            cupel_budget_new(target, target, &mut budget),
-            cupel_status::CUPEL_OK
-        );
-        assert_eq!(cupel_slicer_new_greedy(&mut slicer), cupel_status::CUPEL_OK);
+        assert_eq!(cupel_budget_new(target, target, &mut budget), CUPEL_OK);
+        assert_eq!(cupel_slicer_new_greedy(&mut slicer), CUPEL_OK);
         let mut len = 0;
         let st = cupel_slice(
             slicer,
@@ -362,12 +383,15 @@ fn abi_case(n: usize) -> Row {
             &mut len,
             std::ptr::null_mut(),
         );
-        assert_eq!(st, cupel_status::CUPEL_OK);
+        assert_eq!(st, CUPEL_OK);
         cupel_slicer_free(slicer);
         cupel_budget_free(budget);
         cupel_items_free(items);
         len
-    });
+    };
+    let (abi_t, core_t) = measure_pair(abi_call, core_call);
+    let abi = (abi_t, 0);
+    let core = (core_t, 0);
     // Here "theirs" is the Rust core: the ratio printed is core / ABI.
     Row {
         name: format!("C ABI vs Rust core, greedy, N = {n} (ratio = core/ABI)"),

@@ -5,7 +5,7 @@
 use crate::budget::{Budget, SliceBudget};
 use crate::error::{invalid, Error, Result};
 use crate::items::Items;
-use crate::slicer::{Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
+use crate::slicer::{greedy_all, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
 use crate::sort::sort_stage;
 
 /// A slicer together with the memory limit of its calls.
@@ -42,14 +42,18 @@ impl Engine {
     fn run_sorted(&self, items: &Items, sorted: &[u32], effective: SliceBudget) -> Result<Outcome> {
         let mut ctx = Ctx::new(items, self.memory_limit);
         let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
-        Ok(Outcome {
+        Ok(Self::outcome(items, selected, effective, ctx))
+    }
+
+    fn outcome(items: &Items, selected: Vec<u32>, effective: SliceBudget, ctx: Ctx<'_>) -> Outcome {
+        Outcome {
             selected_tokens: items.sum_tokens(&selected),
             selected,
             effective_max: effective.max,
             effective_target: effective.target,
             shortfalls: ctx.shortfalls,
             cap_excluded: ctx.cap_excluded,
-        })
+        }
     }
 
     /// The Sort stage. A top-level GreedySlice orders candidates by density
@@ -65,6 +69,13 @@ impl Engine {
     /// Sort stage, then Slice stage with `budget` and `pinned_tokens`.
     pub fn slice(&self, items: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
         let effective = budget.effective(pinned_tokens)?;
+        if let Slicer::Greedy = self.slicer {
+            // Density order with Sort-stage ties needs no Sort stage (see
+            // `sort_stage` below) nor a candidate list.
+            let selected = greedy_all(items, effective.target);
+            let ctx = Ctx::new(items, self.memory_limit);
+            return Ok(Self::outcome(items, selected, effective, ctx));
+        }
         let sorted = self.sort_stage(items);
         self.run_sorted(items, &sorted, effective)
     }

@@ -25,56 +25,55 @@ const FIRST_ROUND: usize = 1024;
 /// longer fits. Rounds at least double in size: O(N log N) at worst, a few
 /// O(N) passes in practice.
 pub fn greedy(items: &Items, cands: &[u32], target: i64) -> Vec<u32> {
-    if cands.is_empty() || target <= 0 {
+    greedy_by(items, cands.len(), |pos| cands[pos as usize], target)
+}
+
+/// [`greedy`] over all items in push order (`cands` = 0..N, not built).
+pub fn greedy_all(items: &Items, target: i64) -> Vec<u32> {
+    greedy_by(items, items.len(), |pos| pos, target)
+}
+
+/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`.
+fn greedy_by(items: &Items, n: usize, item: impl Fn(u32) -> u32, target: i64) -> Vec<u32> {
+    if n == 0 || target <= 0 {
         return Vec::new();
     }
-    // Step 1-2: (density descending key, position) of each candidate that fits.
-    let mut pool: Vec<(u64, u32)> = cands
-        .iter()
-        .enumerate()
-        .filter(|&(_, &i)| items.tokens(i) <= target)
-        .map(|(pos, &i)| {
-            let tokens = items.tokens(i);
-            let density = if tokens == 0 {
-                f64::MAX
-            } else {
-                items.score(i) / tokens as f64
-            };
-            (desc_bits(density), pos as u32)
-        })
-        .collect();
-    let tokens = |p: &(u64, u32)| items.tokens(cands[p.1 as usize]);
+    let tokens = |p: &(u64, u32)| items.tokens(item(p.1));
     let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
         a.0.cmp(&b.0).then_with(|| {
-            let score = |p: &(u64, u32)| desc_bits(items.score(cands[p.1 as usize]));
+            let score = |p: &(u64, u32)| desc_bits(items.score(item(p.1)));
             score(a).cmp(&score(b)).then(a.1.cmp(&b.1))
         })
     };
-    let bits = (usize::BITS - pool.len().leading_zeros()).clamp(4, 16);
+    let bits = (usize::BITS - n.leading_zeros()).clamp(4, 16);
     let shift = 64 - bits;
     let mut counts = vec![0usize; 1 << bits];
     let mut sums = vec![0i64; 1 << bits];
+    // Step 1-2: (density descending key, position) of each candidate that
+    // fits, bucketed for the first round as they are made.
+    let mut pool: Vec<(u64, u32)> = Vec::with_capacity(n);
+    for pos in 0..n as u32 {
+        let i = item(pos);
+        let t = items.tokens(i);
+        if t > target {
+            continue;
+        }
+        let density = if t == 0 {
+            f64::MAX
+        } else {
+            items.score(i) / t as f64
+        };
+        let key = desc_bits(density);
+        let b = (key >> shift) as usize;
+        counts[b] += 1;
+        sums[b] = sums[b].saturating_add(t);
+        pool.push((key, pos));
+    }
     // Step 3: greedy fill, one pass in density order, no backtracking.
     let mut remaining = target;
     let mut selected = Vec::new();
     let mut round = FIRST_ROUND;
     while !pool.is_empty() {
-        // Drop what no longer fits and bucket the rest, in one pass.
-        counts.fill(0);
-        sums.fill(0);
-        pool.retain(|p| {
-            let t = tokens(p);
-            if t > remaining {
-                return false;
-            }
-            let b = (p.0 >> shift) as usize;
-            counts[b] += 1;
-            sums[b] = sums[b].saturating_add(t);
-            true
-        });
-        if pool.is_empty() {
-            break;
-        }
         let (mut count, mut sum, mut cut) = (0, 0i64, counts.len() - 1);
         for b in 0..counts.len() {
             count += counts[b];
@@ -90,12 +89,25 @@ pub fn greedy(items: &Items, cands: &[u32], target: i64) -> Vec<u32> {
         for p in &pool[mid..] {
             let t = tokens(p);
             if t <= remaining {
-                selected.push(cands[p.1 as usize]);
+                selected.push(item(p.1));
                 remaining -= t;
             }
         }
         pool.truncate(mid);
         round = round.saturating_mul(2);
+        // Drop what no longer fits and bucket the rest, in one pass.
+        counts.fill(0);
+        sums.fill(0);
+        pool.retain(|p| {
+            let t = tokens(p);
+            if t > remaining {
+                return false;
+            }
+            let b = (p.0 >> shift) as usize;
+            counts[b] += 1;
+            sums[b] = sums[b].saturating_add(t);
+            true
+        });
     }
     selected
 }
