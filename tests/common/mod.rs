@@ -93,3 +93,35 @@ impl Rng {
         self.below(100) < percent
     }
 }
+
+/// Whether the binding toolchain `program` can run. Missing, it fails the
+/// test when `CI=true`; on a developer machine the test is skipped, loudly.
+#[allow(dead_code)]
+pub fn have_toolchain(program: &str, install_hint: &str) -> bool {
+    let found = std::process::Command::new(program)
+        .arg("--version")
+        .output()
+        .or_else(|_| std::process::Command::new(program).arg("version").output())
+        .is_ok();
+    if !found {
+        if std::env::var("CI").as_deref() == Ok("true") {
+            panic!("{program} is not installed, and CI=true: install {install_hint}");
+        }
+        eprintln!(
+            "\n*** SKIPPED: {program} not found; install {install_hint} to run this binding test ***\n"
+        );
+    }
+    found
+}
+
+/// The first fenced code block after `marker` in a Markdown file.
+#[allow(dead_code)]
+pub fn code_block_after(markdown: &str, marker: &str) -> String {
+    let rest = &markdown[markdown
+        .find(marker)
+        .unwrap_or_else(|| panic!("no {marker:?}"))..];
+    let start = rest.find("```").expect("a code block");
+    let body = &rest[start..];
+    let body = &body[body.find('\n').expect("fence line") + 1..];
+    body[..body.find("```").expect("closing fence")].to_string()
+}

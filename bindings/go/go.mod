@@ -1,0 +1,3 @@
+module cupel
+
+go 1.19
