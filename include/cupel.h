@@ -191,6 +191,15 @@ const char *cupel_last_error(void);
 const char *cupel_status_str(int status);
 
 /**
+ * A test hook for the panic boundary: panics inside the library on
+ * purpose. The boundary catches it, so the call returns
+ * CUPEL_ERROR_INTERNAL, `cupel_last_error()` gives the panic's message and
+ * nothing unwinds into the caller. Harmless; useful to check that a host's
+ * error handling copes with CUPEL_ERROR_INTERNAL.
+ */
+enum cupel_status cupel_debug_panic(void);
+
+/**
  * The library version, "MAJOR.MINOR.PATCH" (a static string), equal to the
  * `CUPEL_VERSION_*` macros of the header it was built with.
  */

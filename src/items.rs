@@ -72,21 +72,28 @@ impl Items {
 
     /// Adds all items or none: every item is validated before any is added.
     pub fn push_many(&mut self, items: &[NewItem<'_>]) -> Result<()> {
-        for (i, item) in items.iter().enumerate() {
-            Self::check(item, Some(i))?;
+        self.push_each(items.len(), |i| Ok(items[i]))
+    }
+
+    /// Adds `count` items, item `i` being `item(i)`, all or nothing: every
+    /// item is made and checked before any is added, then made again to be
+    /// added, so no batch copy is needed. `item` must give the same item
+    /// both times.
+    pub fn push_each<'a>(
+        &mut self,
+        count: usize,
+        item: impl Fn(usize) -> Result<NewItem<'a>>,
+    ) -> Result<()> {
+        for i in 0..count {
+            Self::check(&item(i)?, Some(i))?;
         }
-        self.room_for(items.len())?;
-        let reserve = |e| {
-            Error::Capacity(format!(
-                "cannot allocate room for {} items: {e}",
-                items.len()
-            ))
-        };
-        self.tokens.try_reserve(items.len()).map_err(reserve)?;
-        self.scores.try_reserve(items.len()).map_err(reserve)?;
-        self.kinds.try_reserve(items.len()).map_err(reserve)?;
-        for item in items {
-            self.push_unchecked(*item);
+        self.room_for(count)?;
+        let reserve = |e| Error::Capacity(format!("cannot allocate room for {count} items: {e}"));
+        self.tokens.try_reserve(count).map_err(reserve)?;
+        self.scores.try_reserve(count).map_err(reserve)?;
+        self.kinds.try_reserve(count).map_err(reserve)?;
+        for i in 0..count {
+            self.push_unchecked(item(i)?);
         }
         Ok(())
     }

@@ -1,5 +1,6 @@
 //! The README's threading promise: many threads slicing at once on the same
-//! const handles (each with its own report) get the single-threaded results.
+//! const handles (each with its own report), every slicer at once, get the
+//! single-threaded results; budget simulation too.
 
 mod common;
 
@@ -45,8 +46,33 @@ unsafe fn slice(h: Shared, n_items: usize) -> (Vec<usize>, usize, usize) {
     (out, counts.0, counts.1)
 }
 
+/// Budget simulation on shared handles: marginal items for 500 tokens of
+/// slack, and the budget item 3 needs.
+unsafe fn simulate(h: Shared, n_items: usize) -> (Vec<usize>, i64) {
+    let mut out = vec![0usize; n_items];
+    let mut n = 0;
+    let st = cupel_marginal_items(
+        h.slicer,
+        h.items,
+        h.budget,
+        0,
+        500,
+        out.as_mut_ptr(),
+        n_items,
+        &mut n,
+    );
+    assert_eq!(st, CUPEL_OK);
+    out.truncate(n);
+    let mut min = 0;
+    assert_eq!(
+        cupel_find_min_budget(h.slicer, h.items, 0, 3, 1 << 20, &mut min),
+        CUPEL_OK
+    );
+    (out, min)
+}
+
 #[test]
-fn eight_threads_slice_shared_handles_like_one() {
+fn twelve_threads_slice_shared_handles_like_one() {
     unsafe {
         let kinds: Vec<CString> = ["Message", "Document", "ToolOutput", "Memory"]
             .iter()
@@ -99,26 +125,39 @@ fn eight_threads_slice_shared_handles_like_one() {
             CUPEL_OK
         );
 
-        for slicer in [greedy, knapsack, quota, count, cck] {
-            let h = Shared {
+        // Every slicer at once: each thread walks all of them in its own
+        // order, so different slicers (and knapsack scratch sizes) overlap.
+        let all: Vec<Shared> = [greedy, knapsack, quota, count, cck]
+            .into_iter()
+            .map(|slicer| Shared {
                 slicer,
                 items,
                 budget,
-            };
-            let want = slice(h, n_items);
-            assert!(!want.0.is_empty());
-            let threads: Vec<_> = (0..8)
-                .map(|_| {
-                    std::thread::spawn(move || {
-                        (0..10).map(|_| slice(h, n_items)).collect::<Vec<_>>()
-                    })
+            })
+            .collect();
+        let want: Vec<_> = all.iter().map(|&h| slice(h, n_items)).collect();
+        assert!(want.iter().all(|w| !w.0.is_empty()));
+        let want_sim: Vec<_> = all[..2].iter().map(|&h| simulate(h, n_items)).collect();
+        let threads: Vec<_> = (0..12)
+            .map(|t| {
+                let all = all.clone();
+                std::thread::spawn(move || {
+                    let mut got = vec![];
+                    for round in 0..10 {
+                        let i = (t * 7 + round * 3) % all.len();
+                        got.push((i, slice(all[i], n_items)));
+                    }
+                    let sims: Vec<_> = all[..2].iter().map(|&h| simulate(h, n_items)).collect();
+                    (got, sims)
                 })
-                .collect();
-            for t in threads {
-                for got in t.join().unwrap() {
-                    assert_eq!(got, want);
-                }
+            })
+            .collect();
+        for t in threads {
+            let (got, sims) = t.join().unwrap();
+            for (i, g) in got {
+                assert_eq!(g, want[i], "slicer {i}");
             }
+            assert_eq!(sims, want_sim);
         }
         for s in [greedy, knapsack, quota, count, cck] {
             cupel_slicer_free(s);

@@ -87,32 +87,26 @@ pub unsafe extern "C" fn cupel_items_push_many(
         } else {
             Some(arg_slice(kinds, count, "kinds")?)
         };
-        let mut batch = Vec::new();
-        batch.try_reserve_exact(count).map_err(|e| {
-            crate::Error::Capacity(format!(
-                "count {count}: cannot allocate room for the batch: {e}"
-            ))
-        })?;
         // Hosts usually pass the same few kind strings many times: a pointer
         // equal to the previous one is the same string, already checked.
-        let mut last: (*const c_char, Option<&str>) = (std::ptr::null(), None);
-        for i in 0..count {
+        let last = std::cell::Cell::new((std::ptr::null::<c_char>(), None::<&str>));
+        let item = |i: usize| {
             let kind = match kinds {
-                Some(k) if !k[i].is_null() && k[i] == last.0 => last.1,
+                Some(k) if !k[i].is_null() && k[i] == last.get().0 => last.get().1,
                 Some(k) => {
                     let kind = named(|n| arg_opt_str(k[i], n), || format!("kinds[{i}]"))?;
-                    last = (k[i], kind);
+                    last.set((k[i], kind));
                     kind
                 }
                 None => None,
             };
-            batch.push(NewItem {
+            Ok(NewItem {
                 tokens: tokens[i],
                 score: scores[i],
                 kind,
-            });
-        }
-        items.inner.push_many(&batch)
+            })
+        };
+        items.inner.push_each(count, item)
     })
 }
 

@@ -313,6 +313,16 @@ pub extern "C" fn cupel_status_str(status: std::ffi::c_int) -> *const c_char {
     name.as_ptr()
 }
 
+/// A test hook for the panic boundary: panics inside the library on
+/// purpose. The boundary catches it, so the call returns
+/// CUPEL_ERROR_INTERNAL, `cupel_last_error()` gives the panic's message and
+/// nothing unwinds into the caller. Harmless; useful to check that a host's
+/// error handling copes with CUPEL_ERROR_INTERNAL.
+#[no_mangle]
+pub extern "C" fn cupel_debug_panic() -> cupel_status {
+    guard(|| panic!("deliberate panic from cupel_debug_panic"))
+}
+
 /// The library version, "MAJOR.MINOR.PATCH" (a static string), equal to the
 /// `CUPEL_VERSION_*` macros of the header it was built with.
 #[no_mangle]

@@ -1,0 +1,596 @@
+// libcupel for C#: decides which scored candidates (tokens, relevance score,
+// kind) fit a language model's token budget, through libcupel's C ABI.
+//
+// Plain DllImport with explicit marshalling (UTF-8 strings encoded here,
+// arrays pinned for the call), one SafeHandle per native handle, exceptions
+// carrying the library's status and message. Compiles with Mono's mcs and
+// with the .NET SDK (netstandard2.0); needs libcupel.so (or cupel.dll /
+// libcupel.dylib) where the runtime's loader finds it, e.g. LD_LIBRARY_PATH.
+//
+// Threads: Items, Budget and Slicer are read-only while slicing and may be
+// shared by many threads at once; a Report or Stream belongs to one thread
+// at a time. Using a handle after Dispose throws ObjectDisposedException.
+
+using System;
+using System.Collections.Generic;
+using System.Runtime.InteropServices;
+using System.Text;
+
+namespace Cupel
+{
+    /// <summary>Status codes of the C ABI; the numbers never change.</summary>
+    public enum Status
+    {
+        Ok = 0,
+        NullPointer = 1,
+        InvalidArgument = 2,
+        BufferTooSmall = 3,
+        Scarcity = 4,
+        Unsupported = 5,
+        Capacity = 6,
+        Internal = 7,
+    }
+
+    /// <summary>What a count slicer does when too few items of a kind exist.</summary>
+    public enum Scarcity
+    {
+        /// <summary>Take what exists and record a shortfall in the Report.</summary>
+        Degrade = 0,
+        /// <summary>Fail the slice call with Status.Scarcity.</summary>
+        Error = 1,
+    }
+
+    /// <summary>A failed libcupel call: its status and the library's message.</summary>
+    public class CupelException : Exception
+    {
+        public Status Status { get; private set; }
+        public string NativeMessage { get; private set; }
+
+        public CupelException(Status status, string message)
+            : base(Native.StatusName((int)status) + ": " + message)
+        {
+            Status = status;
+            NativeMessage = message;
+        }
+    }
+
+    /// <summary>One QuotaSlice entry: percentages of the target for a kind.</summary>
+    public struct Quota
+    {
+        public string Kind;
+        public double RequirePercent;
+        public double CapPercent;
+
+        public Quota(string kind, double requirePercent, double capPercent)
+        {
+            Kind = kind;
+            RequirePercent = requirePercent;
+            CapPercent = capPercent;
+        }
+    }
+
+    /// <summary>One count entry: at least Require, at most Cap items of Kind
+    /// (Require &lt;= Cap; a Cap of 0 excludes the kind).</summary>
+    public struct CountQuota
+    {
+        public string Kind;
+        public uint Require;
+        public uint Cap;
+
+        public CountQuota(string kind, uint require, uint cap)
+        {
+            Kind = kind;
+            Require = require;
+            Cap = cap;
+        }
+    }
+
+    /// <summary>A count requirement that could not be met (Scarcity.Degrade).</summary>
+    public struct Shortfall
+    {
+        public string Kind;
+        public uint Required;
+        public uint Satisfied;
+
+        public override string ToString()
+        {
+            return Kind + ": " + Satisfied + " of " + Required;
+        }
+    }
+
+    /// <summary>Library-wide information.</summary>
+    public static class Library
+    {
+        /// <summary>The library version, e.g. "0.1.0".</summary>
+        public static string Version { get { return Native.Utf8(Native.cupel_version()); } }
+
+        /// <summary>The ABI version (CUPEL_ABI_VERSION).</summary>
+        public static uint AbiVersion { get { return Native.cupel_abi_version(); } }
+
+        /// <summary>The fixed name of a status, e.g. "CUPEL_ERROR_CAPACITY".</summary>
+        public static string StatusName(Status status) { return Native.StatusName((int)status); }
+    }
+
+    // ---- handles ---------------------------------------------------------------
+
+    public sealed class ItemsHandle : SafeHandle
+    {
+        public ItemsHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_items_free(handle); return true; }
+    }
+
+    public sealed class BudgetHandle : SafeHandle
+    {
+        public BudgetHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_budget_free(handle); return true; }
+    }
+
+    public sealed class SlicerHandle : SafeHandle
+    {
+        public SlicerHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_slicer_free(handle); return true; }
+    }
+
+    public sealed class ReportHandle : SafeHandle
+    {
+        public ReportHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_report_free(handle); return true; }
+    }
+
+    public sealed class StreamHandle : SafeHandle
+    {
+        public StreamHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_stream_free(handle); return true; }
+    }
+
+    /// <summary>The scored candidates; an item's index is its push order.</summary>
+    public sealed class Items : IDisposable
+    {
+        internal readonly ItemsHandle Handle;
+
+        public Items()
+        {
+            Native.Check(Native.cupel_items_new(out Handle));
+        }
+
+        /// <summary>Adds one item; a null kind means the default, "Message".</summary>
+        public void Push(long tokens, double score, string kind = null)
+        {
+            Native.Check(Native.cupel_items_push(Native.Live(Handle, this), tokens, score, Native.Utf8Z(kind)));
+        }
+
+        /// <summary>Adds tokens.Length items at once, all or nothing. kinds may be
+        /// null (all default) or hold one entry per item (null = default).</summary>
+        public void PushMany(long[] tokens, double[] scores, string[] kinds = null)
+        {
+            if (tokens == null || scores == null)
+                throw new ArgumentNullException(tokens == null ? "tokens" : "scores");
+            if (scores.Length != tokens.Length || (kinds != null && kinds.Length != tokens.Length))
+                throw new CupelException(Status.InvalidArgument, string.Format(
+                    "PushMany: {0} tokens, {1} scores and {2} kinds; the lengths must agree",
+                    tokens.Length, scores.Length, kinds == null ? 0 : kinds.Length));
+            using (var strings = new NativeStrings())
+            {
+                IntPtr[] kindPtrs = null;
+                if (kinds != null)
+                {
+                    kindPtrs = new IntPtr[kinds.Length];
+                    for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i]);
+                }
+                Native.Check(Native.cupel_items_push_many(Native.Live(Handle, this), (UIntPtr)tokens.Length,
+                    tokens, scores, kindPtrs));
+            }
+        }
+
+        /// <summary>The number of items.</summary>
+        public int Count { get { return (int)Native.cupel_items_len(Native.Live(Handle, this)); } }
+
+        /// <summary>Removes every item.</summary>
+        public void Clear() { Native.cupel_items_clear(Native.Live(Handle, this)); }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>A token budget: hard ceiling (max) and the slicers' goal (target).</summary>
+    public sealed class Budget : IDisposable
+    {
+        internal readonly BudgetHandle Handle;
+
+        public Budget(long maxTokens, long targetTokens)
+        {
+            Native.Check(Native.cupel_budget_new(maxTokens, targetTokens, out Handle));
+        }
+
+        public void SetOutputReserve(long tokens)
+        {
+            Native.Check(Native.cupel_budget_set_output_reserve(Native.Live(Handle, this), tokens));
+        }
+
+        public void SetSafetyMargin(double percent)
+        {
+            Native.Check(Native.cupel_budget_set_safety_margin(Native.Live(Handle, this), percent));
+        }
+
+        public void Reserve(string kind, long tokens)
+        {
+            Native.Check(Native.cupel_budget_reserve(Native.Live(Handle, this), Native.Utf8Z(kind), tokens));
+        }
+
+        /// <summary>The (max, target) a slice call with pinnedTokens would use.</summary>
+        public void Effective(long pinnedTokens, out long maxTokens, out long targetTokens)
+        {
+            Native.Check(Native.cupel_budget_effective(Native.Live(Handle, this), pinnedTokens,
+                out maxTokens, out targetTokens));
+        }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>A configured slicing strategy.</summary>
+    public sealed class Slicer : IDisposable
+    {
+        /// <summary>The KnapsackSlice default bucket size of the spec.</summary>
+        public const long DefaultBucketSize = 100;
+
+        internal readonly SlicerHandle Handle;
+
+        private Slicer(SlicerHandle handle) { Handle = handle; }
+
+        /// <summary>GreedySlice: value density order, greedy fill.</summary>
+        public static Slicer Greedy()
+        {
+            SlicerHandle h;
+            Native.Check(Native.cupel_slicer_new_greedy(out h));
+            return new Slicer(h);
+        }
+
+        /// <summary>KnapsackSlice with tokens discretised in buckets of bucketSize.</summary>
+        public static Slicer Knapsack(long bucketSize = DefaultBucketSize)
+        {
+            SlicerHandle h;
+            Native.Check(Native.cupel_slicer_new_knapsack(bucketSize, out h));
+            return new Slicer(h);
+        }
+
+        /// <summary>QuotaSlice over inner (which it copies).</summary>
+        public static Slicer Quota(Slicer inner, Quota[] quotas)
+        {
+            if (quotas == null) throw new ArgumentNullException("quotas");
+            using (var strings = new NativeStrings())
+            {
+                var q = new Native.NativeQuota[quotas.Length];
+                for (int i = 0; i < quotas.Length; i++)
+                    q[i] = new Native.NativeQuota
+                    {
+                        Kind = strings.Get(quotas[i].Kind),
+                        RequirePercent = quotas[i].RequirePercent,
+                        CapPercent = quotas[i].CapPercent,
+                    };
+                SlicerHandle h;
+                Native.Check(Native.cupel_slicer_new_quota(Native.LiveOrNull(inner), q, (UIntPtr)q.Length, out h));
+                return new Slicer(h);
+            }
+        }
+
+        /// <summary>CountQuotaSlice over inner (not a KnapsackSlice: use
+        /// CountConstrainedKnapsack).</summary>
+        public static Slicer CountQuota(Slicer inner, CountQuota[] entries, Scarcity scarcity)
+        {
+            using (var strings = new NativeStrings())
+            {
+                var e = Native.CountEntries(strings, entries);
+                SlicerHandle h;
+                Native.Check(Native.cupel_slicer_new_count_quota(Native.LiveOrNull(inner), e, (UIntPtr)e.Length,
+                    (int)scarcity, out h));
+                return new Slicer(h);
+            }
+        }
+
+        /// <summary>CountConstrainedKnapsackSlice.</summary>
+        public static Slicer CountConstrainedKnapsack(long bucketSize, CountQuota[] entries, Scarcity scarcity)
+        {
+            using (var strings = new NativeStrings())
+            {
+                var e = Native.CountEntries(strings, entries);
+                SlicerHandle h;
+                Native.Check(Native.cupel_slicer_new_count_constrained_knapsack(bucketSize, e, (UIntPtr)e.Length,
+                    (int)scarcity, out h));
+                return new Slicer(h);
+            }
+        }
+
+        /// <summary>Bound on the working memory of one slice call (default 1 GiB);
+        /// over it a call fails with Status.Capacity.</summary>
+        public ulong MemoryLimit
+        {
+            get { return (ulong)Native.cupel_slicer_memory_limit(Native.Live(Handle, this)); }
+            set { Native.Check(Native.cupel_slicer_set_memory_limit(Native.Live(Handle, this), (UIntPtr)value)); }
+        }
+
+        /// <summary>Runs the Sort and Slice stages: the chosen item indices in
+        /// the slicer's order. report may be null.</summary>
+        public int[] Slice(Items items, Budget budget, long pinnedTokens = 0, Report report = null)
+        {
+            if (items == null) throw new ArgumentNullException("items");
+            if (budget == null) throw new ArgumentNullException("budget");
+            var buf = new UIntPtr[Math.Max(items.Count, 1)];
+            UIntPtr n;
+            Native.Check(Native.cupel_slice(Native.Live(Handle, this), Native.Live(items.Handle, items),
+                Native.Live(budget.Handle, budget), pinnedTokens, buf, (UIntPtr)buf.Length, out n,
+                report == null ? Native.NoReport : Native.Live(report.Handle, report)));
+            return Native.Ints(buf, n);
+        }
+
+        /// <summary>Items selected with the full budget but not with the budget
+        /// reduced by slackTokens.</summary>
+        public int[] MarginalItems(Items items, Budget budget, long pinnedTokens, long slackTokens)
+        {
+            if (items == null) throw new ArgumentNullException("items");
+            if (budget == null) throw new ArgumentNullException("budget");
+            var buf = new UIntPtr[Math.Max(items.Count, 1)];
+            UIntPtr n;
+            Native.Check(Native.cupel_marginal_items(Native.Live(Handle, this), Native.Live(items.Handle, items),
+                Native.Live(budget.Handle, budget), pinnedTokens, slackTokens, buf, (UIntPtr)buf.Length, out n));
+            return Native.Ints(buf, n);
+        }
+
+        /// <summary>The smallest target (up to searchCeiling) at which item
+        /// targetIndex is selected.</summary>
+        public long FindMinBudget(Items items, long pinnedTokens, int targetIndex, long searchCeiling)
+        {
+            if (items == null) throw new ArgumentNullException("items");
+            if (targetIndex < 0)
+                throw new CupelException(Status.InvalidArgument,
+                    "FindMinBudget: targetIndex is " + targetIndex + "; it must be >= 0");
+            long tokens;
+            Native.Check(Native.cupel_find_min_budget(Native.Live(Handle, this), Native.Live(items.Handle, items),
+                pinnedTokens, (UIntPtr)targetIndex, searchCeiling, out tokens));
+            return tokens;
+        }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>What a slice call did besides the selection.</summary>
+    public sealed class Report : IDisposable
+    {
+        internal readonly ReportHandle Handle;
+
+        public Report() { Native.Check(Native.cupel_report_new(out Handle)); }
+
+        public long EffectiveMaxTokens { get { return Native.cupel_report_effective_max_tokens(Native.Live(Handle, this)); } }
+        public long EffectiveTargetTokens { get { return Native.cupel_report_effective_target_tokens(Native.Live(Handle, this)); } }
+        public long SelectedTokens { get { return Native.cupel_report_selected_tokens(Native.Live(Handle, this)); } }
+
+        /// <summary>Count requirements the last call could not meet.</summary>
+        public Shortfall[] Shortfalls
+        {
+            get
+            {
+                var h = Native.Live(Handle, this);
+                var n = (int)Native.cupel_report_shortfall_count(h);
+                var result = new Shortfall[n];
+                for (int i = 0; i < n; i++)
+                {
+                    IntPtr kind;
+                    uint req, sat;
+                    Native.Check(Native.cupel_report_shortfall(h, (UIntPtr)i, out kind, out req, out sat));
+                    result[i] = new Shortfall { Kind = Native.Utf8(kind), Required = req, Satisfied = sat };
+                }
+                return result;
+            }
+        }
+
+        /// <summary>Items a count cap excluded in the last call.</summary>
+        public int[] CapExcluded
+        {
+            get
+            {
+                var h = Native.Live(Handle, this);
+                var n = (int)Native.cupel_report_cap_excluded_count(h);
+                var result = new int[n];
+                for (int i = 0; i < n; i++)
+                {
+                    UIntPtr idx;
+                    Native.Check(Native.cupel_report_cap_excluded(h, (UIntPtr)i, out idx));
+                    result[i] = (int)idx;
+                }
+                return result;
+            }
+        }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>Selects items as they arrive, batch by batch, up to a target.</summary>
+    public sealed class Stream : IDisposable
+    {
+        internal readonly StreamHandle Handle;
+        private int pushed;
+
+        /// <summary>batchSize 0 means the default (32).</summary>
+        public Stream(long targetTokens, int batchSize = 0)
+        {
+            if (batchSize < 0)
+                throw new CupelException(Status.InvalidArgument, "batchSize is " + batchSize + "; it must be >= 0");
+            Native.Check(Native.cupel_stream_new(targetTokens, (UIntPtr)batchSize, out Handle));
+        }
+
+        /// <summary>Offers the next item; true once the budget is spent.</summary>
+        public bool Push(long tokens, double score)
+        {
+            byte full;
+            Native.Check(Native.cupel_stream_push(Native.Live(Handle, this), tokens, score, out full));
+            pushed++;
+            return full != 0;
+        }
+
+        /// <summary>Decides the last batch; the taken indices in the order taken.</summary>
+        public int[] Finish()
+        {
+            var buf = new UIntPtr[Math.Max(pushed, 1)];
+            UIntPtr n;
+            Native.Check(Native.cupel_stream_finish(Native.Live(Handle, this), buf, (UIntPtr)buf.Length, out n));
+            return Native.Ints(buf, n);
+        }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>NUL-terminated UTF-8 copies of strings in native memory, one per
+    /// distinct string, freed on Dispose.</summary>
+    internal sealed class NativeStrings : IDisposable
+    {
+        private readonly Dictionary<string, IntPtr> map = new Dictionary<string, IntPtr>();
+
+        public IntPtr Get(string s)
+        {
+            if (s == null) return IntPtr.Zero;
+            IntPtr p;
+            if (map.TryGetValue(s, out p)) return p;
+            var bytes = Native.Utf8Z(s);
+            p = Marshal.AllocHGlobal(bytes.Length);
+            Marshal.Copy(bytes, 0, p, bytes.Length);
+            map[s] = p;
+            return p;
+        }
+
+        public void Dispose()
+        {
+            foreach (var p in map.Values) Marshal.FreeHGlobal(p);
+            map.Clear();
+        }
+    }
+
+    internal static class Native
+    {
+        private const string Lib = "cupel";
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct NativeQuota
+        {
+            public IntPtr Kind;
+            public double RequirePercent;
+            public double CapPercent;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct NativeCountQuota
+        {
+            public IntPtr Kind;
+            public uint Require;
+            public uint Cap;
+        }
+
+        internal static readonly ReportHandle NoReport = new ReportHandle();
+
+        internal static void Check(Status st)
+        {
+            if (st != Status.Ok)
+            {
+                // Same thread as the failed call: the message is the call's own.
+                throw new CupelException(st, Utf8(cupel_last_error()));
+            }
+        }
+
+        internal static T Live<T>(T handle, object owner) where T : SafeHandle
+        {
+            if (handle.IsClosed) throw new ObjectDisposedException(owner.GetType().Name);
+            return handle;
+        }
+
+        internal static SlicerHandle LiveOrNull(Slicer s)
+        {
+            return s == null ? new SlicerHandle() : Live(s.Handle, s);
+        }
+
+        internal static string StatusName(int status) { return Utf8(cupel_status_str(status)); }
+
+        internal static byte[] Utf8Z(string s)
+        {
+            if (s == null) return null;
+            var n = Encoding.UTF8.GetByteCount(s);
+            var bytes = new byte[n + 1];
+            Encoding.UTF8.GetBytes(s, 0, s.Length, bytes, 0);
+            return bytes;
+        }
+
+        internal static string Utf8(IntPtr p)
+        {
+            if (p == IntPtr.Zero) return "";
+            int len = 0;
+            while (Marshal.ReadByte(p, len) != 0) len++;
+            var bytes = new byte[len];
+            Marshal.Copy(p, bytes, 0, len);
+            return Encoding.UTF8.GetString(bytes);
+        }
+
+        internal static int[] Ints(UIntPtr[] buf, UIntPtr n)
+        {
+            var result = new int[(int)n];
+            for (int i = 0; i < result.Length; i++) result[i] = (int)buf[i];
+            return result;
+        }
+
+        internal static NativeCountQuota[] CountEntries(NativeStrings strings, CountQuota[] entries)
+        {
+            if (entries == null) throw new ArgumentNullException("entries");
+            var e = new NativeCountQuota[entries.Length];
+            for (int i = 0; i < entries.Length; i++)
+                e[i] = new NativeCountQuota { Kind = strings.Get(entries[i].Kind), Require = entries[i].Require, Cap = entries[i].Cap };
+            return e;
+        }
+
+        [DllImport(Lib)] internal static extern IntPtr cupel_last_error();
+        [DllImport(Lib)] internal static extern IntPtr cupel_status_str(int status);
+        [DllImport(Lib)] internal static extern IntPtr cupel_version();
+        [DllImport(Lib)] internal static extern uint cupel_abi_version();
+
+        [DllImport(Lib)] internal static extern Status cupel_items_new(out ItemsHandle items);
+        [DllImport(Lib)] internal static extern void cupel_items_free(IntPtr items);
+        [DllImport(Lib)] internal static extern Status cupel_items_push(ItemsHandle items, long tokens, double score, byte[] kind);
+        [DllImport(Lib)] internal static extern Status cupel_items_push_many(ItemsHandle items, UIntPtr count, long[] tokens, double[] scores, IntPtr[] kinds);
+        [DllImport(Lib)] internal static extern UIntPtr cupel_items_len(ItemsHandle items);
+        [DllImport(Lib)] internal static extern void cupel_items_clear(ItemsHandle items);
+
+        [DllImport(Lib)] internal static extern Status cupel_budget_new(long maxTokens, long targetTokens, out BudgetHandle budget);
+        [DllImport(Lib)] internal static extern void cupel_budget_free(IntPtr budget);
+        [DllImport(Lib)] internal static extern Status cupel_budget_set_output_reserve(BudgetHandle budget, long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_budget_set_safety_margin(BudgetHandle budget, double percent);
+        [DllImport(Lib)] internal static extern Status cupel_budget_reserve(BudgetHandle budget, byte[] kind, long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_budget_effective(BudgetHandle budget, long pinned, out long maxTokens, out long targetTokens);
+
+        [DllImport(Lib)] internal static extern Status cupel_slicer_new_greedy(out SlicerHandle slicer);
+        [DllImport(Lib)] internal static extern Status cupel_slicer_new_knapsack(long bucketSize, out SlicerHandle slicer);
+        [DllImport(Lib)] internal static extern Status cupel_slicer_new_quota(SlicerHandle inner, NativeQuota[] quotas, UIntPtr count, out SlicerHandle slicer);
+        [DllImport(Lib)] internal static extern Status cupel_slicer_new_count_quota(SlicerHandle inner, NativeCountQuota[] entries, UIntPtr count, int scarcity, out SlicerHandle slicer);
+        [DllImport(Lib)] internal static extern Status cupel_slicer_new_count_constrained_knapsack(long bucketSize, NativeCountQuota[] entries, UIntPtr count, int scarcity, out SlicerHandle slicer);
+        [DllImport(Lib)] internal static extern Status cupel_slicer_set_memory_limit(SlicerHandle slicer, UIntPtr bytes);
+        [DllImport(Lib)] internal static extern UIntPtr cupel_slicer_memory_limit(SlicerHandle slicer);
+        [DllImport(Lib)] internal static extern void cupel_slicer_free(IntPtr slicer);
+
+        [DllImport(Lib)] internal static extern Status cupel_report_new(out ReportHandle report);
+        [DllImport(Lib)] internal static extern void cupel_report_free(IntPtr report);
+        [DllImport(Lib)] internal static extern long cupel_report_effective_max_tokens(ReportHandle report);
+        [DllImport(Lib)] internal static extern long cupel_report_effective_target_tokens(ReportHandle report);
+        [DllImport(Lib)] internal static extern long cupel_report_selected_tokens(ReportHandle report);
+        [DllImport(Lib)] internal static extern UIntPtr cupel_report_shortfall_count(ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_report_shortfall(ReportHandle report, UIntPtr i, out IntPtr kind, out uint required, out uint satisfied);
+        [DllImport(Lib)] internal static extern UIntPtr cupel_report_cap_excluded_count(ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_report_cap_excluded(ReportHandle report, UIntPtr i, out UIntPtr itemIndex);
+
+        [DllImport(Lib)] internal static extern Status cupel_slice(SlicerHandle slicer, ItemsHandle items, BudgetHandle budget, long pinned, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen, ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_marginal_items(SlicerHandle slicer, ItemsHandle items, BudgetHandle budget, long pinned, long slack, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen);
+        [DllImport(Lib)] internal static extern Status cupel_find_min_budget(SlicerHandle slicer, ItemsHandle items, long pinned, UIntPtr targetIndex, long ceiling, out long outTokens);
+
+        [DllImport(Lib)] internal static extern Status cupel_stream_new(long targetTokens, UIntPtr batchSize, out StreamHandle stream);
+        [DllImport(Lib)] internal static extern void cupel_stream_free(IntPtr stream);
+        [DllImport(Lib)] internal static extern Status cupel_stream_push(StreamHandle stream, long tokens, double score, out byte full);
+        [DllImport(Lib)] internal static extern Status cupel_stream_finish(StreamHandle stream, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen);
+    }
+}

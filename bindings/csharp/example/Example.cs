@@ -1,0 +1,47 @@
+// Chooses which retrieved snippets fit a 1000-token prompt budget.
+using System;
+using Cupel;
+
+static class Example
+{
+    static void Main()
+    {
+        using (var items = new Items())
+        using (var budget = new Budget(1000, 1000))
+        using (var knapsack = Slicer.Knapsack(10))
+        using (var report = new Report())
+        {
+            // tokens, relevance score and kind of each candidate
+            items.PushMany(
+                new long[] { 120, 400, 350, 80, 300, 60 },
+                new[] { 0.95, 0.80, 0.75, 0.60, 0.40, 0.30 },
+                new[] { "SystemPrompt", "Document", "Document", "Message", "ToolOutput", "Message" });
+
+            int[] chosen = knapsack.Slice(items, budget, 0, report);
+            Console.WriteLine("knapsack chose [" + string.Join(" ", chosen) + "] using "
+                + report.SelectedTokens + " tokens");
+
+            // With 1500 tokens: at least one message, at most one document.
+            using (var roomy = new Budget(1500, 1500))
+            using (var greedy = Slicer.Greedy())
+            using (var counted = Slicer.CountQuota(greedy, new[] {
+                new CountQuota("Message", 1, 10), new CountQuota("Document", 0, 1) }, Scarcity.Degrade))
+            {
+                chosen = counted.Slice(items, roomy, 0, report);
+                Console.WriteLine("count quota chose [" + string.Join(" ", chosen) + "] and capped out ["
+                    + string.Join(" ", report.CapExcluded) + "]");
+            }
+
+            // Errors carry the status and a message naming the bad argument.
+            try
+            {
+                new Budget(100, 200);
+            }
+            catch (CupelException e)
+            {
+                Console.WriteLine("invalid argument: " + (e.Status == Status.InvalidArgument));
+                Console.WriteLine(e.Message);
+            }
+        }
+    }
+}

@@ -1,0 +1,275 @@
+// Tests of the C# binding, run under Mono by ../test.sh. A tiny runner (no
+// NUnit on a bare Mono install): each test is a method; the last line of
+// output is "N passed, N failed" and the exit status is 1 on any failure.
+
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Threading;
+using Cupel;
+
+static class CupelTests
+{
+    static void Equal<T>(IEnumerable<T> got, params T[] want)
+    {
+        var g = got.ToArray();
+        if (!g.SequenceEqual(want))
+            throw new Exception("got [" + string.Join(", ", g) + "], want [" + string.Join(", ", want) + "]");
+    }
+
+    static void True(bool cond, string what)
+    {
+        if (!cond) throw new Exception("expected: " + what);
+    }
+
+    static void Throws(Action a, Status status, string fragment)
+    {
+        try
+        {
+            a();
+        }
+        catch (CupelException e)
+        {
+            if (e.Status != status) throw new Exception("status " + e.Status + ", want " + status + ": " + e.Message);
+            if (!e.Message.Contains(fragment)) throw new Exception("message '" + e.Message + "' lacks '" + fragment + "'");
+            return;
+        }
+        throw new Exception("expected " + status + ", got success");
+    }
+
+    static Items MakeItems(long[] tokens, double[] scores, string[] kinds = null)
+    {
+        var it = new Items();
+        it.PushMany(tokens, scores, kinds);
+        return it;
+    }
+
+    static void Version()
+    {
+        True(Library.AbiVersion == 1, "ABI version 1");
+        True(Library.Version.Length > 0, "a version string");
+        True(Library.StatusName(Status.Capacity) == "CUPEL_ERROR_CAPACITY", "status names");
+    }
+
+    static void GreedyDensity()
+    {
+        using (var it = MakeItems(new long[] { 400, 100, 100, 200 }, new[] { 0.9, 0.7, 0.5, 0.1 }))
+        using (var g = Slicer.Greedy())
+        using (var b = new Budget(300, 300))
+        using (var r = new Report())
+        {
+            Equal(g.Slice(it, b, 0, r), 1, 2);
+            True(r.SelectedTokens == 200 && r.EffectiveTargetTokens == 300, "report figures");
+        }
+    }
+
+    static void KnapsackAndCapacity()
+    {
+        using (var it = MakeItems(new long[] { 250, 150, 150 }, new[] { 0.7, 0.5, 0.45 }))
+        using (var k = Slicer.Knapsack(100))
+        using (var huge = Slicer.Knapsack(1))
+        {
+            Equal(k.Slice(it, new Budget(300, 300)), 0);
+            True(k.MemoryLimit == 1UL << 30, "default memory limit 1 GiB");
+            huge.MemoryLimit = 1 << 20;
+            Throws(() => huge.Slice(it, new Budget(1L << 40, 1L << 40)), Status.Capacity, "memory limit of 1048576 bytes");
+            Throws(() => Slicer.Knapsack(0), Status.InvalidArgument, "bucket_size");
+        }
+    }
+
+    static void Quotas()
+    {
+        var it = MakeItems(new long[] { 200, 200, 300, 300, 200 }, new[] { 0.9, 0.5, 0.8, 0.3, 0.7 },
+            new[] { "SystemPrompt", "SystemPrompt", "Message", "Message", "Document" });
+        var g = Slicer.Greedy();
+        var q = Slicer.Quota(g, new[] { new Quota("SystemPrompt", 30, 50), new Quota("Message", 0, 40) });
+        g.Dispose(); // the quota slicer keeps its own copy
+        var r = new Report();
+        Equal(q.Slice(it, new Budget(1000, 1000), 0, r), 0, 1, 2);
+        True(r.SelectedTokens == 700, "700 tokens");
+        Throws(() => Slicer.Quota(null, new Quota[0]), Status.NullPointer, "inner");
+        Throws(() => Slicer.Quota(Slicer.Greedy(), new[] { new Quota("A", 60, 100), new Quota("B", 60, 100) }),
+            Status.InvalidArgument, "");
+    }
+
+    static void CountQuotas()
+    {
+        var it = MakeItems(new long[] { 100, 100, 100, 100 }, new[] { 0.9, 0.7, 0.5, 0.4 },
+            new[] { "tool", "tool", "tool", "tool" });
+        var g = Slicer.Greedy();
+        var r = new Report();
+        var cq = Slicer.CountQuota(g, new[] { new CountQuota("tool", 2, 2) }, Scarcity.Degrade);
+        Equal(cq.Slice(it, new Budget(1000, 1000), 0, r), 0, 1);
+        Equal(r.CapExcluded, 2, 3);
+
+        var one = MakeItems(new long[] { 100 }, new[] { 0.9 }, new[] { "tool" });
+        var deg = Slicer.CountQuota(g, new[] { new CountQuota("TOOL", 3, 5), new CountQuota("Memory", 1, 2) }, Scarcity.Degrade);
+        Equal(deg.Slice(one, new Budget(1000, 1000), 0, r), 0);
+        Equal(r.Shortfalls.Select(s => s.ToString()), "TOOL: 1 of 3", "Memory: 0 of 1");
+        var strict = Slicer.CountQuota(g, new[] { new CountQuota("TOOL", 3, 5) }, Scarcity.Error);
+        Throws(() => strict.Slice(one, new Budget(1000, 1000)), Status.Scarcity, "kind \"TOOL\": 1 items available, require_count is 3");
+        Throws(() => Slicer.CountQuota(Slicer.Knapsack(1), new CountQuota[0], Scarcity.Degrade), Status.Unsupported, "KnapsackSlice");
+        Throws(() => Slicer.CountQuota(g, new CountQuota[0], (Scarcity)7), Status.InvalidArgument, "scarcity");
+    }
+
+    static void CountConstrainedKnapsack()
+    {
+        var it = MakeItems(new long[] { 100, 100, 50, 150, 200 }, new[] { 0.9, 0.7, 0.8, 0.6, 0.4 },
+            new[] { "tool", "tool", "msg", "msg", "msg" });
+        var cck = Slicer.CountConstrainedKnapsack(1, new[] { new CountQuota("tool", 2, 2) }, Scarcity.Degrade);
+        Equal(cck.Slice(it, new Budget(1000, 1000)), 0, 1, 2, 3, 4);
+    }
+
+    static void BudgetRules()
+    {
+        var b = new Budget(1000, 800);
+        b.SetOutputReserve(100);
+        b.SetSafetyMargin(10);
+        b.Reserve("System", 50);
+        long max, target;
+        b.Effective(0, out max, out target);
+        True(max > 0 && target <= max && target <= 800, "effective budget in range");
+        Throws(() => new Budget(10, 20), Status.InvalidArgument, "target_tokens 20 > max_tokens 10");
+        Throws(() => b.SetSafetyMargin(double.NaN), Status.InvalidArgument, "NaN");
+        Throws(() => b.Reserve(" ", 5), Status.InvalidArgument, "kind");
+    }
+
+    static void ItemErrorsAreAtomic()
+    {
+        var it = new Items();
+        Throws(() => it.Push(-1, 0.5), Status.InvalidArgument, "-1");
+        Throws(() => it.PushMany(new long[] { 1, 2, -3 }, new[] { 0.1, 0.2, 0.3 }), Status.InvalidArgument, "tokens[2]");
+        Throws(() => it.PushMany(new long[] { 1, 2 }, new[] { 0.1, 0.2 }, new[] { "a", "" }), Status.InvalidArgument, "kinds[1]");
+        Throws(() => it.PushMany(new long[] { 1 }, new[] { 0.1, 0.2 }), Status.InvalidArgument, "lengths");
+        True(it.Count == 0, "failed pushes add nothing");
+        it.Push(5, 0.5, "Doc \u00e9\u4e2d"); // UTF-8 kinds
+        True(it.Count == 1, "one item");
+        it.Clear();
+        True(it.Count == 0, "cleared");
+    }
+
+    static void DisposedHandlesThrow()
+    {
+        var it = MakeItems(new long[] { 1 }, new[] { 1.0 });
+        it.Dispose();
+        it.Dispose(); // idempotent
+        try
+        {
+            Slicer.Greedy().Slice(it, new Budget(10, 10));
+            throw new Exception("expected ObjectDisposedException");
+        }
+        catch (ObjectDisposedException) { }
+    }
+
+    static void Simulation()
+    {
+        var it = MakeItems(new long[] { 100, 100, 100 }, new[] { 0.9, 0.8, 0.7 });
+        var g = Slicer.Greedy();
+        var b = new Budget(300, 300);
+        Equal(g.MarginalItems(it, b, 0, 100), 2);
+        True(g.FindMinBudget(it, 0, 2, 1000) == 300, "min budget 300");
+        var q = Slicer.Quota(g, new[] { new Quota("Message", 0, 100) });
+        Throws(() => q.MarginalItems(it, b, 0, 10), Status.Unsupported, "QuotaSlice");
+        Throws(() => g.FindMinBudget(it, 0, 9, 1000), Status.InvalidArgument, "9");
+    }
+
+    static void Streams()
+    {
+        using (var s = new Cupel.Stream(250, 2))
+        {
+            s.Push(100, 0.2);
+            s.Push(100, 0.9);
+            s.Push(100, 0.5);
+            s.Push(100, 0.6);
+            s.Push(5, 1.0);
+            Equal(s.Finish(), 1, 0, 4);
+            Throws(() => s.Push(1, 1), Status.InvalidArgument, "finished");
+        }
+        using (var exact = new Cupel.Stream(100, 1))
+            True(exact.Push(100, 0.5), "an exactly spent budget reports full");
+    }
+
+    static void ConcurrentSlicing()
+    {
+        const int n = 2000;
+        var tokens = new long[n];
+        var scores = new double[n];
+        var kinds = new string[n];
+        for (int i = 0; i < n; i++)
+        {
+            tokens[i] = 1 + (i * 7919) % 500;
+            scores[i] = (i * 104729 % 1000) / 1000.0;
+            kinds[i] = new[] { "Message", "Document", "tool" }[i % 3];
+        }
+        var it = MakeItems(tokens, scores, kinds);
+        var b = new Budget(20000, 20000);
+        var g = Slicer.Greedy();
+        var slicers = new[] {
+            g, Slicer.Knapsack(10), Slicer.Quota(g, new[] { new Quota("Document", 20, 50) }),
+            Slicer.CountQuota(g, new[] { new CountQuota("tool", 5, 50) }, Scarcity.Degrade),
+            Slicer.CountConstrainedKnapsack(10, new[] { new CountQuota("tool", 5, 50) }, Scarcity.Degrade),
+        };
+        var want = slicers.Select(s => s.Slice(it, b)).ToArray();
+        int failures = 0;
+        var threads = Enumerable.Range(0, 12).Select(w => new Thread(() =>
+        {
+            using (var r = new Report())
+                for (int round = 0; round < 10; round++)
+                {
+                    int i = (w + round) % slicers.Length;
+                    if (!slicers[i].Slice(it, b, 0, r).SequenceEqual(want[i])) Interlocked.Increment(ref failures);
+                }
+        })).ToList();
+        threads.ForEach(t => t.Start());
+        threads.ForEach(t => t.Join());
+        True(failures == 0, "every thread got the single-threaded result (" + failures + " differed)");
+    }
+
+    static void FinalizersFreeForgottenHandles()
+    {
+        for (int i = 0; i < 300; i++)
+        {
+            var it = MakeItems(new long[] { 10, 20 }, new[] { 0.5, 0.9 }, new[] { "a", "b" });
+            Equal(Slicer.Greedy().Slice(it, new Budget(100, 100)), 0, 1);
+            if (i % 50 == 0) { GC.Collect(); GC.WaitForPendingFinalizers(); }
+        }
+        GC.Collect();
+        GC.WaitForPendingFinalizers();
+    }
+
+    static int Main()
+    {
+        var tests = new List<KeyValuePair<string, Action>> {
+            new KeyValuePair<string, Action>("Version", Version),
+            new KeyValuePair<string, Action>("GreedyDensity", GreedyDensity),
+            new KeyValuePair<string, Action>("KnapsackAndCapacity", KnapsackAndCapacity),
+            new KeyValuePair<string, Action>("Quotas", Quotas),
+            new KeyValuePair<string, Action>("CountQuotas", CountQuotas),
+            new KeyValuePair<string, Action>("CountConstrainedKnapsack", CountConstrainedKnapsack),
+            new KeyValuePair<string, Action>("BudgetRules", BudgetRules),
+            new KeyValuePair<string, Action>("ItemErrorsAreAtomic", ItemErrorsAreAtomic),
+            new KeyValuePair<string, Action>("DisposedHandlesThrow", DisposedHandlesThrow),
+            new KeyValuePair<string, Action>("Simulation", Simulation),
+            new KeyValuePair<string, Action>("Streams", Streams),
+            new KeyValuePair<string, Action>("ConcurrentSlicing", ConcurrentSlicing),
+            new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
+        };
+        int passed = 0, failed = 0;
+        foreach (var t in tests)
+        {
+            try
+            {
+                t.Value();
+                passed++;
+                Console.WriteLine("ok   " + t.Key);
+            }
+            catch (Exception e)
+            {
+                failed++;
+                Console.WriteLine("FAIL " + t.Key + ": " + e.Message);
+            }
+        }
+        Console.WriteLine(passed + " passed, " + failed + " failed");
+        return failed == 0 ? 0 : 1;
+    }
+}
