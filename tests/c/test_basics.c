@@ -187,11 +187,24 @@ static void test_last_error_is_per_call(void) {
   CHECK_MSG("target_tokens 4 > max_tokens 3");
 }
 
+/* A panic inside the library comes back as a status: the C caller goes on. */
+static void test_panic_is_contained(void) {
+  cupel_items *items = NULL;
+  CHECK_STATUS(cupel_debug_panic(), CUPEL_ERROR_INTERNAL);
+  CHECK_MSG("deliberate panic from cupel_debug_panic");
+  CHECK_STATUS(cupel_debug_panic(), CUPEL_ERROR_INTERNAL);
+  CHECK_OK(cupel_items_new(&items));
+  CHECK_OK(cupel_items_push(items, 1, 0.5, NULL));
+  CHECK(cupel_items_len(items) == 1);
+  cupel_items_free(items);
+}
+
 int main(void) {
   test_version_and_status();
   test_items();
   test_budget();
   test_report_getters_on_null();
   test_last_error_is_per_call();
+  test_panic_is_contained();
   return check_summary("test_basics");
 }
