@@ -1,0 +1,821 @@
+//! The fuzz drivers, shared by the cargo-fuzz targets (fuzz/fuzz_targets)
+//! and by the stable test that replays the corpus and seeded random inputs
+//! (tests/fuzz_replay.rs). Input bytes are read as a program of C ABI calls.
+//!
+//! `abi_program` checks, after every call: statuses are documented ones,
+//! failures leave handles as they were (item counts, slicer output), and on
+//! every successful slice the selection is a set of distinct valid indices,
+//! the report's token sum matches it, it respects the effective target
+//! (count slicers' committed items aside), a second call gives the same
+//! output, and a too-small buffer gets CUPEL_ERROR_BUFFER_TOO_SMALL with the
+//! needed length and an untouched buffer.
+//!
+//! `versus_reference` builds small well-formed cases and compares libcupel
+//! with the published cupel 1.2.0 crate (order for Greedy and Knapsack,
+//! sets for the decorators, whose kind order differs by design).
+
+#![allow(dead_code)]
+
+use cupel::ffi::*;
+use cupel_ref as r;
+use std::ffi::{c_char, CStr, CString};
+use std::ptr;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// What the drivers exercised, so a replay can check it reached the paths
+/// that matter (a driver that only ever hits errors would prove nothing).
+pub struct Stats {
+    pub items_pushed: AtomicUsize,
+    pub slices_nonempty: AtomicUsize,
+    pub buffer_too_small: AtomicUsize,
+    pub failures: AtomicUsize,
+    pub count_slicers: AtomicUsize,
+    pub stream_finishes: AtomicUsize,
+    pub compared: AtomicUsize,
+}
+
+pub static STATS: Stats = Stats {
+    items_pushed: AtomicUsize::new(0),
+    slices_nonempty: AtomicUsize::new(0),
+    buffer_too_small: AtomicUsize::new(0),
+    failures: AtomicUsize::new(0),
+    count_slicers: AtomicUsize::new(0),
+    stream_finishes: AtomicUsize::new(0),
+    compared: AtomicUsize::new(0),
+};
+
+fn bump(counter: &AtomicUsize, by: usize) {
+    counter.fetch_add(by, Relaxed);
+}
+
+/// Reads values from the fuzz input; past its end every read gives 0.
+struct Input<'a> {
+    data: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Input<'a> {
+    fn u8(&mut self) -> u8 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b
+    }
+    fn done(&self) -> bool {
+        self.pos >= self.data.len()
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.u8() as usize | (self.u8() as usize) << 8) % n.max(1)
+    }
+    fn i64(&mut self) -> i64 {
+        const SPECIAL: [i64; 12] = [
+            0,
+            1,
+            2,
+            -1,
+            i64::MAX,
+            i64::MIN,
+            i64::MAX - 1,
+            100,
+            1000,
+            128_000,
+            1 << 32,
+            1 << 62,
+        ];
+        match self.u8() % 4 {
+            0 => SPECIAL[self.below(SPECIAL.len())],
+            1 => self.below(5000) as i64,
+            2 => self.below(300) as i64,
+            _ => {
+                let mut b = [0u8; 8];
+                b.iter_mut().for_each(|x| *x = self.u8());
+                i64::from_le_bytes(b)
+            }
+        }
+    }
+    fn tokens(&mut self) -> i64 {
+        if self.u8() % 8 == 0 {
+            self.i64()
+        } else {
+            self.below(2000) as i64
+        }
+    }
+    fn f64(&mut self) -> f64 {
+        const SPECIAL: [f64; 12] = [
+            0.0,
+            -0.0,
+            0.5,
+            1.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            f64::MAX,
+            f64::MIN_POSITIVE,
+            1e-300,
+            -1.0,
+            1e300,
+        ];
+        match self.u8() % 8 {
+            0 => SPECIAL[self.below(SPECIAL.len())],
+            1 => {
+                let mut b = [0u8; 8];
+                b.iter_mut().for_each(|x| *x = self.u8());
+                f64::from_le_bytes(b)
+            }
+            _ => self.below(101) as f64 / 100.0,
+        }
+    }
+    fn percent(&mut self) -> f64 {
+        const SPECIAL: [f64; 8] = [0.0, 1e-300, 50.0, 100.0, 100.0000001, -1.0, f64::NAN, 33.3];
+        if self.u8() % 3 == 0 {
+            SPECIAL[self.below(SPECIAL.len())]
+        } else {
+            self.below(101) as f64
+        }
+    }
+    /// A kind: usually a valid one, sometimes empty, blank or invalid UTF-8;
+    /// NULL (the default kind) as a null pointer.
+    fn kind(&mut self) -> Option<&'static CStr> {
+        const KINDS: [&CStr; 9] = [
+            c"Message",
+            c"message",
+            c"Document",
+            c"tool",
+            c"TOOL",
+            c"",
+            c"  \t",
+            c"Doc\xff",
+            c"\xc3\xbcnicode",
+        ];
+        // Mostly valid kinds (the first five), sometimes anything.
+        let i = if self.u8() % 8 == 0 {
+            self.below(KINDS.len() + 1)
+        } else {
+            self.below(5)
+        };
+        KINDS.get(i).copied()
+    }
+}
+
+fn kind_ptr(k: Option<&CStr>) -> *const c_char {
+    k.map_or(ptr::null(), |k| k.as_ptr())
+}
+
+fn last_error() -> String {
+    unsafe { CStr::from_ptr(cupel_last_error()) }
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A status any fallible call may return.
+fn documented(st: cupel_status) {
+    assert!(
+        matches!(
+            st,
+            CUPEL_OK
+                | CUPEL_ERROR_NULL_POINTER
+                | CUPEL_ERROR_INVALID_ARGUMENT
+                | CUPEL_ERROR_BUFFER_TOO_SMALL
+                | CUPEL_ERROR_SCARCITY
+                | CUPEL_ERROR_UNSUPPORTED
+                | CUPEL_ERROR_CAPACITY
+        ),
+        "undocumented status {st:?}: {}",
+        last_error()
+    );
+    if st != CUPEL_OK {
+        assert!(!last_error().is_empty(), "failure without a message");
+        bump(&STATS.failures, 1);
+    }
+}
+
+/// The slicers built so far and whether each involves a count slicer.
+struct Slicers(Vec<(*mut cupel_slicer, bool)>);
+
+impl Drop for Slicers {
+    fn drop(&mut self) {
+        for &(s, _) in &self.0 {
+            unsafe { cupel_slicer_free(s) };
+        }
+    }
+}
+
+/// Bound on any knapsack table the fuzzer builds, to keep runs fast.
+const FUZZ_MEMORY_LIMIT: usize = 4 << 20;
+const MAX_ITEMS: usize = 300;
+
+struct State {
+    items: *mut cupel_items,
+    tokens: Vec<i64>,
+    budget: *mut cupel_budget,
+    slicers: Slicers,
+    report: *mut cupel_report,
+}
+
+impl Drop for State {
+    fn drop(&mut self) {
+        unsafe {
+            cupel_items_free(self.items);
+            cupel_budget_free(self.budget);
+            cupel_report_free(self.report);
+        }
+    }
+}
+
+/// One slice (or marginal-items) call with a buffer of `capacity`, checked.
+unsafe fn checked_slice(
+    st: &State,
+    slicer: *const cupel_slicer,
+    has_count: bool,
+    pinned: i64,
+    capacity: usize,
+) {
+    let n = cupel_items_len(st.items);
+    assert_eq!(n, st.tokens.len());
+    const SENTINEL: usize = 0xDEAD_BEEF;
+    let mut out = vec![SENTINEL; capacity];
+    let mut len = usize::MAX;
+    let status = cupel_slice(
+        slicer,
+        st.items,
+        st.budget,
+        pinned,
+        if capacity == 0 {
+            ptr::null_mut()
+        } else {
+            out.as_mut_ptr()
+        },
+        capacity,
+        &mut len,
+        st.report,
+    );
+    documented(status);
+    match status {
+        CUPEL_OK => {}
+        CUPEL_ERROR_BUFFER_TOO_SMALL => {
+            assert!(len > capacity, "needed {len} with capacity {capacity}");
+            assert!(
+                out.iter().all(|&x| x == SENTINEL),
+                "buffer written on failure"
+            );
+            bump(&STATS.buffer_too_small, 1);
+            // The needed length is exact.
+            return checked_slice(st, slicer, has_count, pinned, len);
+        }
+        _ => {
+            assert_eq!(
+                cupel_report_shortfall_count(st.report),
+                0,
+                "report not emptied"
+            );
+            return;
+        }
+    }
+    assert!(len <= capacity && len <= n);
+    let selected = &out[..len];
+    bump(&STATS.slices_nonempty, (len > 0) as usize);
+    let mut sorted = selected.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), len, "duplicate indices {selected:?}");
+    assert!(
+        selected.iter().all(|&i| i < n),
+        "index out of range {selected:?}"
+    );
+    let sum = selected
+        .iter()
+        .fold(0i64, |a, &i| a.saturating_add(st.tokens[i]));
+    assert_eq!(cupel_report_selected_tokens(st.report), sum);
+    let target = cupel_report_effective_target_tokens(st.report);
+    assert!(
+        cupel_report_effective_max_tokens(st.report) >= target,
+        "effective max below target"
+    );
+    if !has_count {
+        assert!(
+            sum <= target.max(0),
+            "selected {sum} tokens, target {target}"
+        );
+    }
+    for i in 0..cupel_report_cap_excluded_count(st.report) {
+        let mut x = 0;
+        assert_eq!(cupel_report_cap_excluded(st.report, i, &mut x), CUPEL_OK);
+        assert!(
+            x < n && !selected.contains(&x),
+            "cap-excluded {x} is selected"
+        );
+    }
+    // Determinism.
+    let mut again = vec![0usize; capacity];
+    let mut len2 = 0;
+    let status = cupel_slice(
+        slicer,
+        st.items,
+        st.budget,
+        pinned,
+        again.as_mut_ptr(),
+        capacity,
+        &mut len2,
+        ptr::null_mut(),
+    );
+    assert_eq!(status, CUPEL_OK);
+    assert_eq!(&again[..len2], selected, "a second call chose differently");
+}
+
+/// Arbitrary sequences of C ABI calls with arbitrary values.
+pub fn abi_program(data: &[u8]) {
+    let mut input = Input { data, pos: 0 };
+    unsafe {
+        let mut st = State {
+            items: ptr::null_mut(),
+            tokens: vec![],
+            budget: ptr::null_mut(),
+            slicers: Slicers(vec![]),
+            report: ptr::null_mut(),
+        };
+        assert_eq!(cupel_items_new(&mut st.items), CUPEL_OK);
+        assert_eq!(cupel_report_new(&mut st.report), CUPEL_OK);
+        let (max, target) = (input.i64(), input.i64());
+        if cupel_budget_new(max, target, &mut st.budget) != CUPEL_OK {
+            assert!(st.budget.is_null());
+            assert!(last_error().contains("tokens"), "{}", last_error());
+            assert_eq!(cupel_budget_new(1000, 800, &mut st.budget), CUPEL_OK);
+        }
+        let mut g = ptr::null_mut();
+        assert_eq!(cupel_slicer_new_greedy(&mut g), CUPEL_OK);
+        st.slicers.0.push((g, false));
+        let mut stream: *mut cupel_stream = ptr::null_mut();
+        let mut stream_tokens: Vec<i64> = vec![];
+        let mut stream_target = 0i64;
+        let mut stream_finished = false;
+
+        for _ in 0..64 {
+            if input.done() {
+                break;
+            }
+            let pick =
+                |input: &mut Input, st: &State| st.slicers.0[input.below(st.slicers.0.len())];
+            match input.u8() % 16 {
+                0 | 13 if st.tokens.len() < MAX_ITEMS => {
+                    let (t, s, k) = (input.tokens(), input.f64(), input.kind());
+                    let status = cupel_items_push(st.items, t, s, kind_ptr(k));
+                    documented(status);
+                    if status == CUPEL_OK {
+                        st.tokens.push(t);
+                        bump(&STATS.items_pushed, 1);
+                    }
+                    assert_eq!(cupel_items_len(st.items), st.tokens.len());
+                }
+                1 | 14 if st.tokens.len() < MAX_ITEMS => {
+                    let n = input.below(40);
+                    let t: Vec<i64> = (0..n).map(|_| input.tokens()).collect();
+                    let s: Vec<f64> = (0..n).map(|_| input.f64()).collect();
+                    let with_kinds = input.u8() % 2 == 0;
+                    let k: Vec<*const c_char> = (0..n).map(|_| kind_ptr(input.kind())).collect();
+                    let status = cupel_items_push_many(
+                        st.items,
+                        n,
+                        t.as_ptr(),
+                        s.as_ptr(),
+                        if with_kinds { k.as_ptr() } else { ptr::null() },
+                    );
+                    documented(status);
+                    if status == CUPEL_OK {
+                        st.tokens.extend_from_slice(&t);
+                        bump(&STATS.items_pushed, n);
+                    }
+                    assert_eq!(
+                        cupel_items_len(st.items),
+                        st.tokens.len(),
+                        "push_many not atomic"
+                    );
+                }
+                2 => {
+                    let mut s = ptr::null_mut();
+                    let bucket = input.i64();
+                    let status = cupel_slicer_new_knapsack(bucket, &mut s);
+                    documented(status);
+                    if status == CUPEL_OK {
+                        let limit = input.below(FUZZ_MEMORY_LIMIT);
+                        assert_eq!(cupel_slicer_set_memory_limit(s, limit), CUPEL_OK);
+                        assert_eq!(cupel_slicer_memory_limit(s), limit);
+                        st.slicers.0.push((s, false));
+                    } else {
+                        assert!(s.is_null() && bucket <= 0);
+                    }
+                }
+                3 => {
+                    let (inner, count) = pick(&mut input, &st);
+                    let kinds: Vec<Option<&CStr>> =
+                        (0..input.below(5)).map(|_| input.kind()).collect();
+                    let q: Vec<cupel_quota> = kinds
+                        .iter()
+                        .map(|&k| cupel_quota {
+                            kind: kind_ptr(k),
+                            require_percent: input.percent(),
+                            cap_percent: input.percent(),
+                        })
+                        .collect();
+                    let mut s = ptr::null_mut();
+                    let status = cupel_slicer_new_quota(inner, q.as_ptr(), q.len(), &mut s);
+                    documented(status);
+                    if status == CUPEL_OK {
+                        st.slicers.0.push((s, count));
+                    }
+                }
+                4 | 5 => {
+                    let knapsack = input.u8() % 2 == 0;
+                    let kinds: Vec<Option<&CStr>> =
+                        (0..input.below(4)).map(|_| input.kind()).collect();
+                    let e: Vec<cupel_count_quota> = kinds
+                        .iter()
+                        .map(|&k| cupel_count_quota {
+                            kind: kind_ptr(k),
+                            require_count: input.below(6) as u32,
+                            cap_count: input.below(8) as u32,
+                        })
+                        .collect();
+                    let scarcity = if input.u8() % 8 == 0 {
+                        input.i64() as i32
+                    } else {
+                        input.below(2) as i32
+                    };
+                    let mut s = ptr::null_mut();
+                    let status = if knapsack {
+                        let status = cupel_slicer_new_count_constrained_knapsack(
+                            1 + input.below(200) as i64,
+                            e.as_ptr(),
+                            e.len(),
+                            scarcity,
+                            &mut s,
+                        );
+                        if status == CUPEL_OK {
+                            assert_eq!(
+                                cupel_slicer_set_memory_limit(s, FUZZ_MEMORY_LIMIT),
+                                CUPEL_OK
+                            );
+                        }
+                        status
+                    } else {
+                        let (inner, _) = pick(&mut input, &st);
+                        cupel_slicer_new_count_quota(inner, e.as_ptr(), e.len(), scarcity, &mut s)
+                    };
+                    documented(status);
+                    if status == CUPEL_OK {
+                        st.slicers.0.push((s, true));
+                        bump(&STATS.count_slicers, 1);
+                    } else {
+                        assert!(s.is_null());
+                    }
+                }
+                6 => {
+                    let (mut m0, mut t0) = (0, 0);
+                    let before = cupel_budget_effective(st.budget, 0, &mut m0, &mut t0);
+                    let status = match input.u8() % 3 {
+                        0 => cupel_budget_set_output_reserve(st.budget, input.i64()),
+                        1 => cupel_budget_set_safety_margin(st.budget, input.percent()),
+                        _ => cupel_budget_reserve(st.budget, kind_ptr(input.kind()), input.i64()),
+                    };
+                    documented(status);
+                    if status != CUPEL_OK {
+                        let (mut m1, mut t1) = (0, 0);
+                        let after = cupel_budget_effective(st.budget, 0, &mut m1, &mut t1);
+                        assert_eq!(
+                            (before, m0, t0),
+                            (after, m1, t1),
+                            "failed call changed the budget"
+                        );
+                    }
+                }
+                7 | 8 | 15 => {
+                    let (s, count) = pick(&mut input, &st);
+                    let pinned = if input.u8() % 4 == 0 { input.i64() } else { 0 };
+                    let capacity = if input.u8() % 4 == 0 {
+                        input.below(4)
+                    } else {
+                        st.tokens.len()
+                    };
+                    checked_slice(&st, s, count, pinned, capacity);
+                }
+                9 => {
+                    let (s, _) = pick(&mut input, &st);
+                    let n = st.tokens.len();
+                    let mut out = vec![0usize; n];
+                    let mut len = 0;
+                    let status = cupel_marginal_items(
+                        s,
+                        st.items,
+                        st.budget,
+                        0,
+                        input.i64(),
+                        if n == 0 {
+                            ptr::null_mut()
+                        } else {
+                            out.as_mut_ptr()
+                        },
+                        n,
+                        &mut len,
+                    );
+                    documented(status);
+                    if status == CUPEL_OK {
+                        let mut x = out[..len].to_vec();
+                        x.sort_unstable();
+                        x.dedup();
+                        assert_eq!(x.len(), len);
+                        assert!(x.iter().all(|&i| i < n));
+                    }
+                }
+                10 => {
+                    let (s, _) = pick(&mut input, &st);
+                    let mut tokens = -7;
+                    let target_index = input.below(st.tokens.len() + 2);
+                    let ceiling = input.i64();
+                    let status =
+                        cupel_find_min_budget(s, st.items, 0, target_index, ceiling, &mut tokens);
+                    documented(status);
+                    if status == CUPEL_OK {
+                        // -1: not selected even at the ceiling.
+                        assert!(
+                            tokens == -1 || (0..=ceiling.max(0)).contains(&tokens),
+                            "{tokens} vs ceiling {ceiling}"
+                        );
+                    } else {
+                        assert_eq!(tokens, -7, "output written on failure");
+                    }
+                }
+                11 => {
+                    if stream.is_null() || input.u8() % 8 == 0 {
+                        cupel_stream_free(stream);
+                        stream = ptr::null_mut();
+                        stream_target = input.i64();
+                        let status = cupel_stream_new(stream_target, input.below(5), &mut stream);
+                        documented(status);
+                        stream_tokens.clear();
+                        stream_finished = false;
+                        continue;
+                    }
+                    if input.u8() % 4 != 0 {
+                        let (t, s) = (input.tokens(), input.f64());
+                        let mut full = false;
+                        let status = cupel_stream_push(stream, t, s, &mut full);
+                        documented(status);
+                        if status == CUPEL_OK {
+                            assert!(!stream_finished, "push accepted after finish");
+                            stream_tokens.push(t);
+                        }
+                    } else {
+                        let n = stream_tokens.len();
+                        let mut out = vec![0usize; n];
+                        let mut len = 0;
+                        let status = cupel_stream_finish(
+                            stream,
+                            if n == 0 {
+                                ptr::null_mut()
+                            } else {
+                                out.as_mut_ptr()
+                            },
+                            n,
+                            &mut len,
+                        );
+                        assert_eq!(status, CUPEL_OK, "{}", last_error());
+                        stream_finished = true;
+                        bump(&STATS.stream_finishes, 1);
+                        let taken = &out[..len];
+                        let mut x = taken.to_vec();
+                        x.sort_unstable();
+                        x.dedup();
+                        assert_eq!(x.len(), len);
+                        assert!(x.iter().all(|&i| i < n));
+                        let sum = taken
+                            .iter()
+                            .fold(0i64, |a, &i| a.saturating_add(stream_tokens[i]));
+                        assert!(
+                            sum <= stream_target.max(0),
+                            "stream took {sum} of {stream_target}"
+                        );
+                    }
+                }
+                12 => {
+                    if input.u8() % 4 == 0 {
+                        cupel_items_clear(st.items);
+                        st.tokens.clear();
+                    }
+                }
+                _ => {}
+            }
+        }
+        cupel_stream_free(stream);
+    }
+}
+
+/// A small well-formed case of the differential tests' shape.
+struct Case {
+    tokens: Vec<i64>,
+    scores: Vec<f64>,
+    kinds: Vec<&'static str>,
+    target: i64,
+}
+
+const KINDS: [&str; 4] = ["Message", "Document", "ToolOutput", "Memory"];
+
+fn case(input: &mut Input) -> Case {
+    let n = input.below(40);
+    let mut c = Case {
+        tokens: vec![],
+        scores: vec![],
+        kinds: vec![],
+        target: input.below(3000) as i64,
+    };
+    for _ in 0..n {
+        c.tokens.push(if input.u8() % 10 == 0 {
+            0
+        } else {
+            1 + input.below(400) as i64
+        });
+        c.scores.push(input.below(101) as f64 / 100.0);
+        c.kinds.push(KINDS[input.below(KINDS.len())]);
+    }
+    c
+}
+
+unsafe fn ours(c: &Case, slicer: *mut cupel_slicer) -> Vec<usize> {
+    let names: Vec<CString> = c.kinds.iter().map(|k| CString::new(*k).unwrap()).collect();
+    let ptrs: Vec<*const c_char> = names.iter().map(|k| k.as_ptr()).collect();
+    let mut items = ptr::null_mut();
+    let mut budget = ptr::null_mut();
+    assert_eq!(cupel_items_new(&mut items), CUPEL_OK);
+    assert_eq!(
+        cupel_items_push_many(
+            items,
+            c.tokens.len(),
+            c.tokens.as_ptr(),
+            c.scores.as_ptr(),
+            ptrs.as_ptr()
+        ),
+        CUPEL_OK
+    );
+    assert_eq!(cupel_budget_new(c.target, c.target, &mut budget), CUPEL_OK);
+    let mut out = vec![0usize; c.tokens.len()];
+    let mut len = 0;
+    let status = cupel_slice(
+        slicer,
+        items,
+        budget,
+        0,
+        out.as_mut_ptr(),
+        out.len(),
+        &mut len,
+        ptr::null_mut(),
+    );
+    assert_eq!(status, CUPEL_OK, "{}", last_error());
+    cupel_items_free(items);
+    cupel_budget_free(budget);
+    cupel_slicer_free(slicer);
+    out.truncate(len);
+    out
+}
+
+fn theirs(c: &Case, slicer: &dyn r::Slicer) -> Vec<usize> {
+    let mut scored: Vec<r::ScoredItem> = (0..c.tokens.len())
+        .map(|i| r::ScoredItem {
+            item: r::ContextItemBuilder::new(i.to_string(), c.tokens[i])
+                .kind(r::ContextKind::new(c.kinds[i]).unwrap())
+                .build()
+                .unwrap(),
+            score: c.scores[i],
+        })
+        .collect();
+    scored.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap());
+    let budget = r::ContextBudget::new(c.target, c.target, 0, Default::default(), 0.0).unwrap();
+    slicer
+        .slice(&scored, &budget)
+        .unwrap()
+        .iter()
+        .map(|it| it.content().parse().unwrap())
+        .collect()
+}
+
+fn as_set(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v
+}
+
+/// libcupel against the cupel 1.2.0 crate on a small well-formed case.
+pub fn versus_reference(data: &[u8]) {
+    bump(&STATS.compared, 1);
+    let mut input = Input { data, pos: 0 };
+    let c = case(&mut input);
+    let bucket = [1i64, 7, 100][input.below(3)];
+    unsafe {
+        let mut s = ptr::null_mut();
+        match input.u8() % 4 {
+            0 => {
+                assert_eq!(cupel_slicer_new_greedy(&mut s), CUPEL_OK);
+                assert_eq!(ours(&c, s), theirs(&c, &r::GreedySlice), "greedy");
+            }
+            1 => {
+                assert_eq!(cupel_slicer_new_knapsack(bucket, &mut s), CUPEL_OK);
+                let want = theirs(&c, &r::KnapsackSlice::new(bucket).unwrap());
+                assert_eq!(ours(&c, s), want, "knapsack bucket {bucket}");
+            }
+            2 => {
+                // QuotaSlice over greedy, whole percentages summing to <= 100.
+                let mut left = 100;
+                let mut ours_q = vec![];
+                let mut ref_q = vec![];
+                let names: Vec<CString> = KINDS.iter().map(|k| CString::new(*k).unwrap()).collect();
+                for (i, k) in KINDS.iter().enumerate().take(input.below(4)) {
+                    let require = input.below(left / 2 + 1);
+                    left -= require;
+                    let cap = require + input.below(100 - require + 1);
+                    ours_q.push(cupel_quota {
+                        kind: names[i].as_ptr(),
+                        require_percent: require as f64,
+                        cap_percent: cap as f64,
+                    });
+                    ref_q.push(
+                        r::QuotaEntry::new(
+                            r::ContextKind::new(*k).unwrap(),
+                            require as f64,
+                            cap as f64,
+                        )
+                        .unwrap(),
+                    );
+                }
+                let mut g = ptr::null_mut();
+                assert_eq!(cupel_slicer_new_greedy(&mut g), CUPEL_OK);
+                assert_eq!(
+                    cupel_slicer_new_quota(g, ours_q.as_ptr(), ours_q.len(), &mut s),
+                    CUPEL_OK
+                );
+                cupel_slicer_free(g);
+                let reference = r::QuotaSlice::new(ref_q, Box::new(r::GreedySlice)).unwrap();
+                assert_eq!(as_set(ours(&c, s)), as_set(theirs(&c, &reference)), "quota");
+            }
+            _ => {
+                // CountQuotaSlice over greedy or CountConstrainedKnapsackSlice.
+                let names: Vec<CString> = KINDS.iter().map(|k| CString::new(*k).unwrap()).collect();
+                let mut ours_e = vec![];
+                let mut ref_e = vec![];
+                for (i, k) in KINDS.iter().enumerate().take(input.below(4)) {
+                    let require = input.below(4) as u32;
+                    let cap = (require + input.below(4) as u32).max(1);
+                    ours_e.push(cupel_count_quota {
+                        kind: names[i].as_ptr(),
+                        require_count: require,
+                        cap_count: cap,
+                    });
+                    ref_e.push(
+                        r::CountQuotaEntry::new(
+                            r::ContextKind::new(*k).unwrap(),
+                            require as usize,
+                            cap as usize,
+                        )
+                        .unwrap(),
+                    );
+                }
+                if input.u8() % 2 == 0 {
+                    let mut g = ptr::null_mut();
+                    assert_eq!(cupel_slicer_new_greedy(&mut g), CUPEL_OK);
+                    assert_eq!(
+                        cupel_slicer_new_count_quota(g, ours_e.as_ptr(), ours_e.len(), 0, &mut s),
+                        CUPEL_OK
+                    );
+                    cupel_slicer_free(g);
+                    let reference = r::CountQuotaSlice::new(
+                        ref_e,
+                        Box::new(r::GreedySlice),
+                        r::ScarcityBehavior::Degrade,
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        as_set(ours(&c, s)),
+                        as_set(theirs(&c, &reference)),
+                        "count quota"
+                    );
+                } else {
+                    assert_eq!(
+                        cupel_slicer_new_count_constrained_knapsack(
+                            bucket,
+                            ours_e.as_ptr(),
+                            ours_e.len(),
+                            0,
+                            &mut s
+                        ),
+                        CUPEL_OK
+                    );
+                    let reference = r::CountConstrainedKnapsackSlice::new(
+                        ref_e,
+                        r::KnapsackSlice::new(bucket).unwrap(),
+                        r::ScarcityBehavior::Degrade,
+                    )
+                    .unwrap();
+                    assert_eq!(
+                        as_set(ours(&c, s)),
+                        as_set(theirs(&c, &reference)),
+                        "count knapsack"
+                    );
+                }
+            }
+        }
+    }
+}
