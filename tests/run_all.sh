@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Every test of libcupel: formatting and lints, the Rust unit tests, the C
-# harness, the header checks, the conformance vectors, the differential
-# tests against the cupel crate, and the demo.
+# Every test of libcupel: formatting and lints, the demo, the Rust unit tests,
+# the C harness, the header and link checks, the conformance vectors, the
+# differential tests against the cupel crate, the hostile-input, thread and
+# fuzz-replay tests, the C++, Go and C# bindings, the knapsack kernels each
+# forced in turn, and the sanitizer / valgrind runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target
@@ -16,5 +18,13 @@ grep -q "CountConstrainedKnapsack" target/demo.out
 echo "demo ran: $(wc -l < target/demo.out) lines of output"
 echo "== cargo test --release"
 cargo test --release 2>&1 | tee target/test.out
+# The dispatched knapsack kernel ran above; the others must agree too.
+for kernel in portable sse2; do
+  echo "== knapsack kernel $kernel: kernel unit tests, conformance, differential"
+  CUPEL_KNAPSACK_KERNEL=$kernel cargo test --release --lib --test conformance --test differential 2>&1 \
+    | tee -a target/test.out | grep -E "^test result|FAILED|panicked"
+done
+echo "== sanitizers and valgrind"
+bash tests/sanitizers.sh
 # One closing line for the whole run (cargo prints one per test binary).
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' target/test.out

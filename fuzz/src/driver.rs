@@ -60,6 +60,10 @@ impl<'a> Input<'a> {
         self.pos += 1;
         b
     }
+    /// True with probability 1/n.
+    fn one_in(&mut self, n: u8) -> bool {
+        self.u8().is_multiple_of(n)
+    }
     fn done(&self) -> bool {
         self.pos >= self.data.len()
     }
@@ -93,7 +97,7 @@ impl<'a> Input<'a> {
         }
     }
     fn tokens(&mut self) -> i64 {
-        if self.u8() % 8 == 0 {
+        if self.one_in(8) {
             self.i64()
         } else {
             self.below(2000) as i64
@@ -126,7 +130,7 @@ impl<'a> Input<'a> {
     }
     fn percent(&mut self) -> f64 {
         const SPECIAL: [f64; 8] = [0.0, 1e-300, 50.0, 100.0, 100.0000001, -1.0, f64::NAN, 33.3];
-        if self.u8() % 3 == 0 {
+        if self.one_in(3) {
             SPECIAL[self.below(SPECIAL.len())]
         } else {
             self.below(101) as f64
@@ -147,7 +151,7 @@ impl<'a> Input<'a> {
             c"\xc3\xbcnicode",
         ];
         // Mostly valid kinds (the first five), sometimes anything.
-        let i = if self.u8() % 8 == 0 {
+        let i = if self.one_in(8) {
             self.below(KINDS.len() + 1)
         } else {
             self.below(5)
@@ -369,7 +373,7 @@ pub fn abi_program(data: &[u8]) {
                     let n = input.below(40);
                     let t: Vec<i64> = (0..n).map(|_| input.tokens()).collect();
                     let s: Vec<f64> = (0..n).map(|_| input.f64()).collect();
-                    let with_kinds = input.u8() % 2 == 0;
+                    let with_kinds = input.one_in(2);
                     let k: Vec<*const c_char> = (0..n).map(|_| kind_ptr(input.kind())).collect();
                     let status = cupel_items_push_many(
                         st.items,
@@ -423,7 +427,7 @@ pub fn abi_program(data: &[u8]) {
                     }
                 }
                 4 | 5 => {
-                    let knapsack = input.u8() % 2 == 0;
+                    let knapsack = input.one_in(2);
                     let kinds: Vec<Option<&CStr>> =
                         (0..input.below(4)).map(|_| input.kind()).collect();
                     let e: Vec<cupel_count_quota> = kinds
@@ -434,7 +438,7 @@ pub fn abi_program(data: &[u8]) {
                             cap_count: input.below(8) as u32,
                         })
                         .collect();
-                    let scarcity = if input.u8() % 8 == 0 {
+                    let scarcity = if input.one_in(8) {
                         input.i64() as i32
                     } else {
                         input.below(2) as i32
@@ -488,8 +492,8 @@ pub fn abi_program(data: &[u8]) {
                 }
                 7 | 8 | 15 => {
                     let (s, count) = pick(&mut input, &st);
-                    let pinned = if input.u8() % 4 == 0 { input.i64() } else { 0 };
-                    let capacity = if input.u8() % 4 == 0 {
+                    let pinned = if input.one_in(4) { input.i64() } else { 0 };
+                    let capacity = if input.one_in(4) {
                         input.below(4)
                     } else {
                         st.tokens.len()
@@ -543,7 +547,7 @@ pub fn abi_program(data: &[u8]) {
                     }
                 }
                 11 => {
-                    if stream.is_null() || input.u8() % 8 == 0 {
+                    if stream.is_null() || input.one_in(8) {
                         cupel_stream_free(stream);
                         stream = ptr::null_mut();
                         stream_target = input.i64();
@@ -553,7 +557,7 @@ pub fn abi_program(data: &[u8]) {
                         stream_finished = false;
                         continue;
                     }
-                    if input.u8() % 4 != 0 {
+                    if !input.one_in(4) {
                         let (t, s) = (input.tokens(), input.f64());
                         let mut full = false;
                         let status = cupel_stream_push(stream, t, s, &mut full);
@@ -594,11 +598,9 @@ pub fn abi_program(data: &[u8]) {
                         );
                     }
                 }
-                12 => {
-                    if input.u8() % 4 == 0 {
-                        cupel_items_clear(st.items);
-                        st.tokens.clear();
-                    }
+                12 if input.one_in(4) => {
+                    cupel_items_clear(st.items);
+                    st.tokens.clear();
                 }
                 _ => {}
             }
@@ -626,7 +628,7 @@ fn case(input: &mut Input) -> Case {
         target: input.below(3000) as i64,
     };
     for _ in 0..n {
-        c.tokens.push(if input.u8() % 10 == 0 {
+        c.tokens.push(if input.one_in(10) {
             0
         } else {
             1 + input.below(400) as i64
@@ -773,7 +775,7 @@ pub fn versus_reference(data: &[u8]) {
                         .unwrap(),
                     );
                 }
-                if input.u8() % 2 == 0 {
+                if input.one_in(2) {
                     let mut g = ptr::null_mut();
                     assert_eq!(cupel_slicer_new_greedy(&mut g), CUPEL_OK);
                     assert_eq!(
