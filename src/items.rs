@@ -7,6 +7,21 @@ use crate::kind::{self, KindTable, DEFAULT_KIND};
 /// Largest number of items one set can hold (indices are stored as `u32`).
 pub const MAX_ITEMS: usize = u32::MAX as usize;
 
+/// The name of an item field in messages: "kinds[3]", or "kind" for one item.
+struct At<'a> {
+    field: &'a str,
+    index: Option<usize>,
+}
+
+impl std::fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.index {
+            Some(i) => write!(f, "{}[{i}]", self.field),
+            None => f.write_str(self.field),
+        }
+    }
+}
+
 /// The read-only view a slicer gets of the items.
 #[derive(Debug, Clone, Default)]
 pub struct Items {
@@ -32,10 +47,8 @@ impl Items {
 
     /// Validates one item; `at` names it in messages (e.g. "tokens[3]").
     fn check(item: &NewItem<'_>, index: Option<usize>) -> Result<()> {
-        let at = |field: &str| match index {
-            Some(i) => format!("{field}[{i}]"),
-            None => field.to_string(),
-        };
+        // Formatted only into an error message: no allocation per valid item.
+        let at = |field| At { field, index };
         if item.tokens < 0 {
             return invalid!(
                 "{} is {}; token counts must be >= 0",
@@ -75,25 +88,32 @@ impl Items {
         self.push_each(items.len(), |i| Ok(items[i]))
     }
 
-    /// Adds `count` items, item `i` being `item(i)`, all or nothing: every
-    /// item is made and checked before any is added, then made again to be
-    /// added, so no batch copy is needed. `item` must give the same item
-    /// both times.
+    /// Adds `count` items, item `i` being `item(i)`, all or nothing, in
+    /// one pass: each item is checked and added; on the first bad one every
+    /// item of the call (and every kind it interned) is taken back.
     pub fn push_each<'a>(
         &mut self,
         count: usize,
         item: impl Fn(usize) -> Result<NewItem<'a>>,
     ) -> Result<()> {
-        for i in 0..count {
-            Self::check(&item(i)?, Some(i))?;
-        }
         self.room_for(count)?;
         let reserve = |e| Error::Capacity(format!("cannot allocate room for {count} items: {e}"));
         self.tokens.try_reserve(count).map_err(reserve)?;
         self.scores.try_reserve(count).map_err(reserve)?;
         self.kinds.try_reserve(count).map_err(reserve)?;
+        let (len, kinds) = (self.len(), self.kind_table.len());
         for i in 0..count {
-            self.push_unchecked(item(i)?);
+            let checked = item(i).and_then(|it| Self::check(&it, Some(i)).map(|()| it));
+            match checked {
+                Ok(it) => self.push_unchecked(it),
+                Err(e) => {
+                    self.tokens.truncate(len);
+                    self.scores.truncate(len);
+                    self.kinds.truncate(len);
+                    self.kind_table.truncate(kinds);
+                    return Err(e);
+                }
+            }
         }
         Ok(())
     }
@@ -200,6 +220,12 @@ mod tests {
             1,
             "no kind of the failed batch is interned"
         );
+        // The caches forgot the rolled-back kinds too: "b" and "a" get fresh ids.
+        s.push(item(4, 0.4, Some("b"))).unwrap();
+        s.push(item(5, 0.5, Some("A"))).unwrap();
+        assert_eq!(s.kind_table().len(), 3);
+        assert_eq!(s.kind_table().name(1), "b");
+        assert_eq!(s.kind_table().name(2), "A");
     }
 
     #[test]

@@ -95,6 +95,23 @@ impl KindTable {
         &self.names[id as usize]
     }
 
+    /// Forgets every kind interned after the first `len`.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.names.len() {
+            return;
+        }
+        self.names.truncate(len);
+        self.ids.retain(|_, id| (*id as usize) < len);
+        self.spellings.retain(|_, id| (*id as usize) < len);
+        if self
+            .last
+            .as_ref()
+            .is_some_and(|(_, id)| *id as usize >= len)
+        {
+            self.last = None;
+        }
+    }
+
     pub fn clear(&mut self) {
         self.names.clear();
         self.ids.clear();

@@ -14,6 +14,8 @@ pub struct Stream {
     /// (tokens, score) of the pending batch; its first item has index `batch_start`.
     batch: Vec<(i64, f64)>,
     batch_start: u64,
+    /// Sort keys of the batch being decided, kept to reuse their memory.
+    keys: Vec<u128>,
     pushed: u64,
     full: bool,
     finished: bool,
@@ -32,6 +34,7 @@ impl Stream {
             remaining: target_tokens,
             batch_size,
             batch: Vec::with_capacity(batch_size.min(1024)),
+            keys: Vec::new(),
             batch_start: 0,
             pushed: 0,
             full: target_tokens <= 0,
@@ -75,14 +78,16 @@ impl Stream {
     }
 
     fn process_batch(&mut self) {
-        let mut keys: Vec<u128> = self
-            .batch
-            .iter()
-            .enumerate()
-            .map(|(p, &(_, score))| desc_key(score, p as u32))
-            .collect();
+        let mut keys = std::mem::take(&mut self.keys);
+        keys.clear();
+        keys.extend(
+            self.batch
+                .iter()
+                .enumerate()
+                .map(|(p, &(_, score))| desc_key(score, p as u32)),
+        );
         keys.sort_unstable();
-        for key in keys {
+        for &key in &keys {
             let p = key_position(key) as usize;
             let tokens = self.batch[p].0;
             if tokens == 0 || tokens <= self.remaining {
@@ -91,6 +96,7 @@ impl Stream {
             }
         }
         self.batch.clear();
+        self.keys = keys;
     }
 
     /// Decides the partial last batch (if budget remains) and returns the
@@ -101,6 +107,7 @@ impl Stream {
                 self.process_batch();
             }
             self.batch = Vec::new();
+            self.keys = Vec::new();
             self.finished = true;
         }
         &self.taken

@@ -87,18 +87,24 @@ pub unsafe extern "C" fn cupel_items_push_many(
         } else {
             Some(arg_slice(kinds, count, "kinds")?)
         };
-        // Hosts usually pass the same few kind strings many times: a pointer
-        // equal to the previous one is the same string, already checked.
-        let last = std::cell::Cell::new((std::ptr::null::<c_char>(), None::<&str>));
+        // Hosts usually pass a few kinds many times: a string equal to one
+        // of the last few seen (same pointer, or same bytes up to its NUL)
+        // is already checked and needs no strlen or UTF-8 pass.
+        let recent = std::cell::RefCell::new(RecentKinds::default());
         let item = |i: usize| {
             let kind = match kinds {
-                Some(k) if !k[i].is_null() && k[i] == last.get().0 => last.get().1,
-                Some(k) => {
-                    let kind = named(|n| arg_opt_str(k[i], n), || format!("kinds[{i}]"))?;
-                    last.set((k[i], kind));
-                    kind
+                Some(k) if !k[i].is_null() => {
+                    let hit = recent.borrow().find(k[i]);
+                    match hit {
+                        Some(kind) => Some(kind),
+                        None => {
+                            let kind = named(|n| arg_str(k[i], n), || format!("kinds[{i}]"))?;
+                            recent.borrow_mut().add(k[i], kind);
+                            Some(kind)
+                        }
+                    }
                 }
-                None => None,
+                _ => None,
             };
             Ok(NewItem {
                 tokens: tokens[i],
@@ -108,6 +114,54 @@ pub unsafe extern "C" fn cupel_items_push_many(
         };
         items.inner.push_each(count, item)
     })
+}
+
+/// The last few distinct kind strings of a `push_many` call, checked.
+struct RecentKinds<'a> {
+    entries: [(*const c_char, &'a str); 8],
+    len: usize,
+    next: usize,
+}
+
+impl Default for RecentKinds<'_> {
+    fn default() -> Self {
+        RecentKinds {
+            entries: [(std::ptr::null(), ""); 8],
+            len: 0,
+            next: 0,
+        }
+    }
+}
+
+impl<'a> RecentKinds<'a> {
+    /// The checked string `p` spells, if it is one of the recent ones.
+    ///
+    /// # Safety
+    /// `p` is a non-NULL NUL-terminated string.
+    unsafe fn find(&self, p: *const c_char) -> Option<&'a str> {
+        let recent = &self.entries[..self.len];
+        if let Some(&(_, s)) = recent.iter().find(|e| e.0 == p) {
+            return Some(s);
+        }
+        recent.iter().find(|e| same_c_str(p, e.1)).map(|e| e.1)
+    }
+
+    fn add(&mut self, p: *const c_char, s: &'a str) {
+        self.entries[self.next] = (p, s);
+        self.next = (self.next + 1) % self.entries.len();
+        self.len = (self.len + 1).min(self.entries.len());
+    }
+}
+
+/// Whether the NUL-terminated `p` spells `s`. Reads `p` only up to the first
+/// difference or its NUL (a `str` from a C string has no NUL inside).
+unsafe fn same_c_str(p: *const c_char, s: &str) -> bool {
+    for (j, b) in s.bytes().enumerate() {
+        if *p.add(j) as u8 != b {
+            return false;
+        }
+    }
+    *p.add(s.len()) == 0
 }
 
 /// The number of items in the list; 0 for NULL.
