@@ -33,53 +33,18 @@ pub fn key_position(key: u128) -> u32 {
     key as u32
 }
 
-/// Sorts `(key, payload)` pairs by key ascending, stably: equal keys keep
-/// their order. LSD radix sort, 11-bit digits, O(N) with one scratch buffer;
-/// digits in which all keys agree are skipped.
-pub fn radix_sort(pairs: &mut Vec<(u64, u32)>) {
-    const BITS: u32 = 8;
-    const DIGITS: usize = 64usize.div_ceil(BITS as usize);
-    const BUCKETS: usize = 1 << BITS;
-    if pairs.len() < 64 {
-        // Small inputs: a stable comparison sort is faster than 6 passes.
-        pairs.sort_by_key(|p| p.0);
-        return;
-    }
-    let mut counts = vec![[0usize; BUCKETS]; DIGITS];
-    for &(k, _) in pairs.iter() {
-        for (d, c) in counts.iter_mut().enumerate() {
-            c[((k >> (BITS as usize * d)) as usize) & (BUCKETS - 1)] += 1;
-        }
-    }
-    let mut other = vec![(0u64, 0u32); pairs.len()];
-    for (d, c) in counts.iter_mut().enumerate() {
-        if c.contains(&pairs.len()) {
-            continue; // every key has the same digit here
-        }
-        let mut sum = 0;
-        for n in c.iter_mut() {
-            let here = *n;
-            *n = sum;
-            sum += here;
-        }
-        let shift = BITS as usize * d;
-        for &p in pairs.iter() {
-            let b = ((p.0 >> shift) as usize) & (BUCKETS - 1);
-            other[c[b]] = p;
-            c[b] += 1;
-        }
-        std::mem::swap(pairs, &mut other);
-    }
-}
-
 /// Orders `positions` of `values` by value descending, then position ascending.
+///
+/// One `sort_unstable` (pattern-defeating quicksort) of packed u128 keys:
+/// the keys are unique, so unstable is exact. Measured faster on this
+/// project's machines than an LSD radix sort at every size from 10^3 to 10^6.
 pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
-    let mut pairs: Vec<(u64, u32)> = values
+    let mut keys: Vec<u128> = values
         .enumerate()
-        .map(|(i, v)| (desc_bits(v), i as u32))
+        .map(|(i, v)| desc_key(v, i as u32))
         .collect();
-    radix_sort(&mut pairs);
-    pairs.into_iter().map(|p| p.1).collect()
+    keys.sort_unstable();
+    keys.into_iter().map(key_position).collect()
 }
 
 /// The Sort stage: item indices by score descending, ties in push order.
@@ -113,35 +78,5 @@ mod tests {
                 .unwrap();
         }
         assert_eq!(sort_stage(&items), vec![1, 5, 0, 2, 3, 4, 6]);
-    }
-
-    #[test]
-    fn radix_sort_is_a_stable_sort() {
-        let mut seed = 7u64;
-        for n in [0usize, 1, 63, 64, 65, 1000, 20_000] {
-            for spread in [1u64, 3, 1 << 20, u64::MAX] {
-                let mut pairs: Vec<(u64, u32)> = (0..n as u32)
-                    .map(|i| {
-                        seed = seed
-                            .wrapping_mul(6364136223846793005)
-                            .wrapping_add(1442695040888963407);
-                        let k = (seed >> 7) % spread.max(1);
-                        // Spread some keys into the high digits too.
-                        (
-                            if spread == u64::MAX {
-                                seed
-                            } else {
-                                k << (i % 3 * 20)
-                            },
-                            i,
-                        )
-                    })
-                    .collect();
-                let mut want = pairs.clone();
-                want.sort_by_key(|p| p.0); // stable
-                radix_sort(&mut pairs);
-                assert_eq!(pairs, want, "n {n} spread {spread}");
-            }
-        }
     }
 }

@@ -206,7 +206,14 @@ fn dp_array<T: kernel::Lane>(
     max_weight: usize,
     needed: u128,
 ) -> Result<&mut [T]> {
-    let dp = grow(v, kernel::dp_len(words, max_weight), needed)?;
+    // 64 bytes of slack so the array can start on a cache line: the
+    // kernels' loads and stores of cell-aligned vectors then never straddle
+    // two lines.
+    let slack = 64 / std::mem::size_of::<T>();
+    let len = kernel::dp_len(words, max_weight);
+    let all = grow(v, len + slack, needed)?;
+    let skip = all.as_ptr().align_offset(64).min(slack);
+    let dp = &mut all[skip..skip + len];
     kernel::init_dp(dp, max_weight);
     Ok(dp)
 }
