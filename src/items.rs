@@ -94,7 +94,7 @@ impl Items {
     pub fn push_each<'a>(
         &mut self,
         count: usize,
-        item: impl Fn(usize) -> Result<NewItem<'a>>,
+        mut item: impl FnMut(usize) -> Result<NewItem<'a>>,
     ) -> Result<()> {
         self.room_for(count)?;
         let reserve = |e| Error::Capacity(format!("cannot allocate room for {count} items: {e}"));

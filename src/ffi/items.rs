@@ -90,16 +90,16 @@ pub unsafe extern "C" fn cupel_items_push_many(
         // Hosts usually pass a few kinds many times: a string equal to one
         // of the last few seen (same pointer, or same bytes up to its NUL)
         // is already checked and needs no strlen or UTF-8 pass.
-        let recent = std::cell::RefCell::new(RecentKinds::default());
+        let mut recent = RecentKinds::default();
         let item = |i: usize| {
             let kind = match kinds {
                 Some(k) if !k[i].is_null() => {
-                    let hit = recent.borrow().find(k[i]);
+                    let hit = recent.find(k[i]);
                     match hit {
                         Some(kind) => Some(kind),
                         None => {
                             let kind = named(|n| arg_str(k[i], n), || format!("kinds[{i}]"))?;
-                            recent.borrow_mut().add(k[i], kind);
+                            recent.add(k[i], kind);
                             Some(kind)
                         }
                     }
@@ -140,8 +140,12 @@ impl<'a> RecentKinds<'a> {
     /// `p` is a non-NULL NUL-terminated string.
     unsafe fn find(&self, p: *const c_char) -> Option<&'a str> {
         let recent = &self.entries[..self.len];
-        if let Some(&(_, s)) = recent.iter().find(|e| e.0 == p) {
-            return Some(s);
+        // The same pointer as last time, else the same bytes as any.
+        if self.len > 0 {
+            let last = recent[(self.next + recent.len() - 1) % recent.len()];
+            if last.0 == p {
+                return Some(last.1);
+            }
         }
         recent.iter().find(|e| same_c_str(p, e.1)).map(|e| e.1)
     }
