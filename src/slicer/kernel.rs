@@ -266,43 +266,36 @@ fn portable<T: Lane>(f: Fused<'_, T>) {
     let (da, va) = a;
     let (db, vb) = b;
     let nb = keep_b.len();
+    // 8 cells at a time, top down, each chunk's sources read before its
+    // store (the order the SIMD kernels use), in fixed-size arrays the
+    // compiler keeps in vector registers.
+    let chunk = |s: &[T], at: usize| -> [T; 8] { s[at..at + 8].try_into().expect("8 cells") };
     for k in blocks.rev() {
-        let at = pad + 64 * k;
-        let mut o = [T::default(); 64];
-        let mut oa = [T::default(); 64];
-        let mut ob = [T::default(); 64];
-        let mut oab = [T::default(); 64];
-        o.copy_from_slice(&dp[at..at + 64]);
-        oa.copy_from_slice(&dp[at - da..at - da + 64]);
-        ob.copy_from_slice(&dp[at - db..at - db + 64]);
-        oab.copy_from_slice(&dp[at - da - db..at - da - db + 64]);
-        let mut flags_a = [0u8; 64];
-        let mut flags_b = [0u8; 64];
-        let dst: &mut [T; 64] = (&mut dp[at..at + 64]).try_into().expect("64 cells");
-        for j in 0..64 {
-            let with_a = oa[j].wrap_add(va);
-            let n = o[j].max(with_a);
-            let n_lower = ob[j].max(oab[j].wrap_add(va));
-            let with_b = n_lower.wrap_add(vb);
-            dst[j] = n.max(with_b);
-            flags_a[j] = (with_a > o[j]) as u8;
-            flags_b[j] = (with_b > n) as u8;
+        // The block and all its sources: cells 64k - da - db .. 64k + 64.
+        let low = pad + 64 * k - da - db;
+        let span = &mut dp[low..low + da + db + 64];
+        let (mut bits_a, mut bits_b) = (0u64, 0u64);
+        for j in (0..8).rev() {
+            let at = 8 * j;
+            let (o, oa) = (chunk(span, da + db + at), chunk(span, db + at));
+            let (ob, oab) = (chunk(span, da + at), chunk(span, at));
+            let mut out = [T::default(); 8];
+            let (mut fa, mut fb) = (0u8, 0u8);
+            for l in 0..8 {
+                let with_a = oa[l].wrap_add(va);
+                let n = o[l].max(with_a);
+                let with_b = ob[l].max(oab[l].wrap_add(va)).wrap_add(vb);
+                out[l] = n.max(with_b);
+                fa |= ((with_a > o[l]) as u8) << l;
+                fb |= ((with_b > n) as u8) << l;
+            }
+            span[da + db + at..da + db + at + 8].copy_from_slice(&out);
+            bits_a |= (fa as u64) << (8 * j);
+            bits_b |= (fb as u64) << (8 * j);
         }
-        keep_a[k] = pack(&flags_a);
-        keep_b[b_word(nb, k)] = pack(&flags_b);
+        keep_a[k] = bits_a;
+        keep_b[b_word(nb, k)] = bits_b;
     }
-}
-
-/// Packs 64 flags (0 or 1) into a word, flag `j` at bit `j`.
-#[inline(always)]
-fn pack(flags: &[u8; 64]) -> u64 {
-    let mut bits = 0u64;
-    for (k, chunk) in flags.chunks_exact(8).enumerate() {
-        let b = u64::from_le_bytes(chunk.try_into().expect("8 flags"));
-        // Gathers the low bit of each of the 8 bytes into the top byte.
-        bits |= (b.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * k);
-    }
-    bits
 }
 
 /// The x86-64 kernels: the portable loop with explicit vectors, processing
