@@ -81,7 +81,7 @@ macro_rules! lane {
     };
 }
 
-lane!(i32, Avx512 => avx512_i32, Avx2 => avx2_i32, Sse2 => sse2_i32);
+lane!(i32, Avx512 => avx512_i32, Avx2 => avx2_i32, Sse41 => sse41_i32, Sse2 => sse2_i32);
 lane!(i64, Avx512 => avx512_i64, Avx2 => avx2_i64);
 
 /// A DP row implementation.
@@ -92,6 +92,8 @@ pub enum Kernel {
     Portable,
     /// x86-64 baseline (SSE2) intrinsics, i32 lanes; i64 rows run Portable.
     Sse2,
+    /// SSE4.1 intrinsics (32-bit max), i32 lanes; i64 rows run Portable.
+    Sse41,
     /// AVX2 intrinsics, i32 and i64 lanes.
     Avx2,
     /// AVX-512F intrinsics, i32 and i64 lanes.
@@ -103,6 +105,7 @@ impl Kernel {
         match self {
             Kernel::Portable => "portable",
             Kernel::Sse2 => "sse2",
+            Kernel::Sse41 => "sse4.1",
             Kernel::Avx2 => "avx2",
             Kernel::Avx512 => "avx512",
         }
@@ -115,6 +118,8 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             Kernel::Sse2 => true,
             #[cfg(target_arch = "x86_64")]
+            Kernel::Sse41 => std::arch::is_x86_feature_detected!("sse4.1"),
+            #[cfg(target_arch = "x86_64")]
             Kernel::Avx2 => std::arch::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
             Kernel::Avx512 => std::arch::is_x86_feature_detected!("avx512f"),
@@ -125,15 +130,21 @@ impl Kernel {
 
     /// The kernels this CPU supports, fastest last.
     pub fn available() -> Vec<Kernel> {
-        [Kernel::Portable, Kernel::Sse2, Kernel::Avx2, Kernel::Avx512]
-            .into_iter()
-            .filter(|k| k.is_supported())
-            .collect()
+        [
+            Kernel::Portable,
+            Kernel::Sse2,
+            Kernel::Sse41,
+            Kernel::Avx2,
+            Kernel::Avx512,
+        ]
+        .into_iter()
+        .filter(|k| k.is_supported())
+        .collect()
     }
 
     /// The kernel slice calls use: the fastest supported one, unless the
     /// environment variable `CUPEL_KNAPSACK_KERNEL` names another supported
-    /// kernel (`portable`, `sse2`, `avx2`, `avx512`; for tests and
+    /// kernel (`portable`, `sse2`, `sse4.1`, `avx2`, `avx512`; for tests and
     /// benchmarks). Decided once per process.
     pub fn selected() -> Kernel {
         static SELECTED: OnceLock<Kernel> = OnceLock::new();
@@ -382,6 +393,14 @@ mod x86 {
         add: |x, y| _mm256_add_epi64(x, y),
         max: |x, y| { let gt = _mm256_cmpgt_epi64(x, y); _mm256_blendv_epi8(y, x, gt) },
         gt_bits: |x, y| _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(x, y))) as u32);
+
+    fused_kernel!(sse41_i32, i32, "sse4.1", 4,
+        load: |p: *mut i32| _mm_loadu_si128(p as *const __m128i),
+        store: |p: *mut i32, v| _mm_storeu_si128(p as *mut __m128i, v),
+        splat: |v| _mm_set1_epi32(v),
+        add: |x, y| _mm_add_epi32(x, y),
+        max: |x, y| _mm_max_epi32(x, y),
+        gt_bits: |x, y| _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpgt_epi32(x, y))) as u32);
 
     /// SSE2 has no 32-bit max: each max is a compare and a blend, so the
     /// compares that give the keep bits double as the blends' masks.
