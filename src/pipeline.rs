@@ -71,7 +71,7 @@ impl Engine {
         let effective = budget.effective(pinned_tokens)?;
         if let Slicer::Greedy = self.slicer {
             // Density order with Sort-stage ties needs no Sort stage (see
-            // `sort_stage` below) nor a candidate list.
+            // `Engine::sort_stage`) nor a candidate list.
             let selected = greedy_all(items, effective.target);
             let ctx = Ctx::new(items, self.memory_limit);
             return Ok(Self::outcome(items, selected, effective, ctx));
