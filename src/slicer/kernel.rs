@@ -29,13 +29,24 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 /// A DP value lane: `i32` when the total value of a problem fits, `i64`
-/// otherwise. Values in a DP array are `>= 0` except the padding.
-pub trait Lane: Copy + Ord + Default + Send + 'static {
+/// otherwise; `f32` for the SSE2 and portable kernels when every DP value
+/// is an integer below 2^24 (exact in `f32`, and SSE has an `f32` max but
+/// no `i32` one). Values in a DP array are `>= 0` except the padding.
+pub trait Lane: Copy + PartialOrd + Default + Send + 'static {
     /// The padding value: adding any value in `0..=MAX` (or two whose sum
     /// fits) gives a negative number, never a DP improvement.
     const FLOOR: Self;
     fn sat_add(self, other: Self) -> Self;
     fn wrap_add(self, other: Self) -> Self;
+    /// The larger of two values (no NaN ever occurs).
+    #[inline(always)]
+    fn lmax(self, other: Self) -> Self {
+        if other > self {
+            other
+        } else {
+            self
+        }
+    }
     /// Runs blocks `blocks` of the fused rows `a` and `b` with `kernel`.
     fn fused(kernel: Kernel, f: Fused<'_, Self>);
 }
@@ -84,6 +95,35 @@ macro_rules! lane {
 lane!(i32, Avx512 => avx512_i32, Avx2 => avx2_i32, Sse41 => sse41_i32, Sse2 => sse2_i32);
 lane!(i64, Avx512 => avx512_i64, Avx2 => avx2_i64);
 
+impl Lane for f32 {
+    /// Absorbs any value added to it: FLOOR + v == FLOOR < 0.
+    const FLOOR: f32 = f32::MIN;
+    #[inline(always)]
+    fn sat_add(self, other: Self) -> Self {
+        self + other
+    }
+    #[inline(always)]
+    fn wrap_add(self, other: Self) -> Self {
+        self + other
+    }
+    fn fused(kernel: Kernel, f: Fused<'_, f32>) {
+        check(&f);
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE is part of the x86-64 baseline and `check` bounded
+            // every index the kernel touches.
+            Kernel::Sse2 => unsafe { x86::sse_f32(f) },
+            _ => portable(f),
+        }
+    }
+}
+
+/// Whether a problem may run in `f32` lanes with `kernel`: the kernel is one
+/// that gains from them, and `max_dp` (a bound on every DP value, padding
+/// cells included) is an integer `f32` holds exactly.
+pub fn use_f32(kernel: Kernel, max_dp: u128) -> bool {
+    matches!(kernel, Kernel::Sse2 | Kernel::Portable) && max_dp <= 1 << 24
+}
 /// A DP row implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
@@ -294,9 +334,9 @@ fn portable<T: Lane>(f: Fused<'_, T>) {
             let (mut fa, mut fb) = (0u8, 0u8);
             for l in 0..8 {
                 let with_a = oa[l].wrap_add(va);
-                let n = o[l].max(with_a);
-                let with_b = ob[l].max(oab[l].wrap_add(va)).wrap_add(vb);
-                out[l] = n.max(with_b);
+                let n = o[l].lmax(with_a);
+                let with_b = ob[l].lmax(oab[l].wrap_add(va)).wrap_add(vb);
+                out[l] = n.lmax(with_b);
                 fa |= ((with_a > o[l]) as u8) << l;
                 fb |= ((with_b > n) as u8) << l;
             }
@@ -394,6 +434,14 @@ mod x86 {
         max: |x, y| { let gt = _mm256_cmpgt_epi64(x, y); _mm256_blendv_epi8(y, x, gt) },
         gt_bits: |x, y| _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(x, y))) as u32);
 
+    fused_kernel!(sse_f32, f32, "sse2", 4,
+        load: |p: *mut f32| _mm_loadu_ps(p as *const f32),
+        store: |p: *mut f32, v| _mm_storeu_ps(p, v),
+        splat: |v| _mm_set1_ps(v),
+        add: |x, y| _mm_add_ps(x, y),
+        max: |x, y| _mm_max_ps(x, y),
+        gt_bits: |x, y| _mm_movemask_ps(_mm_cmpgt_ps(x, y)) as u32);
+
     fused_kernel!(sse41_i32, i32, "sse4.1", 4,
         load: |p: *mut i32| _mm_loadu_si128(p as *const __m128i),
         store: |p: *mut i32, v| _mm_storeu_si128(p as *mut __m128i, v),
@@ -471,10 +519,12 @@ mod tests {
         }
     }
 
-    fn check_kernel<T: Lane + TryFrom<i64> + Into<i64> + std::fmt::Debug>(
+    fn check_kernel<T: Lane + std::fmt::Debug>(
         kernel: Kernel,
         seed: u64,
         max_value: i64,
+        to: impl Fn(i64) -> T,
+        from: impl Fn(T) -> i64,
     ) {
         let mut rng = Rng(seed);
         for _ in 0..300 {
@@ -499,7 +549,7 @@ mod tests {
             while r < n_rows {
                 let a = (weight(&mut rng), rng.below(max_value as u64) as i64);
                 let b = (weight(&mut rng), rng.below(max_value as u64) as i64);
-                let lane = |v: i64| T::try_from(v).ok().expect("value fits");
+                let lane = |v: i64| to(v);
                 let (row_a, rest) = got[r * words..].split_at_mut(words);
                 reference_row(
                     &mut want_dp,
@@ -535,10 +585,8 @@ mod tests {
                     );
                     r += 1;
                 }
-                let cells_got: Vec<i64> = got_dp[pad(max_weight)..]
-                    .iter()
-                    .map(|&x| x.into())
-                    .collect();
+                let cells_got: Vec<i64> =
+                    got_dp[pad(max_weight)..].iter().map(|&x| from(x)).collect();
                 assert_eq!(cells_got, want_dp, "{kernel:?} dp after row {r}");
             }
             assert_eq!(got, want, "{kernel:?} keep bits");
@@ -550,8 +598,10 @@ mod tests {
         let kernels = Kernel::available();
         assert!(kernels.contains(&Kernel::Portable));
         for (i, &k) in kernels.iter().enumerate() {
-            check_kernel::<i32>(k, i as u64, 10_000_000);
-            check_kernel::<i64>(k, 100 + i as u64, 1 << 50);
+            check_kernel::<i32>(k, i as u64, 10_000_000, |v| v as i32, |x| x as i64);
+            check_kernel::<i64>(k, 100 + i as u64, 1 << 50, |v| v, |x| x);
+            // 12 rows of values below 2^20: every DP value is below 2^24.
+            check_kernel::<f32>(k, 200 + i as u64, 1 << 20, |v| v as f32, |x| x as i64);
         }
     }
 

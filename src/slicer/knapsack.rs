@@ -109,7 +109,18 @@ pub fn knapsack(
             Err(_) => &mut fresh,
         };
         let keep = grow(&mut scratch.keep, rows.len() * words_per_row, needed)?;
-        if narrow {
+        // Every DP value is the value of a selection fitting the padded
+        // capacity: at most (cells / lightest weight) items of the top value.
+        let min_weight = rows.iter().map(|r| r.1 as u128).min().unwrap_or(1);
+        let max_value = rows.iter().map(|r| r.2 as u128).max().unwrap_or(0);
+        let max_dp =
+            (total_value as u128).min((64 * words_per_row as u128 / min_weight) * max_value);
+        if kernel::use_f32(kernel, max_dp) {
+            let dp = dp_array(&mut scratch.dp_f32, words_per_row, max_weight, needed)?;
+            run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| {
+                v as f32
+            });
+        } else if narrow {
             let dp = dp_array(&mut scratch.dp32, words_per_row, max_weight, needed)?;
             run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| {
                 v as i32
@@ -166,6 +177,7 @@ fn run_rows<T: kernel::Lane>(
 struct Scratch {
     keep: Vec<u64>,
     dp32: Vec<i32>,
+    dp_f32: Vec<f32>,
     dp64: Vec<i64>,
 }
 
@@ -174,7 +186,9 @@ const SCRATCH_RETAIN_BYTES: usize = 64 << 20;
 
 impl Scratch {
     fn trim(&mut self) {
-        let bytes = self.keep.capacity() * 8 + self.dp32.capacity() * 4 + self.dp64.capacity() * 8;
+        let bytes = self.keep.capacity() * 8
+            + (self.dp32.capacity() + self.dp_f32.capacity()) * 4
+            + self.dp64.capacity() * 8;
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
         }
