@@ -5,6 +5,10 @@
 
 mod common;
 
+// The fuzz drivers' adapter to the cupel crate, shared here.
+#[path = "../fuzz/src/driver.rs"]
+mod driver;
+
 use common::Rng;
 use cupel::{
     Budget, CountEntry, CountQuota, Engine, Items, Knapsack, NewItem, Quota, QuotaEntry, Scarcity,
@@ -83,24 +87,9 @@ fn ours(case: &Case, slicer: Slicer) -> (Vec<u32>, cupel::Outcome) {
 }
 
 fn theirs(case: &Case, slicer: &dyn r::Slicer) -> Vec<u32> {
-    let mut scored: Vec<r::ScoredItem> = (0..case.tokens.len())
-        .map(|i| r::ScoredItem {
-            item: r::ContextItemBuilder::new(i.to_string(), case.tokens[i])
-                .kind(r::ContextKind::new(case.kinds[i].clone()).unwrap())
-                .build()
-                .unwrap(),
-            score: case.scores[i],
-        })
-        .collect();
-    // The Sort stage: score descending, stable.
-    scored.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap());
-    let budget =
-        r::ContextBudget::new(case.target, case.target, 0, Default::default(), 0.0).unwrap();
-    slicer
-        .slice(&scored, &budget)
-        .unwrap()
-        .iter()
-        .map(|it| it.content().parse().unwrap())
+    driver::reference_selection(&case.tokens, &case.scores, &case.kinds, case.target, slicer)
+        .into_iter()
+        .map(|i| i as u32)
         .collect()
 }
 

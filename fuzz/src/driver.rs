@@ -677,17 +677,30 @@ unsafe fn ours(c: &Case, slicer: *mut cupel_slicer) -> Vec<usize> {
 }
 
 fn theirs(c: &Case, slicer: &dyn r::Slicer) -> Vec<usize> {
-    let mut scored: Vec<r::ScoredItem> = (0..c.tokens.len())
+    reference_selection(&c.tokens, &c.scores, &c.kinds, c.target, slicer)
+}
+
+/// What the cupel 1.2.0 crate selects (item indices, its order) from items
+/// given in push order, after the Sort stage (score descending, stable),
+/// with max = target = `target`. Shared with tests/differential.rs.
+pub fn reference_selection(
+    tokens: &[i64],
+    scores: &[f64],
+    kinds: &[impl AsRef<str>],
+    target: i64,
+    slicer: &dyn r::Slicer,
+) -> Vec<usize> {
+    let mut scored: Vec<r::ScoredItem> = (0..tokens.len())
         .map(|i| r::ScoredItem {
-            item: r::ContextItemBuilder::new(i.to_string(), c.tokens[i])
-                .kind(r::ContextKind::new(c.kinds[i]).unwrap())
+            item: r::ContextItemBuilder::new(i.to_string(), tokens[i])
+                .kind(r::ContextKind::new(kinds[i].as_ref()).unwrap())
                 .build()
                 .unwrap(),
-            score: c.scores[i],
+            score: scores[i],
         })
         .collect();
     scored.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap());
-    let budget = r::ContextBudget::new(c.target, c.target, 0, Default::default(), 0.0).unwrap();
+    let budget = r::ContextBudget::new(target, target, 0, Default::default(), 0.0).unwrap();
     slicer
         .slice(&scored, &budget)
         .unwrap()
