@@ -3,7 +3,7 @@
 
 use std::cell::RefCell;
 
-use super::kernel::{self, Kernel};
+use super::kernel::{self, Bits32, Kernel};
 use crate::error::{invalid, Error, Result};
 use crate::items::Items;
 
@@ -109,17 +109,17 @@ pub fn knapsack(
             Err(_) => &mut fresh,
         };
         let keep = grow(&mut scratch.keep, rows.len() * words_per_row, needed)?;
-        // Every DP value is the value of a selection fitting the padded
-        // capacity: at most (cells / lightest weight) items of the top value.
-        let min_weight = rows.iter().map(|r| r.1 as u128).min().unwrap_or(1);
-        let max_value = rows.iter().map(|r| r.2 as u128).max().unwrap_or(0);
-        let max_dp =
-            (total_value as u128).min((64 * words_per_row as u128 / min_weight) * max_value);
-        if kernel::use_f32(kernel, max_dp) {
-            let dp = dp_array(&mut scratch.dp_f32, words_per_row, max_weight, needed)?;
-            run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| {
-                v as f32
-            });
+        if kernel::use_bits32(kernel, i64::try_from(total_value).unwrap_or(i64::MAX)) {
+            let dp = dp_array(&mut scratch.dp_bits32, words_per_row, max_weight, needed)?;
+            run_rows(
+                kernel,
+                dp,
+                max_weight,
+                keep,
+                words_per_row,
+                &rows,
+                Bits32::new,
+            );
         } else if narrow {
             let dp = dp_array(&mut scratch.dp32, words_per_row, max_weight, needed)?;
             run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| {
@@ -177,7 +177,7 @@ fn run_rows<T: kernel::Lane>(
 struct Scratch {
     keep: Vec<u64>,
     dp32: Vec<i32>,
-    dp_f32: Vec<f32>,
+    dp_bits32: Vec<Bits32>,
     dp64: Vec<i64>,
 }
 
@@ -187,7 +187,7 @@ const SCRATCH_RETAIN_BYTES: usize = 64 << 20;
 impl Scratch {
     fn trim(&mut self) {
         let bytes = self.keep.capacity() * 8
-            + (self.dp32.capacity() + self.dp_f32.capacity()) * 4
+            + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
             + self.dp64.capacity() * 8;
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
