@@ -53,6 +53,13 @@
 #define CUPEL_DEFAULT_BATCH_SIZE 32
 
 /**
+ * The largest total value [`Bits32`] lanes take: `FLOOR + total` stays
+ * below `0xFF80_0000` (where the negative NaNs start) and every DP value
+ * below `0x7F80_0000` (infinity).
+ */
+#define BITS32_MAX_TOTAL 2139095039
+
+/**
  * Status of every fallible call. `CUPEL_OK` is 0; the numbers never change.
  */
 typedef enum cupel_status {

@@ -148,6 +148,16 @@ pub fn knapsack(
 
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
 /// when their number is odd.
+///
+/// Cells at or above the total weight `s` of the rows run so far all hold
+/// their total value `v` (every row fits there), so a row of weight `d`
+/// and value `u > 0` turns every cell at or above `s + d` into `v + u` and
+/// sets all their keep bits. A pass therefore computes only the blocks
+/// below `s + da + db` (and the one containing it), and fills the keep
+/// words above with ones; the DP cells above hold `v` implicitly and are
+/// written when a later pass first reaches them. While the rows run so far
+/// weigh less than the capacity (few or light candidates, a generous
+/// budget), this skips most of the table.
 fn run_rows<T: kernel::Lane>(
     kernel: Kernel,
     dp: &mut [T],
@@ -157,17 +167,33 @@ fn run_rows<T: kernel::Lane>(
     rows: &[(u32, i64, i64)],
     lane: impl Fn(i64) -> T,
 ) {
-    let mut pairs = keep.chunks_exact_mut(2 * words).zip(rows.chunks_exact(2));
-    for (two, r) in &mut pairs {
-        let (keep_a, keep_b) = two.split_at_mut(words);
+    let pad = kernel::pad(max_weight);
+    let cells = 64 * words;
+    // Rows run so far: total weight (capped at `cells`) and value; cells
+    // below `valid` hold their DP values, those above hold `value`.
+    let (mut weight, mut value, mut valid) = (0usize, T::default(), 0usize);
+    let mut row_pairs = keep.chunks_mut(2 * words).zip(rows.chunks(2));
+    for (two, r) in &mut row_pairs {
         let a = (r[0].1 as usize, lane(r[0].2));
-        let b = (r[1].1 as usize, lane(r[1].2));
-        kernel::rows(kernel, dp, max_weight, keep_a, a, Some((keep_b, b)));
-    }
-    if rows.len() % 2 == 1 {
-        let last = rows.len() - 1;
-        let a = (rows[last].1 as usize, lane(rows[last].2));
-        kernel::rows(kernel, dp, max_weight, &mut keep[last * words..], a, None);
+        let b = r.get(1).map(|r| (r.1 as usize, lane(r.2)));
+        let reach = weight + a.0 + b.map_or(0, |b| b.0);
+        let blocks = if reach >= cells { words } else { reach / 64 + 1 };
+        if 64 * blocks > valid {
+            dp[pad + valid..pad + 64 * blocks].fill(value);
+            valid = 64 * blocks;
+        }
+        let (keep_a, keep_b) = two.split_at_mut(words);
+        keep_a[blocks..].fill(u64::MAX);
+        let b = b.map(|b| {
+            keep_b[blocks..].fill(u64::MAX);
+            (&mut keep_b[..blocks], b)
+        });
+        value = value.wrap_add(a.1);
+        if let Some((_, b)) = &b {
+            value = value.wrap_add(b.1);
+        }
+        kernel::rows(kernel, dp, max_weight, &mut keep_a[..blocks], a, b);
+        weight = reach.min(cells);
     }
 }
 
