@@ -55,7 +55,10 @@ pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
     let mut start = 0;
     while start < keys.len() {
         let high = keys[start] & HIGH;
-        let len = keys[start..].iter().take_while(|&&k| k & HIGH == high).count();
+        let len = keys[start..]
+            .iter()
+            .take_while(|&&k| k & HIGH == high)
+            .count();
         if len > 1 {
             order[start..start + len].sort_unstable_by_key(|&p| (bits[p as usize], p));
         }

@@ -58,6 +58,36 @@ pub fn knapsack(
     if cands.is_empty() || target <= 0 {
         return Ok(Vec::new());
     }
+    SCRATCH.with(|scratch| {
+        // A nested call on this thread (none today) would get fresh buffers.
+        let mut fresh = Scratch::default();
+        let mut guard = scratch.try_borrow_mut();
+        let scratch = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        let out = solve(scratch, items, cands, target, bucket, memory_limit);
+        scratch.trim();
+        out
+    })
+}
+
+/// [`knapsack`] with the buffers of `scratch`.
+fn solve(
+    scratch: &mut Scratch,
+    items: &Items,
+    cands: &[u32],
+    target: i64,
+    bucket: i64,
+    memory_limit: usize,
+) -> Result<Vec<u32>> {
+    let Scratch {
+        keep,
+        dp32,
+        dp_bits32,
+        dp64,
+        rows,
+    } = scratch;
     let mut result: Vec<u32> = cands
         .iter()
         .copied()
@@ -68,18 +98,17 @@ pub fn knapsack(
         return Ok(result);
     }
     // (item, discretised weight, value) of the rows that can matter.
-    let rows: Vec<(u32, i64, i64)> = cands
-        .iter()
-        .filter_map(|&i| {
-            let tokens = items.tokens(i);
-            if tokens <= 0 {
-                return None;
-            }
-            let dw = ceil_div(tokens, bucket);
-            let value = scaled_value(items.score(i));
-            (dw <= capacity && value > 0).then_some((i, dw, value))
-        })
-        .collect();
+    rows.clear();
+    rows.reserve(cands.len());
+    rows.extend(cands.iter().filter_map(|&i| {
+        let tokens = items.tokens(i);
+        if tokens <= 0 {
+            return None;
+        }
+        let dw = ceil_div(tokens, bucket);
+        let value = scaled_value(items.score(i));
+        (dw <= capacity && value > 0).then_some((i, dw, value))
+    }));
     if rows.is_empty() {
         return Ok(result);
     }
@@ -103,50 +132,40 @@ pub fn knapsack(
     // needed <= memory_limit <= usize::MAX, so these casts are exact.
     let words_per_row = words_per_row as usize;
     let kernel = Kernel::selected();
-    SCRATCH.with(|scratch| {
-        // A nested call on this thread (none today) would get fresh buffers.
-        let mut fresh = Scratch::default();
-        let mut guard = scratch.try_borrow_mut();
-        let scratch = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
-        let keep = grow(&mut scratch.keep, rows.len() * words_per_row, needed)?;
-        if kernel::use_bits32(kernel, i64::try_from(total_value).unwrap_or(i64::MAX)) {
-            let dp = dp_array(&mut scratch.dp_bits32, words_per_row, max_weight, needed)?;
-            run_rows(
-                kernel,
-                dp,
-                max_weight,
-                keep,
-                words_per_row,
-                &rows,
-                Bits32::new,
-            );
-        } else if narrow {
-            let dp = dp_array(&mut scratch.dp32, words_per_row, max_weight, needed)?;
-            run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| {
-                v as i32
-            });
-        } else if total_value <= i64::MAX as i128 {
-            let dp = dp_array(&mut scratch.dp64, words_per_row, max_weight, needed)?;
-            run_rows(kernel, dp, max_weight, keep, words_per_row, &rows, |v| v);
-        } else {
-            let dp = dp_array(&mut scratch.dp64, words_per_row, max_weight, needed)?;
-            for (row, &(_, dw, value)) in keep.chunks_exact_mut(words_per_row).zip(&rows) {
-                kernel::row_saturating(dp, max_weight, row, dw as usize, value);
-            }
+    let keep = grow(keep, rows.len() * words_per_row, needed)?;
+    if kernel::use_bits32(kernel, i64::try_from(total_value).unwrap_or(i64::MAX)) {
+        let dp = dp_array(dp_bits32, words_per_row, max_weight, needed)?;
+        run_rows(
+            kernel,
+            dp,
+            max_weight,
+            keep,
+            words_per_row,
+            rows,
+            Bits32::new,
+        );
+    } else if narrow {
+        let dp = dp_array(dp32, words_per_row, max_weight, needed)?;
+        run_rows(kernel, dp, max_weight, keep, words_per_row, rows, |v| {
+            v as i32
+        });
+    } else if total_value <= i64::MAX as i128 {
+        let dp = dp_array(dp64, words_per_row, max_weight, needed)?;
+        run_rows(kernel, dp, max_weight, keep, words_per_row, rows, |v| v);
+    } else {
+        let dp = dp_array(dp64, words_per_row, max_weight, needed)?;
+        for (row, &(_, dw, value)) in keep.chunks_exact_mut(words_per_row).zip(rows.iter()) {
+            kernel::row_saturating(dp, max_weight, row, dw as usize, value);
         }
-        let mut remaining = capacity as usize;
-        for r in (0..rows.len()).rev() {
-            if keep[r * words_per_row + (remaining >> 6)] >> (remaining & 63) & 1 == 1 {
-                result.push(rows[r].0);
-                remaining -= rows[r].1 as usize;
-            }
+    }
+    let mut remaining = capacity as usize;
+    for r in (0..rows.len()).rev() {
+        if keep[r * words_per_row + (remaining >> 6)] >> (remaining & 63) & 1 == 1 {
+            result.push(rows[r].0);
+            remaining -= rows[r].1 as usize;
         }
-        scratch.trim();
-        Ok(result)
-    })
+    }
+    Ok(result)
 }
 
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
@@ -180,7 +199,11 @@ fn run_rows<T: kernel::Lane>(
         let a = (r[0].1 as usize, lane(r[0].2));
         let b = r.get(1).map(|r| (r.1 as usize, lane(r.2)));
         let reach = weight + a.0 + b.map_or(0, |b| b.0);
-        let blocks = if reach >= cells { words } else { reach / 64 + 1 };
+        let blocks = if reach >= cells {
+            words
+        } else {
+            reach / 64 + 1
+        };
         if 64 * blocks > valid {
             dp[pad + valid..pad + 64 * blocks].fill(value);
             valid = 64 * blocks;
@@ -208,6 +231,8 @@ struct Scratch {
     dp32: Vec<i32>,
     dp_bits32: Vec<Bits32>,
     dp64: Vec<i64>,
+    /// (item, discretised weight, value) of the rows that can matter.
+    rows: Vec<(u32, i64, i64)>,
 }
 
 /// Scratch larger than this is released after the call instead of kept.
@@ -217,7 +242,8 @@ impl Scratch {
     fn trim(&mut self) {
         let bytes = self.keep.capacity() * 8
             + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
-            + self.dp64.capacity() * 8;
+            + self.dp64.capacity() * 8
+            + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>();
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
         }
