@@ -87,6 +87,7 @@ fn solve(
         dp_bits32,
         dp64,
         rows,
+        per_weight,
     } = scratch;
     let mut result: Vec<u32> = cands
         .iter()
@@ -109,6 +110,7 @@ fn solve(
         let value = scaled_value(items.score(i));
         (dw <= capacity && value > 0).then_some((i, dw, value))
     }));
+    drop_dominated(rows, capacity, per_weight);
     if rows.is_empty() {
         return Ok(result);
     }
@@ -166,6 +168,48 @@ fn solve(
         }
     }
     Ok(result)
+}
+
+/// Capacities up to which [`drop_dominated`] runs (its table has an entry
+/// per weight).
+const DOMINATED_MAX_CAPACITY: i64 = 1 << 16;
+
+/// Removes the rows that can never set a keep bit: a row of weight `d` and
+/// value `v` after `k = floor(capacity / d)` rows of weight `d` and value
+/// `>= v`. For every cell `w <= capacity`, a best selection for `w - d`
+/// weighs at most `capacity - d < k * d`, so it misses one of those `k`
+/// rows, and adding that one instead gives `dp[w] >= dp[w - d] + v`: the
+/// row changes no cell up to the capacity and sets no keep bit there, and
+/// removing it leaves every other row's bits and the result as they were.
+/// In Sort-stage order (values non-increasing) this keeps at most the
+/// first `k` rows of each weight: with many candidates and a small
+/// capacity (a large bucket size) most rows go.
+///
+/// The `k` rows of weight `d` are the first ones seen; the smallest of
+/// their values decides. Runs when the capacity is at most
+/// [`DOMINATED_MAX_CAPACITY`] and 8 x the rows (`per_weight` has an entry
+/// per weight).
+fn drop_dominated(
+    rows: &mut Vec<(u32, i64, i64)>,
+    capacity: i64,
+    per_weight: &mut Vec<(i64, i64)>,
+) {
+    if capacity > DOMINATED_MAX_CAPACITY || capacity as u128 > 8 * rows.len() as u128 {
+        return;
+    }
+    per_weight.clear();
+    per_weight.resize(capacity as usize + 1, (0, i64::MAX));
+    rows.retain(|&(_, d, v)| {
+        let k = capacity / d;
+        let (seen, smallest) = &mut per_weight[d as usize];
+        if *seen < k {
+            *seen += 1;
+            *smallest = (*smallest).min(v);
+            true
+        } else {
+            v > *smallest
+        }
+    });
 }
 
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
@@ -233,6 +277,8 @@ struct Scratch {
     dp64: Vec<i64>,
     /// (item, discretised weight, value) of the rows that can matter.
     rows: Vec<(u32, i64, i64)>,
+    /// Per weight: rows of that weight seen, their smallest value.
+    per_weight: Vec<(i64, i64)>,
 }
 
 /// Scratch larger than this is released after the call instead of kept.
@@ -243,7 +289,8 @@ impl Scratch {
         let bytes = self.keep.capacity() * 8
             + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
             + self.dp64.capacity() * 8
-            + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>();
+            + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>()
+            + self.per_weight.capacity() * 16;
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
         }
@@ -297,6 +344,96 @@ mod tests {
         let it = Items::from_spec(&spec);
         let c: Vec<u32> = (0..spec.len() as u32).collect();
         knapsack(&it, &c, target, bucket, usize::MAX).unwrap()
+    }
+
+    /// Spec 001 as written: every positive-token candidate a row (value 0
+    /// and over-capacity ones included), a full i64 table of keep flags.
+    fn spec_knapsack(items: &Items, cands: &[u32], target: i64, bucket: i64) -> Vec<u32> {
+        let mut out: Vec<u32> = cands
+            .iter()
+            .copied()
+            .filter(|&i| items.tokens(i) == 0)
+            .collect();
+        let cap = (target / bucket) as usize;
+        let rows: Vec<u32> = cands
+            .iter()
+            .copied()
+            .filter(|&i| items.tokens(i) > 0)
+            .collect();
+        let mut dp = vec![0i64; cap + 1];
+        let mut keep = vec![vec![false; cap + 1]; rows.len()];
+        for (r, &i) in rows.iter().enumerate() {
+            let d = ceil_div(items.tokens(i), bucket) as usize;
+            let v = scaled_value(items.score(i));
+            for w in (d..=cap).rev() {
+                if dp[w - d] + v > dp[w] {
+                    dp[w] = dp[w - d] + v;
+                    keep[r][w] = true;
+                }
+            }
+        }
+        let mut w = cap;
+        for r in (0..rows.len()).rev() {
+            if keep[r][w] {
+                out.push(rows[r]);
+                w -= ceil_div(items.tokens(rows[r]), bucket) as usize;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn matches_the_plain_spec_dp_with_many_rows_per_weight() {
+        // Few distinct weights and many candidates (rows get dropped as
+        // dominated), capacities small and large (the skipped top region),
+        // candidates in score order and shuffled.
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut below = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for case in 0..400 {
+            let n = 1 + below(300) as usize;
+            let bucket = [1, 10, 100][below(3) as usize];
+            let max_tokens = 1 + below(2000);
+            let spec: Vec<(i64, f64, &str)> = (0..n)
+                .map(|_| {
+                    let t = if below(10) == 0 { 0 } else { 1 + below(max_tokens) };
+                    (t as i64, below(40) as f64 / 40.0, "Message")
+                })
+                .collect();
+            let items = Items::from_spec(&spec);
+            let wide = below(2) == 0;
+            let target = 1 + below(if wide { 20_000 } else { 3000 }) as i64;
+            let mut cands = crate::sort::sort_stage(&items);
+            if case % 2 == 1 {
+                for i in (1..cands.len()).rev() {
+                    cands.swap(i, below(i as u64 + 1) as usize);
+                }
+            }
+            let got = knapsack(&items, &cands, target, bucket, usize::MAX).unwrap();
+            let want = spec_knapsack(&items, &cands, target, bucket);
+            assert_eq!(got, want, "case {case}: n {n} target {target} bucket {bucket}");
+        }
+    }
+
+    #[test]
+    fn dominated_rows_are_dropped_and_the_first_of_each_weight_kept() {
+        // Capacity 10: at most 5 rows of weight 2 matter, 3 of weight 3.
+        let mut rows: Vec<(u32, i64, i64)> = (0..8)
+            .map(|i| (i, 2, 100 - i as i64))
+            .chain((8..12).map(|i| (i, 3, 50)))
+            .chain([(12, 2, 200), (13, 3, 10)])
+            .collect();
+        let mut per_weight = Vec::new();
+        drop_dominated(&mut rows, 10, &mut per_weight);
+        let kept: Vec<u32> = rows.iter().map(|r| r.0).collect();
+        // Weight 2: rows 0..5 kept (smallest 96), 5..8 (95..93) dropped,
+        // 12 (200 > 96) kept. Weight 3: rows 8..11 kept, 11 and 13 (values
+        // 50 and 10, not above 50) dropped.
+        assert_eq!(kept, vec![0, 1, 2, 3, 4, 8, 9, 10, 12]);
     }
 
     #[test]
