@@ -378,22 +378,25 @@ fn portable<T: Lane>(f: Fused<'_, T>) {
             window(span, da),
             window(span, 0),
         );
-        let (mut flags_a, mut flags_b) = ([0u8; 64], [0u8; 64]);
+        // Per chunk of 8 cells, the keep flags of row a then of row b.
+        let mut flags = [[0u8; 16]; 8];
         for j in (0..8).rev() {
             let at = 8 * j;
             let (o, oa) = (chunk(cells, at), chunk(from_a, at));
             let (ob, oab) = (chunk(from_b, at), chunk(from_ab, at));
+            let mut f = [0u8; 16];
             for l in 0..8 {
                 let with_a = oa[l].wrap_add(va);
                 let n = o[l].lmax(with_a);
                 let with_b = ob[l].lmax(oab[l].wrap_add(va)).wrap_add(vb);
                 cells[at + l].set(n.lmax(with_b));
-                flags_a[at + l] = (with_a > o[l]) as u8;
-                flags_b[at + l] = (with_b > n) as u8;
+                f[l] = (with_a > o[l]) as u8;
+                f[8 + l] = (with_b > n) as u8;
             }
+            flags[j] = f;
         }
-        keep_a[k] = pack_bytes(&flags_a);
-        keep_b[b_word(nb, k)] = pack_bytes(&flags_b);
+        keep_a[k] = pack_bytes(&flags, 0);
+        keep_b[b_word(nb, k)] = pack_bytes(&flags, 8);
     }
 }
 
@@ -402,13 +405,14 @@ fn window<T>(s: &[Cell<T>], from: usize) -> &[Cell<T>; 64] {
     s[from..from + 64].try_into().expect("64 cells")
 }
 
-/// 64 flags (each 0 or 1) as the bits of a word, flag `i` at bit `i`: a
-/// multiplication gathers each group of eight bytes into one byte.
+/// Eight groups of eight flags (each 0 or 1), at `from` in each of
+/// `flags`, as the bits of a word (group `g`, flag `i` at bit `8g + i`): a
+/// multiplication gathers each group into one byte.
 #[inline(always)]
-fn pack_bytes(flags: &[u8; 64]) -> u64 {
+fn pack_bytes(flags: &[[u8; 16]; 8], from: usize) -> u64 {
     let mut bits = 0;
-    for (g, group) in flags.chunks_exact(8).enumerate() {
-        let x = u64::from_le_bytes(group.try_into().expect("8 flags"));
+    for (g, f) in flags.iter().enumerate() {
+        let x = u64::from_le_bytes(f[from..from + 8].try_into().expect("8 flags"));
         // Byte i of x lands at bit 56 + i of the product, with no carries.
         bits |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * g);
     }

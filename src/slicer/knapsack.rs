@@ -400,7 +400,11 @@ mod tests {
             let max_tokens = 1 + below(2000);
             let spec: Vec<(i64, f64, &str)> = (0..n)
                 .map(|_| {
-                    let t = if below(10) == 0 { 0 } else { 1 + below(max_tokens) };
+                    let t = if below(10) == 0 {
+                        0
+                    } else {
+                        1 + below(max_tokens)
+                    };
                     (t as i64, below(40) as f64 / 40.0, "Message")
                 })
                 .collect();
@@ -415,7 +419,10 @@ mod tests {
             }
             let got = knapsack(&items, &cands, target, bucket, usize::MAX).unwrap();
             let want = spec_knapsack(&items, &cands, target, bucket);
-            assert_eq!(got, want, "case {case}: n {n} target {target} bucket {bucket}");
+            assert_eq!(
+                got, want,
+                "case {case}: n {n} target {target} bucket {bucket}"
+            );
         }
     }
 
