@@ -265,7 +265,8 @@ pub fn init_dp<T: Lane>(dp: &mut [T], max_weight: usize) {
 
 /// Runs rows `a` then `b` (weight in cells, at most `max_weight`; value
 /// `>= 0`) on `dp` (from [`init_dp`] with `max_weight`), writing every word
-/// of `keep_a` and `keep_b`. For a single row pass `b = None`: a value-0 row
+/// of `keep_a` and `keep_b`: from block `from` up (the words below are
+/// zeroed; a caller that needs no cell below `64 * from` passes it). For a single row pass `b = None`: a value-0 row
 /// never improves a cell (the DP array is non-decreasing in `w`), and its
 /// keep bits go to a scratch word.
 pub fn rows<T: Lane>(
@@ -275,6 +276,7 @@ pub fn rows<T: Lane>(
     keep_a: &mut [u64],
     a: (usize, T),
     b: Option<(&mut [u64], (usize, T))>,
+    from: usize,
 ) {
     let words = keep_a.len();
     let mut spare = [0u64; 1];
@@ -283,7 +285,7 @@ pub fn rows<T: Lane>(
         None => (&mut spare[..], (1, T::default())),
     };
     assert!(a.0.max(b.0) <= max_weight);
-    let lowest = a.0.min(b.0) / 64;
+    let lowest = (a.0.min(b.0) / 64).max(from).min(words);
     keep_a[..lowest].fill(0);
     if keep_b.len() == words {
         keep_b[..lowest].fill(0);
@@ -715,6 +717,7 @@ mod tests {
                         row_a,
                         (a.0, lane(a.1)),
                         Some((row_b, (b.0, lane(b.1)))),
+                        0,
                     );
                     r += 2;
                 } else {
@@ -725,6 +728,7 @@ mod tests {
                         row_a,
                         (a.0, lane(a.1)),
                         None,
+                        0,
                     );
                     r += 1;
                 }

@@ -143,17 +143,34 @@ fn solve(
             max_weight,
             keep,
             words_per_row,
+            capacity as usize,
             rows,
             Bits32::new,
         );
     } else if narrow {
         let dp = dp_array(dp32, words_per_row, max_weight, needed)?;
-        run_rows(kernel, dp, max_weight, keep, words_per_row, rows, |v| {
-            v as i32
-        });
+        run_rows(
+            kernel,
+            dp,
+            max_weight,
+            keep,
+            words_per_row,
+            capacity as usize,
+            rows,
+            |v| v as i32,
+        );
     } else if total_value <= i64::MAX as i128 {
         let dp = dp_array(dp64, words_per_row, max_weight, needed)?;
-        run_rows(kernel, dp, max_weight, keep, words_per_row, rows, |v| v);
+        run_rows(
+            kernel,
+            dp,
+            max_weight,
+            keep,
+            words_per_row,
+            capacity as usize,
+            rows,
+            |v| v,
+        );
     } else {
         let dp = dp_array(dp64, words_per_row, max_weight, needed)?;
         for (row, &(_, dw, value)) in keep.chunks_exact_mut(words_per_row).zip(rows.iter()) {
@@ -213,23 +230,33 @@ fn drop_dominated(
 }
 
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
-/// when their number is odd.
+/// when their number is odd, computing only the cells the result depends on.
 ///
-/// Cells at or above the total weight `s` of the rows run so far all hold
-/// their total value `v` (every row fits there), so a row of weight `d`
-/// and value `u > 0` turns every cell at or above `s + d` into `v + u` and
-/// sets all their keep bits. A pass therefore computes only the blocks
-/// below `s + da + db` (and the one containing it), and fills the keep
-/// words above with ones; the DP cells above hold `v` implicitly and are
-/// written when a later pass first reaches them. While the rows run so far
-/// weigh less than the capacity (few or light candidates, a generous
-/// budget), this skips most of the table.
+/// Above: cells at or above the total weight `s` of the rows run so far all
+/// hold their total value `v` (every row fits there), so a row of weight
+/// `d` and value `u > 0` turns every cell at or above `s + d` into `v + u`
+/// and sets all their keep bits. A pass computes only the blocks below
+/// `s + da + db` (and the one containing it) and fills the keep words above
+/// with ones; the DP cells above hold `v` implicitly and are written when a
+/// later pass first reaches them.
+///
+/// Below: reconstruction reads row `r`'s keep bits only at cells
+/// `capacity - (weight of the rows after r)` and up, and those cells only
+/// depend on cells of earlier rows at least that far up. A pass starts at
+/// the block holding row a's lowest such cell; cells below it may go stale,
+/// and are never read for a cell that matters.
+///
+/// So while the rows run so far (or the rows still to run) weigh less than
+/// the capacity (few or light candidates, a generous budget), most of the
+/// table is skipped; the result is that of the full DP.
+#[allow(clippy::too_many_arguments)]
 fn run_rows<T: kernel::Lane>(
     kernel: Kernel,
     dp: &mut [T],
     max_weight: usize,
     keep: &mut [u64],
     words: usize,
+    capacity: usize,
     rows: &[(u32, i64, i64)],
     lane: impl Fn(i64) -> T,
 ) {
@@ -238,6 +265,8 @@ fn run_rows<T: kernel::Lane>(
     // Rows run so far: total weight (capped at `cells`) and value; cells
     // below `valid` hold their DP values, those above hold `value`.
     let (mut weight, mut value, mut valid) = (0usize, T::default(), 0usize);
+    // Total weight of the rows not run yet (each weighs at most the capacity).
+    let mut after: u128 = rows.iter().map(|r| r.1 as u128).sum();
     let mut row_pairs = keep.chunks_mut(2 * words).zip(rows.chunks(2));
     for (two, r) in &mut row_pairs {
         let a = (r[0].1 as usize, lane(r[0].2));
@@ -252,9 +281,13 @@ fn run_rows<T: kernel::Lane>(
             dp[pad + valid..pad + 64 * blocks].fill(value);
             valid = 64 * blocks;
         }
+        // Row a's lowest cell that matters.
+        after -= a.0 as u128;
+        let from = (capacity as u128).saturating_sub(after) as usize / 64;
         let (keep_a, keep_b) = two.split_at_mut(words);
         keep_a[blocks..].fill(u64::MAX);
         let b = b.map(|b| {
+            after -= b.0 as u128;
             keep_b[blocks..].fill(u64::MAX);
             (&mut keep_b[..blocks], b)
         });
@@ -262,7 +295,7 @@ fn run_rows<T: kernel::Lane>(
         if let Some((_, b)) = &b {
             value = value.wrap_add(b.1);
         }
-        kernel::rows(kernel, dp, max_weight, &mut keep_a[..blocks], a, b);
+        kernel::rows(kernel, dp, max_weight, &mut keep_a[..blocks], a, b, from);
         weight = reach.min(cells);
     }
 }
