@@ -88,6 +88,7 @@ fn solve(
         dp64,
         rows,
         per_weight,
+        prefix,
     } = scratch;
     let mut result: Vec<u32> = cands
         .iter()
@@ -110,7 +111,7 @@ fn solve(
         let value = scaled_value(items.score(i));
         (dw <= capacity && value > 0).then_some((i, dw, value))
     }));
-    drop_dominated(rows, capacity, per_weight);
+    drop_dominated(rows, capacity, per_weight, prefix);
     if rows.is_empty() {
         return Ok(result);
     }
@@ -191,43 +192,71 @@ fn solve(
 /// per weight).
 const DOMINATED_MAX_CAPACITY: i64 = 1 << 16;
 
-/// Removes the rows that can never set a keep bit: a row of weight `d` and
-/// value `v` after `k = floor(capacity / d)` rows of weight `d` and value
-/// `>= v`. For every cell `w <= capacity`, a best selection for `w - d`
-/// weighs at most `capacity - d < k * d`, so it misses one of those `k`
-/// rows, and adding that one instead gives `dp[w] >= dp[w - d] + v`: the
-/// row changes no cell up to the capacity and sets no keep bit there, and
-/// removing it leaves every other row's bits and the result as they were.
-/// In Sort-stage order (values non-increasing) this keeps at most the
-/// first `k` rows of each weight: with many candidates and a small
-/// capacity (a large bucket size) most rows go.
+/// Removes rows that can never set a keep bit. A row of weight `d` and
+/// value `v` is such a row if the rows before it include a set `D` of rows
+/// of weight `<= d` and value `>= v` that weighs more than `capacity - d`:
+/// for every cell `w <= capacity`, a best selection for `w - d` weighs at
+/// most `capacity - d`, so it misses a row of `D`, and adding that one
+/// instead gives `dp[w] >= dp[w - d] + v`. The row changes no cell up to
+/// the capacity and sets no keep bit there; removing it leaves every other
+/// row's bits and the result as they were (and a removed row is in no
+/// later `D`).
 ///
-/// The `k` rows of weight `d` are the first ones seen; the smallest of
-/// their values decides. Runs when the capacity is at most
-/// [`DOMINATED_MAX_CAPACITY`] and 8 x the rows (`per_weight` has an entry
-/// per weight).
+/// Two choices of `D`: the first `floor(capacity / d)` rows of weight `d`
+/// (the smallest of their values deciding); and, when the values are
+/// non-increasing (Sort-stage order, so every earlier row has a value
+/// `>= v`), all rows of weight `<= d` kept so far, weighed with a prefix
+/// sum over weights rebuilt every [`PREFIX_PERIOD`] kept rows (an older
+/// sum is smaller, so still a valid one). With many candidates for a small
+/// capacity, most rows go.
+///
+/// Runs when the capacity is at most [`DOMINATED_MAX_CAPACITY`] and 8 x
+/// the rows (the tables have an entry per weight).
 fn drop_dominated(
     rows: &mut Vec<(u32, i64, i64)>,
     capacity: i64,
     per_weight: &mut Vec<(i64, i64)>,
+    prefix: &mut Vec<i64>,
 ) {
     if capacity > DOMINATED_MAX_CAPACITY || capacity as u128 > 8 * rows.len() as u128 {
         return;
     }
+    let cells = capacity as usize + 1;
+    let sorted = rows.windows(2).all(|w| w[0].2 >= w[1].2);
+    // Per weight: rows kept, the smallest value among the first k of them.
     per_weight.clear();
-    per_weight.resize(capacity as usize + 1, (0, i64::MAX));
+    per_weight.resize(cells, (0, i64::MAX));
+    // prefix[w]: total weight of the rows of weight <= w kept before the
+    // last rebuild.
+    prefix.clear();
+    prefix.resize(cells, 0);
+    let mut since = 0;
     rows.retain(|&(_, d, v)| {
         let k = capacity / d;
-        let (seen, smallest) = &mut per_weight[d as usize];
-        if *seen < k {
-            *seen += 1;
-            *smallest = (*smallest).min(v);
-            true
-        } else {
-            v > *smallest
+        let (kept, smallest) = per_weight[d as usize];
+        if (kept >= k && v <= smallest) || (sorted && prefix[d as usize] > capacity - d) {
+            return false;
         }
+        let entry = &mut per_weight[d as usize];
+        entry.0 += 1;
+        if kept < k {
+            entry.1 = smallest.min(v);
+        }
+        since += 1;
+        if sorted && since == PREFIX_PERIOD {
+            since = 0;
+            let mut total = 0;
+            for (w, (p, &(kept, _))) in prefix.iter_mut().zip(per_weight.iter()).enumerate() {
+                total += kept * w as i64;
+                *p = total;
+            }
+        }
+        true
     });
 }
+
+/// Kept rows between two rebuilds of [`drop_dominated`]'s prefix sums.
+const PREFIX_PERIOD: usize = 64;
 
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
 /// when their number is odd, computing only the cells the result depends on.
@@ -312,6 +341,8 @@ struct Scratch {
     rows: Vec<(u32, i64, i64)>,
     /// Per weight: rows of that weight seen, their smallest value.
     per_weight: Vec<(i64, i64)>,
+    /// Per weight: total weight of the rows of at most that weight kept.
+    prefix: Vec<i64>,
 }
 
 /// Scratch larger than this is released after the call instead of kept.
@@ -323,7 +354,8 @@ impl Scratch {
             + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
             + self.dp64.capacity() * 8
             + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>()
-            + self.per_weight.capacity() * 16;
+            + self.per_weight.capacity() * 16
+            + self.prefix.capacity() * 8;
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
         }
@@ -467,13 +499,54 @@ mod tests {
             .chain((8..12).map(|i| (i, 3, 50)))
             .chain([(12, 2, 200), (13, 3, 10)])
             .collect();
-        let mut per_weight = Vec::new();
-        drop_dominated(&mut rows, 10, &mut per_weight);
+        let (mut per_weight, mut prefix) = (Vec::new(), Vec::new());
+        drop_dominated(&mut rows, 10, &mut per_weight, &mut prefix);
         let kept: Vec<u32> = rows.iter().map(|r| r.0).collect();
         // Weight 2: rows 0..5 kept (smallest 96), 5..8 (95..93) dropped,
         // 12 (200 > 96) kept. Weight 3: rows 8..11 kept, 11 and 13 (values
         // 50 and 10, not above 50) dropped.
         assert_eq!(kept, vec![0, 1, 2, 3, 4, 8, 9, 10, 12]);
+    }
+
+    #[test]
+    fn sorted_rows_are_also_dropped_by_lighter_dominators() {
+        // 3000 candidates in score order, weights 1..=40, capacity 400:
+        // the lighter-rows rule drops rows the same-weight rule keeps, and
+        // the result is still the spec's.
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut below = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let spec: Vec<(i64, f64, &str)> = (0..3000)
+            .map(|_| (1 + below(40) as i64, below(10_000) as f64 / 1e4, "Message"))
+            .collect();
+        let items = Items::from_spec(&spec);
+        let cands = crate::sort::sort_stage(&items);
+        let mut rows: Vec<(u32, i64, i64)> = cands
+            .iter()
+            .map(|&i| (i, items.tokens(i), scaled_value(items.score(i))))
+            .filter(|r| r.2 > 0)
+            .collect();
+        let mut per_weight_count = [0i64; 41];
+        rows.iter()
+            .for_each(|r| per_weight_count[r.1 as usize] += 1);
+        let same_weight_bound: i64 = (1..=40)
+            .map(|d| per_weight_count[d as usize].min(400 / d))
+            .sum();
+        let (mut per_weight, mut prefix) = (Vec::new(), Vec::new());
+        drop_dominated(&mut rows, 400, &mut per_weight, &mut prefix);
+        assert!(
+            (rows.len() as i64) < same_weight_bound * 3 / 4,
+            "{} rows left, same-weight rule alone: {same_weight_bound}",
+            rows.len()
+        );
+        assert_eq!(
+            knapsack(&items, &cands, 400, 1, usize::MAX).unwrap(),
+            spec_knapsack(&items, &cands, 400, 1)
+        );
     }
 
     #[test]
