@@ -111,7 +111,13 @@ fn solve(
         let value = scaled_value(items.score(i));
         (dw <= capacity && value > 0).then_some((i, dw, value))
     }));
-    drop_dominated(rows, capacity, per_weight, prefix);
+    // The filter's tables take 24 bytes per cell of capacity.
+    if rows.len() >= DOMINATED_MIN_ROWS
+        && capacity <= DOMINATED_MAX_CAPACITY
+        && 24 * (capacity as u128 + 1) <= memory_limit as u128 / 8
+    {
+        drop_dominated(rows, capacity, per_weight, prefix);
+    }
     if rows.is_empty() {
         return Ok(result);
     }
@@ -188,9 +194,11 @@ fn solve(
     Ok(result)
 }
 
-/// Capacities up to which [`drop_dominated`] runs (its table has an entry
-/// per weight).
-const DOMINATED_MAX_CAPACITY: i64 = 1 << 16;
+/// Capacities up to which [`drop_dominated`] runs.
+const DOMINATED_MAX_CAPACITY: i64 = 1 << 18;
+
+/// Rows from which [`drop_dominated`] runs.
+const DOMINATED_MIN_ROWS: usize = 64;
 
 /// Removes rows that can never set a keep bit. A row of weight `d` and
 /// value `v` is such a row if the rows before it include a set `D` of rows
@@ -210,17 +218,18 @@ const DOMINATED_MAX_CAPACITY: i64 = 1 << 16;
 /// sum is smaller, so still a valid one). With many candidates for a small
 /// capacity, most rows go.
 ///
-/// Runs when the capacity is at most [`DOMINATED_MAX_CAPACITY`] and 8 x
-/// the rows (the tables have an entry per weight).
+/// Its tables take 24 bytes per cell of capacity: [`solve`] runs it for
+/// capacities up to [`DOMINATED_MAX_CAPACITY`] (6 MiB), when those bytes
+/// are at most an eighth of the memory limit, and for at least
+/// [`DOMINATED_MIN_ROWS`] rows (the DP then costs far more than the
+/// tables' setup and their rebuilds, a capacity's worth every
+/// [`PREFIX_PERIOD`] kept rows).
 fn drop_dominated(
     rows: &mut Vec<(u32, i64, i64)>,
     capacity: i64,
     per_weight: &mut Vec<(i64, i64)>,
     prefix: &mut Vec<i64>,
 ) {
-    if capacity > DOMINATED_MAX_CAPACITY || capacity as u128 > 8 * rows.len() as u128 {
-        return;
-    }
     let cells = capacity as usize + 1;
     let sorted = rows.windows(2).all(|w| w[0].2 >= w[1].2);
     // Per weight: rows kept, the smallest value among the first k of them.
