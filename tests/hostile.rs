@@ -200,8 +200,22 @@ fn ten_million_items() {
     let (out, used) = h.slice().unwrap();
     assert!(used <= 128_000 && used > 127_000, "used {used}");
     assert!(out.len() > 1000);
-    // A knapsack over them is far beyond the default 1 GiB: refused, not attempted.
+    // A knapsack at bucket 100 would need a 1.6 GB table for all of them,
+    // but in score order all but a few rows per weight are dominated and
+    // dropped (see knapsack.rs): it runs, within the default 1 GiB.
     let k = Handles::new(128_000, 128_000, knapsack(100));
+    unsafe {
+        assert_eq!(
+            cupel_items_push_many(k.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null()),
+            CUPEL_OK
+        );
+    }
+    let (out, used) = k.slice().unwrap();
+    assert!(!out.is_empty() && used <= 128_000, "used {used}");
+    assert_eq!(k.slice().unwrap(), (out, used), "deterministic");
+    // At bucket 1 for a 1M target (capacity beyond the row filter's) the
+    // table would take over a terabyte: refused, not attempted.
+    let k = Handles::new(1_000_000, 1_000_000, knapsack(1));
     unsafe {
         assert_eq!(
             cupel_items_push_many(k.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null()),
@@ -210,6 +224,7 @@ fn ten_million_items() {
     }
     let err = k.slice().unwrap_err();
     assert_eq!(err.0, CUPEL_ERROR_CAPACITY, "{}", err.1);
+    assert!(err.1.contains("over the memory limit"), "{}", err.1);
 }
 
 #[test]

@@ -111,12 +111,16 @@ fn solve(
         let value = scaled_value(items.score(i));
         (dw <= capacity && value > 0).then_some((i, dw, value))
     }));
-    // The filter's tables take 24 bytes per cell of capacity.
+    // The filter's tables take 24 bytes per cell of capacity, counted in the
+    // memory the call needs.
+    let mut filter_bytes = 24 * (capacity as u128 + 1);
     if rows.len() >= DOMINATED_MIN_ROWS
         && capacity <= DOMINATED_MAX_CAPACITY
-        && 24 * (capacity as u128 + 1) <= memory_limit as u128 / 8
+        && filter_bytes <= memory_limit as u128 / 8
     {
         drop_dominated(rows, capacity, per_weight, prefix);
+    } else {
+        filter_bytes = 0;
     }
     if rows.is_empty() {
         return Ok(result);
@@ -130,7 +134,7 @@ fn solve(
     let table_bytes = rows.len() as u128 * words_per_row * 8;
     let max_weight = rows.iter().map(|r| r.1 as usize).max().unwrap_or(1);
     let dp_bytes = kernel::dp_len(words_per_row as usize, max_weight) as u128 * lane_bytes;
-    let needed = table_bytes + dp_bytes;
+    let needed = table_bytes + dp_bytes + filter_bytes;
     if needed > memory_limit as u128 {
         return Err(Error::Capacity(format!(
             "knapsack needs {needed} bytes ({} items x {cells} cells at bucket_size {bucket}), \
