@@ -302,6 +302,48 @@ fn knapsack_case(name: &str, n: usize, target: i64, bucket: i64, with_ref: bool)
     row
 }
 
+/// The DP kernel alone, outside any slice call: `rows` rows of random
+/// weights (1..=2000 cells) and values over `capacity + 1` cells, two rows
+/// per pass, every block of every row computed (none of the knapsack's row
+/// filtering or region skipping), in the lanes a slice call would use.
+fn kernel_case(name: &str, rows: usize, capacity: usize) -> Row {
+    use cupel::slicer::kernel::{self, Bits32, Lane};
+    fn run<T: Lane>(k: Kernel, r: &[(usize, i64)], words: usize, lane: fn(i64) -> T) -> Duration {
+        let max_weight = 2000;
+        let mut keep = vec![0u64; r.len() * words];
+        let mut dp = vec![T::default(); kernel::dp_len(words, max_weight)];
+        let (t, _) = measure(|| {
+            kernel::init_dp(&mut dp, max_weight);
+            for (two, p) in keep.chunks_mut(2 * words).zip(r.chunks_exact(2)) {
+                let (a, b) = two.split_at_mut(words);
+                let (ra, rb) = ((p[0].0, lane(p[0].1)), (p[1].0, lane(p[1].1)));
+                kernel::rows(k, &mut dp, max_weight, a, ra, Some((b, rb)), 0);
+            }
+            keep[0]
+        });
+        t
+    }
+    let mut rng = Rng(rows as u64);
+    let r: Vec<(usize, i64)> = (0..rows)
+        .map(|_| (1 + rng.below(2000) as usize, 1 + rng.below(10_000) as i64))
+        .collect();
+    let words = (capacity + 1).div_ceil(64);
+    let k = Kernel::selected();
+    let total: i64 = r.iter().map(|x| x.1).sum();
+    let t = if kernel::use_bits32(k, total) {
+        run(k, &r, words, Bits32::new)
+    } else {
+        run(k, &r, words, |v| v as i32)
+    };
+    let bytes = rows * words * 8;
+    Row {
+        name: name.to_string(),
+        ours: (t, bytes),
+        theirs: None,
+        cells: Some(rows as f64 * (capacity + 1) as f64),
+    }
+}
+
 fn quota_entries() -> Vec<(&'static str, f64, f64)> {
     vec![
         ("Document", 20.0, 60.0),
@@ -467,6 +509,11 @@ fn main() {
             Box::new(move || knapsack_case(label, n, target, bucket, false)),
         ));
     }
+    let label = "knapsack DP kernel alone, 10k rows x 128,001 cells (1.28e9), libcupel only";
+    cases.push((
+        label.to_string(),
+        Box::new(move || kernel_case(label, 10_000, 128_000)),
+    ));
     for n in [10_000usize, 100_000] {
         let name = format!("quota(greedy) N={n}");
         cases.push((
