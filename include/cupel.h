@@ -548,8 +548,8 @@ enum cupel_status cupel_slicer_new_count_constrained_knapsack(int64_t bucket_siz
 
 /**
  * Sets the bound, in bytes, on the working memory of one slice call made
- * with this slicer: a knapsack's keep table (1 bit per cell), DP array and
- * row filter, including knapsacks nested in decorators. A call that would need more fails with
+ * with this slicer: a knapsack's keep table (1 bit per cell) and DP array,
+ * including knapsacks nested in decorators. A call that would need more fails with
  * CUPEL_ERROR_CAPACITY instead of allocating. The default is 1 GiB
  * (1073741824). Do not call while another thread slices with this slicer.
  *

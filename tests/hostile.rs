@@ -213,9 +213,10 @@ fn ten_million_items() {
     let (out, used) = k.slice().unwrap();
     assert!(!out.is_empty() && used <= 128_000, "used {used}");
     assert_eq!(k.slice().unwrap(), (out, used), "deterministic");
-    // At bucket 1 for a 1M target (capacity beyond the row filter's) the
-    // table would take over a terabyte: refused, not attempted.
-    let k = Handles::new(1_000_000, 1_000_000, knapsack(1));
+    // At bucket 1 for a 10M target, the rows that are left after the filter
+    // (at least the ~20,000 it takes to weigh 10M) need tens of GB: refused,
+    // not attempted.
+    let k = Handles::new(10_000_000, 10_000_000, knapsack(1));
     unsafe {
         assert_eq!(
             cupel_items_push_many(k.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null()),

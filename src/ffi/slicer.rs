@@ -214,8 +214,8 @@ pub unsafe extern "C" fn cupel_slicer_new_count_constrained_knapsack(
 }
 
 /// Sets the bound, in bytes, on the working memory of one slice call made
-/// with this slicer: a knapsack's keep table (1 bit per cell), DP array and
-/// row filter, including knapsacks nested in decorators. A call that would need more fails with
+/// with this slicer: a knapsack's keep table (1 bit per cell) and DP array,
+/// including knapsacks nested in decorators. A call that would need more fails with
 /// CUPEL_ERROR_CAPACITY instead of allocating. The default is 1 GiB
 /// (1073741824). Do not call while another thread slices with this slicer.
 ///

@@ -87,8 +87,7 @@ fn solve(
         dp_bits32,
         dp64,
         rows,
-        per_weight,
-        prefix,
+        filter,
     } = scratch;
     let mut result: Vec<u32> = cands
         .iter()
@@ -111,17 +110,7 @@ fn solve(
         let value = scaled_value(items.score(i));
         (dw <= capacity && value > 0).then_some((i, dw, value))
     }));
-    // The filter's tables take 24 bytes per cell of capacity, counted in the
-    // memory the call needs.
-    let mut filter_bytes = 24 * (capacity as u128 + 1);
-    if rows.len() >= DOMINATED_MIN_ROWS
-        && capacity <= DOMINATED_MAX_CAPACITY
-        && filter_bytes <= memory_limit as u128 / 8
-    {
-        drop_dominated(rows, capacity, per_weight, prefix);
-    } else {
-        filter_bytes = 0;
-    }
+    drop_dominated(rows, capacity, filter);
     if rows.is_empty() {
         return Ok(result);
     }
@@ -134,7 +123,7 @@ fn solve(
     let table_bytes = rows.len() as u128 * words_per_row * 8;
     let max_weight = rows.iter().map(|r| r.1 as usize).max().unwrap_or(1);
     let dp_bytes = kernel::dp_len(words_per_row as usize, max_weight) as u128 * lane_bytes;
-    let needed = table_bytes + dp_bytes + filter_bytes;
+    let needed = table_bytes + dp_bytes;
     if needed > memory_limit as u128 {
         return Err(Error::Capacity(format!(
             "knapsack needs {needed} bytes ({} items x {cells} cells at bucket_size {bucket}), \
@@ -198,12 +187,6 @@ fn solve(
     Ok(result)
 }
 
-/// Capacities up to which [`drop_dominated`] runs.
-const DOMINATED_MAX_CAPACITY: i64 = 1 << 18;
-
-/// Rows from which [`drop_dominated`] runs.
-const DOMINATED_MIN_ROWS: usize = 64;
-
 /// Removes rows that can never set a keep bit. A row of weight `d` and
 /// value `v` is such a row if the rows before it include a set `D` of rows
 /// of weight `<= d` and value `>= v` that weighs more than `capacity - d`:
@@ -217,50 +200,75 @@ const DOMINATED_MIN_ROWS: usize = 64;
 /// Two choices of `D`: the first `floor(capacity / d)` rows of weight `d`
 /// (the smallest of their values deciding); and, when the values are
 /// non-increasing (Sort-stage order, so every earlier row has a value
-/// `>= v`), all rows of weight `<= d` kept so far, weighed with a prefix
-/// sum over weights rebuilt every [`PREFIX_PERIOD`] kept rows (an older
-/// sum is smaller, so still a valid one). With many candidates for a small
-/// capacity, most rows go.
+/// `>= v`), all rows of weight `<= d` kept so far, weighed with prefix
+/// sums over the distinct weights rebuilt every [`PREFIX_PERIOD`] kept rows
+/// or more (an older sum is smaller, so still a valid one). With many
+/// candidates for a small capacity, most rows go.
 ///
-/// Its tables take 24 bytes per cell of capacity: [`solve`] runs it for
-/// capacities up to [`DOMINATED_MAX_CAPACITY`] (6 MiB), when those bytes
-/// are at most an eighth of the memory limit, and for at least
-/// [`DOMINATED_MIN_ROWS`] rows (the DP then costs far more than the
-/// tables' setup and their rebuilds, a capacity's worth every
-/// [`PREFIX_PERIOD`] kept rows).
-fn drop_dominated(
-    rows: &mut Vec<(u32, i64, i64)>,
-    capacity: i64,
-    per_weight: &mut Vec<(i64, i64)>,
-    prefix: &mut Vec<i64>,
-) {
-    let cells = capacity as usize + 1;
+/// Time O(N log N) at most, memory O(N): tables per distinct weight.
+fn drop_dominated(rows: &mut Vec<(u32, i64, i64)>, capacity: i64, filter: &mut Filter) {
+    let Filter {
+        weights,
+        rank_of,
+        per_weight,
+        prefix,
+    } = filter;
+    // The rows' distinct weights in increasing order, and how to find a
+    // weight's rank: a table over the weights when the capacity is small
+    // next to the rows, else a binary search.
+    weights.clear();
+    rank_of.clear();
+    let direct = (capacity as u128) < 4 * rows.len() as u128;
+    if direct {
+        rank_of.resize(capacity as usize + 1, 0);
+        rows.iter().for_each(|r| rank_of[r.1 as usize] = 1);
+        for (d, rank) in rank_of.iter_mut().enumerate() {
+            if *rank == 1 {
+                *rank = weights.len() as u32;
+                weights.push(d as i64);
+            }
+        }
+    } else {
+        weights.extend(rows.iter().map(|r| r.1));
+        weights.sort_unstable();
+        weights.dedup();
+    }
+    let rank = |d: i64| -> usize {
+        if direct {
+            rank_of[d as usize] as usize
+        } else {
+            weights
+                .binary_search(&d)
+                .expect("every row's weight is listed")
+        }
+    };
     let sorted = rows.windows(2).all(|w| w[0].2 >= w[1].2);
     // Per weight: rows kept, the smallest value among the first k of them.
     per_weight.clear();
-    per_weight.resize(cells, (0, i64::MAX));
-    // prefix[w]: total weight of the rows of weight <= w kept before the
-    // last rebuild.
+    per_weight.resize(weights.len(), (0, i64::MAX));
+    // prefix[r]: total weight of the kept rows of the r + 1 lightest
+    // weights, as of the last rebuild (saturating).
     prefix.clear();
-    prefix.resize(cells, 0);
+    prefix.resize(weights.len(), 0);
+    // Rebuilds cost O(weights): at most 16 x the kept rows in all.
+    let period = PREFIX_PERIOD.max(weights.len() / 16);
     let mut since = 0;
     rows.retain(|&(_, d, v)| {
+        let r = rank(d);
         let k = capacity / d;
-        let (kept, smallest) = per_weight[d as usize];
-        if (kept >= k && v <= smallest) || (sorted && prefix[d as usize] > capacity - d) {
+        let (kept, smallest) = per_weight[r];
+        if (kept >= k && v <= smallest) || (sorted && prefix[r] > capacity - d) {
             return false;
         }
-        let entry = &mut per_weight[d as usize];
-        entry.0 += 1;
-        if kept < k {
-            entry.1 = smallest.min(v);
-        }
+        per_weight[r] = (kept + 1, if kept < k { smallest.min(v) } else { smallest });
         since += 1;
-        if sorted && since == PREFIX_PERIOD {
+        if sorted && since >= period {
             since = 0;
-            let mut total = 0;
-            for (w, (p, &(kept, _))) in prefix.iter_mut().zip(per_weight.iter()).enumerate() {
-                total += kept * w as i64;
+            let mut total = 0i64;
+            for ((p, &(kept, _)), &w) in
+                prefix.iter_mut().zip(per_weight.iter()).zip(weights.iter())
+            {
+                total = total.saturating_add(kept.saturating_mul(w));
                 *p = total;
             }
         }
@@ -268,7 +276,30 @@ fn drop_dominated(
     });
 }
 
-/// Kept rows between two rebuilds of [`drop_dominated`]'s prefix sums.
+/// [`drop_dominated`]'s tables, kept in the scratch.
+#[derive(Default)]
+struct Filter {
+    /// The rows' distinct weights, increasing.
+    weights: Vec<i64>,
+    /// Per weight up to the capacity, its rank in `weights` (small capacities).
+    rank_of: Vec<u32>,
+    /// Per rank: rows kept, the smallest value among the first k of them.
+    per_weight: Vec<(i64, i64)>,
+    /// Per rank: total weight of the rows kept up to that rank.
+    prefix: Vec<i64>,
+}
+
+impl Filter {
+    fn bytes(&self) -> usize {
+        self.weights.capacity() * 8
+            + self.rank_of.capacity() * 4
+            + self.per_weight.capacity() * 16
+            + self.prefix.capacity() * 8
+    }
+}
+
+/// Kept rows between two rebuilds of [`drop_dominated`]'s prefix sums (at
+/// least).
 const PREFIX_PERIOD: usize = 64;
 
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
@@ -352,10 +383,7 @@ struct Scratch {
     dp64: Vec<i64>,
     /// (item, discretised weight, value) of the rows that can matter.
     rows: Vec<(u32, i64, i64)>,
-    /// Per weight: rows of that weight seen, their smallest value.
-    per_weight: Vec<(i64, i64)>,
-    /// Per weight: total weight of the rows of at most that weight kept.
-    prefix: Vec<i64>,
+    filter: Filter,
 }
 
 /// Scratch larger than this is released after the call instead of kept.
@@ -367,8 +395,7 @@ impl Scratch {
             + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
             + self.dp64.capacity() * 8
             + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>()
-            + self.per_weight.capacity() * 16
-            + self.prefix.capacity() * 8;
+            + self.filter.bytes();
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
         }
@@ -512,8 +539,7 @@ mod tests {
             .chain((8..12).map(|i| (i, 3, 50)))
             .chain([(12, 2, 200), (13, 3, 10)])
             .collect();
-        let (mut per_weight, mut prefix) = (Vec::new(), Vec::new());
-        drop_dominated(&mut rows, 10, &mut per_weight, &mut prefix);
+        drop_dominated(&mut rows, 10, &mut Filter::default());
         let kept: Vec<u32> = rows.iter().map(|r| r.0).collect();
         // Weight 2: rows 0..5 kept (smallest 96), 5..8 (95..93) dropped,
         // 12 (200 > 96) kept. Weight 3: rows 8..11 kept, 11 and 13 (values
@@ -549,8 +575,7 @@ mod tests {
         let same_weight_bound: i64 = (1..=40)
             .map(|d| per_weight_count[d as usize].min(400 / d))
             .sum();
-        let (mut per_weight, mut prefix) = (Vec::new(), Vec::new());
-        drop_dominated(&mut rows, 400, &mut per_weight, &mut prefix);
+        drop_dominated(&mut rows, 400, &mut Filter::default());
         assert!(
             (rows.len() as i64) < same_weight_bound * 3 / 4,
             "{} rows left, same-weight rule alone: {same_weight_bound}",
