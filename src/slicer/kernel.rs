@@ -171,10 +171,12 @@ pub fn use_bits32(kernel: Kernel, total: i64) -> bool {
 /// A DP row implementation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kernel {
-    /// Plain Rust, 64 cells per step, left to the compiler to vectorise.
-    /// The only kernel on targets other than x86-64.
+    /// Plain Rust, 64 cells per step, left to the compiler to vectorise
+    /// ([`Bits32`] lanes on x86-64). The only kernel on targets other than
+    /// x86-64.
     Portable,
-    /// x86-64 baseline (SSE2) intrinsics, i32 lanes; i64 rows run Portable.
+    /// x86-64 baseline (SSE2) intrinsics, [`Bits32`] lanes (or i32 for a
+    /// total value beyond them); i64 rows run Portable.
     Sse2,
     /// SSE4.1 intrinsics (32-bit max), i32 lanes; i64 rows run Portable.
     Sse41,
@@ -747,7 +749,6 @@ mod tests {
         for (i, &k) in kernels.iter().enumerate() {
             check_kernel::<i32>(k, i as u64, 10_000_000, |v| v as i32, |x| x as i64);
             check_kernel::<i64>(k, 100 + i as u64, 1 << 50, |v| v, |x| x);
-            // 12 rows of values below 2^20: every DP value is below 2^24.
             // 12 rows of values up to a twelfth of the Bits32 limit: the
             // padding-derived values come close to the negative NaNs.
             let max = BITS32_MAX_TOTAL / 12;
