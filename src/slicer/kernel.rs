@@ -430,57 +430,13 @@ mod x86 {
     use super::{b_word, Bits32, Fused};
     use std::arch::x86_64::*;
 
-    /// Defines a fused kernel. Per vector of `$lanes` cells at `at`:
-    /// loads o, o[-da], o[-db], o[-da-db]; returns (new, mask a, mask b)
-    /// through the given ops.
+    /// Defines a fused kernel over vectors of `$lanes` cells: per vector at
+    /// `at`, loads o, o[-da], o[-db], o[-da-db], stores the new cells and
+    /// makes the two keep masks with `$gt`; `$pack` turns the masks of four
+    /// vectors into their `4 * $lanes` keep bits (packs and one byte
+    /// movemask where there are no mask registers, rather than a movemask,
+    /// shift and or per vector).
     macro_rules! fused_kernel {
-        (
-            $name:ident, $t:ty, $feature:literal, $lanes:expr,
-            load: $load:expr, store: $store:expr, splat: $splat:expr,
-            add: $add:expr, max: $max:expr, gt_bits: $gt:expr
-        ) => {
-            #[target_feature(enable = $feature)]
-            pub unsafe fn $name(f: Fused<'_, $t>) {
-                let Fused {
-                    dp,
-                    pad,
-                    keep_a,
-                    keep_b,
-                    a,
-                    b,
-                    blocks,
-                } = f;
-                let (da, va) = a;
-                let (db, vb) = b;
-                let nb = keep_b.len();
-                let p = dp.as_mut_ptr();
-                let (va, vb) = ($splat(va), $splat(vb));
-                for k in blocks.rev() {
-                    let (mut bits_a, mut bits_b) = (0u64, 0u64);
-                    for j in (0..64 / $lanes).rev() {
-                        let at = pad + 64 * k + $lanes * j;
-                        let o = $load(p.add(at));
-                        let with_a = $add($load(p.add(at - da)), va);
-                        let n = $max(o, with_a);
-                        let n_lower =
-                            $max($load(p.add(at - db)), $add($load(p.add(at - da - db)), va));
-                        let with_b = $add(n_lower, vb);
-                        $store(p.add(at), $max(n, with_b));
-                        bits_a |= ($gt(with_a, o) as u64) << ($lanes * j);
-                        bits_b |= ($gt(with_b, n) as u64) << ($lanes * j);
-                    }
-                    *keep_a.get_unchecked_mut(k) = bits_a;
-                    *keep_b.get_unchecked_mut(b_word(nb, k)) = bits_b;
-                }
-            }
-        };
-    }
-
-    /// Like `fused_kernel`, but for 32-bit lanes without mask registers:
-    /// four vectors at a time, whose four compare masks `$pack` turns into
-    /// `4 * $lanes` keep bits with packs and one byte movemask (instead of a
-    /// movemask, shift and or per vector).
-    macro_rules! fused_kernel_packed {
         (
             $name:ident, $t:ty, $feature:literal, $lanes:expr,
             load: $load:expr, store: $store:expr, splat: $splat:expr,
@@ -520,8 +476,8 @@ mod x86 {
                         let (a2, b2) = step(at + 2 * $lanes);
                         let (a1, b1) = step(at + $lanes);
                         let (a0, b0) = step(at);
-                        bits_a |= ($pack(a0, a1, a2, a3) as u64) << (4 * $lanes * g);
-                        bits_b |= ($pack(b0, b1, b2, b3) as u64) << (4 * $lanes * g);
+                        bits_a |= $pack(a0, a1, a2, a3) << (4 * $lanes * g);
+                        bits_b |= $pack(b0, b1, b2, b3) << (4 * $lanes * g);
                     }
                     *keep_a.get_unchecked_mut(k) = bits_a;
                     *keep_b.get_unchecked_mut(b_word(nb, k)) = bits_b;
@@ -532,21 +488,27 @@ mod x86 {
 
     /// Packs four SSE masks (all-ones or zero 32-bit lanes) into 16 bits.
     #[inline(always)]
-    unsafe fn pack_sse(m0: __m128i, m1: __m128i, m2: __m128i, m3: __m128i) -> u32 {
+    unsafe fn pack_sse(m0: __m128i, m1: __m128i, m2: __m128i, m3: __m128i) -> u64 {
         let bytes = _mm_packs_epi16(_mm_packs_epi32(m0, m1), _mm_packs_epi32(m2, m3));
-        _mm_movemask_epi8(bytes) as u32 & 0xFFFF
+        _mm_movemask_epi8(bytes) as u32 as u64 & 0xFFFF
     }
 
     /// Packs four AVX2 masks (all-ones or zero 32-bit lanes) into 32 bits;
     /// the packs work within 128-bit halves, the permute restores cell order.
     #[inline(always)]
-    unsafe fn pack_avx2(m0: __m256i, m1: __m256i, m2: __m256i, m3: __m256i) -> u32 {
+    unsafe fn pack_avx2(m0: __m256i, m1: __m256i, m2: __m256i, m3: __m256i) -> u64 {
         let bytes = _mm256_packs_epi16(_mm256_packs_epi32(m0, m1), _mm256_packs_epi32(m2, m3));
         let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        _mm256_movemask_epi8(_mm256_permutevar8x32_epi32(bytes, order)) as u32
+        _mm256_movemask_epi8(_mm256_permutevar8x32_epi32(bytes, order)) as u32 as u64
     }
 
-    fused_kernel_packed!(avx2_i32, i32, "avx2", 8,
+    /// Joins four masks of `bits` bits each, first one lowest.
+    #[inline(always)]
+    fn join(bits: u32, m: [u64; 4]) -> u64 {
+        m[0] | m[1] << bits | m[2] << (2 * bits) | m[3] << (3 * bits)
+    }
+
+    fused_kernel!(avx2_i32, i32, "avx2", 8,
         load: |p: *mut i32| _mm256_loadu_si256(p as *const __m256i),
         store: |p: *mut i32, v| _mm256_storeu_si256(p as *mut __m256i, v),
         splat: |v| _mm256_set1_epi32(v),
@@ -555,7 +517,7 @@ mod x86 {
         gt: |x, y| _mm256_cmpgt_epi32(x, y),
         pack: |m0, m1, m2, m3| pack_avx2(m0, m1, m2, m3));
 
-    fused_kernel_packed!(sse41_i32, i32, "sse4.1", 4,
+    fused_kernel!(sse41_i32, i32, "sse4.1", 4,
         load: |p: *mut i32| _mm_loadu_si128(p as *const __m128i),
         store: |p: *mut i32, v| _mm_storeu_si128(p as *mut __m128i, v),
         splat: |v| _mm_set1_epi32(v),
@@ -564,7 +526,7 @@ mod x86 {
         gt: |x, y| _mm_cmpgt_epi32(x, y),
         pack: |m0, m1, m2, m3| pack_sse(m0, m1, m2, m3));
 
-    fused_kernel_packed!(sse2_bits32, Bits32, "sse2", 4,
+    fused_kernel!(sse2_bits32, Bits32, "sse2", 4,
         load: |p: *mut Bits32| _mm_loadu_si128(p as *const __m128i),
         store: |p: *mut Bits32, v| _mm_storeu_si128(p as *mut __m128i, v),
         splat: |v: Bits32| _mm_castps_si128(_mm_set1_ps(v.0)),
@@ -579,7 +541,8 @@ mod x86 {
         splat: |v| _mm512_set1_epi32(v),
         add: |x, y| _mm512_add_epi32(x, y),
         max: |x, y| _mm512_max_epi32(x, y),
-        gt_bits: |x, y| _mm512_cmpgt_epi32_mask(x, y) as u32);
+        gt: |x, y| _mm512_cmpgt_epi32_mask(x, y) as u64,
+        pack: |m0, m1, m2, m3| join(16, [m0, m1, m2, m3]));
 
     fused_kernel!(avx512_i64, i64, "avx512f", 8,
         load: |p: *mut i64| _mm512_loadu_si512(p as *const _),
@@ -587,7 +550,8 @@ mod x86 {
         splat: |v| _mm512_set1_epi64(v),
         add: |x, y| _mm512_add_epi64(x, y),
         max: |x, y| _mm512_max_epi64(x, y),
-        gt_bits: |x, y| _mm512_cmpgt_epi64_mask(x, y) as u32);
+        gt: |x, y| _mm512_cmpgt_epi64_mask(x, y) as u64,
+        pack: |m0, m1, m2, m3| join(8, [m0, m1, m2, m3]));
 
     fused_kernel!(avx2_i64, i64, "avx2", 4,
         load: |p: *mut i64| _mm256_loadu_si256(p as *const __m256i),
@@ -595,7 +559,8 @@ mod x86 {
         splat: |v| _mm256_set1_epi64x(v),
         add: |x, y| _mm256_add_epi64(x, y),
         max: |x, y| { let gt = _mm256_cmpgt_epi64(x, y); _mm256_blendv_epi8(y, x, gt) },
-        gt_bits: |x, y| _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(x, y))) as u32);
+        gt: |x, y| _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(x, y))) as u64,
+        pack: |m0, m1, m2, m3| join(4, [m0, m1, m2, m3]));
 
     /// SSE2 has no 32-bit max: each max is a compare and a blend, so the
     /// compares that give the keep bits double as the blends' masks.

@@ -135,42 +135,23 @@ fn solve(
     let words_per_row = words_per_row as usize;
     let kernel = Kernel::selected();
     let keep = grow(keep, rows.len() * words_per_row, needed)?;
+    let mut plan = Plan {
+        kernel,
+        max_weight,
+        keep: &mut keep[..],
+        words: words_per_row,
+        capacity: capacity as usize,
+        rows,
+    };
     if kernel::use_bits32(kernel, i64::try_from(total_value).unwrap_or(i64::MAX)) {
         let dp = dp_array(dp_bits32, words_per_row, max_weight, needed)?;
-        run_rows(
-            kernel,
-            dp,
-            max_weight,
-            keep,
-            words_per_row,
-            capacity as usize,
-            rows,
-            Bits32::new,
-        );
+        run_rows(&mut plan, dp, Bits32::new);
     } else if narrow {
         let dp = dp_array(dp32, words_per_row, max_weight, needed)?;
-        run_rows(
-            kernel,
-            dp,
-            max_weight,
-            keep,
-            words_per_row,
-            capacity as usize,
-            rows,
-            |v| v as i32,
-        );
+        run_rows(&mut plan, dp, |v| v as i32);
     } else if total_value <= i64::MAX as i128 {
         let dp = dp_array(dp64, words_per_row, max_weight, needed)?;
-        run_rows(
-            kernel,
-            dp,
-            max_weight,
-            keep,
-            words_per_row,
-            capacity as usize,
-            rows,
-            |v| v,
-        );
+        run_rows(&mut plan, dp, |v| v);
     } else {
         let dp = dp_array(dp64, words_per_row, max_weight, needed)?;
         for (row, &(_, dw, value)) in keep.chunks_exact_mut(words_per_row).zip(rows.iter()) {
@@ -322,17 +303,26 @@ const PREFIX_PERIOD: usize = 64;
 /// So while the rows run so far (or the rows still to run) weigh less than
 /// the capacity (few or light candidates, a generous budget), most of the
 /// table is skipped; the result is that of the full DP.
-#[allow(clippy::too_many_arguments)]
-fn run_rows<T: kernel::Lane>(
+/// What [`run_rows`] works on besides the DP array.
+struct Plan<'a> {
     kernel: Kernel,
-    dp: &mut [T],
     max_weight: usize,
-    keep: &mut [u64],
+    /// `rows.len()` rows of `words` keep words.
+    keep: &'a mut [u64],
     words: usize,
     capacity: usize,
-    rows: &[(u32, i64, i64)],
-    lane: impl Fn(i64) -> T,
-) {
+    rows: &'a [(u32, i64, i64)],
+}
+
+fn run_rows<T: kernel::Lane>(plan: &mut Plan<'_>, dp: &mut [T], lane: impl Fn(i64) -> T) {
+    let Plan {
+        kernel,
+        max_weight,
+        ref mut keep,
+        words,
+        capacity,
+        rows,
+    } = *plan;
     let pad = kernel::pad(max_weight);
     let cells = 64 * words;
     // Rows run so far: total weight (capped at `cells`) and value; cells
@@ -487,18 +477,22 @@ mod tests {
         out
     }
 
+    /// A seeded generator: `below(n)` is in `0..n`.
+    fn xorshift(mut state: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        }
+    }
+
     #[test]
     fn matches_the_plain_spec_dp_with_many_rows_per_weight() {
         // Few distinct weights and many candidates (rows get dropped as
         // dominated), capacities small and large (the skipped top region),
         // candidates in score order and shuffled.
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut below = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut below = xorshift(0x2545_F491_4F6C_DD1Du64);
         for case in 0..400 {
             let n = 1 + below(300) as usize;
             let bucket = [1, 10, 100][below(3) as usize];
@@ -552,13 +546,7 @@ mod tests {
         // 3000 candidates in score order, weights 1..=40, capacity 400:
         // the lighter-rows rule drops rows the same-weight rule keeps, and
         // the result is still the spec's.
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut below = |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut below = xorshift(0x9E37_79B9_7F4A_7C15u64);
         let spec: Vec<(i64, f64, &str)> = (0..3000)
             .map(|_| (1 + below(40) as i64, below(10_000) as f64 / 1e4, "Message"))
             .collect();
