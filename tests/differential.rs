@@ -134,6 +134,38 @@ fn knapsack_matches_reference_in_order() {
 }
 
 #[test]
+fn knapsack_matches_reference_at_scale() {
+    // Hundreds to thousands of candidates for a 128k-token target, as in
+    // the benchmarks: most rows are dropped by the row filter and most
+    // cells skipped, and the order must still be the crate's.
+    let mut rng = Rng(13);
+    for case_no in 0..24 {
+        let (n, bucket) = match case_no % 3 {
+            0 => (500 + rng.below(3000) as usize, 100),
+            1 => (300 + rng.below(1500) as usize, 10),
+            // (the crate refuses tables over 5e7 cells: n <= 390 at bucket 1)
+            _ => (150 + rng.below(230) as usize, 1),
+        };
+        let mut c = Case {
+            tokens: vec![],
+            scores: vec![],
+            kinds: vec![],
+            target: 128_000,
+        };
+        for _ in 0..n {
+            c.tokens.push(1 + rng.below(2000) as i64);
+            // Four decimals: every score is its own DP value.
+            c.scores.push(rng.below(10_000) as f64 / 10_000.0);
+            c.kinds.push("Message".to_string());
+        }
+        let (got, _) = ours(&c, Slicer::Knapsack(Knapsack::new(bucket).unwrap()));
+        let want = theirs(&c, &r::KnapsackSlice::new(bucket).unwrap());
+        assert!(!got.is_empty() && got.len() < n, "case {case_no}");
+        assert_eq!(got, want, "case {case_no}: n {n} bucket {bucket}");
+    }
+}
+
+#[test]
 fn knapsack_matches_reference_with_wide_values() {
     // Scores up to 1e5 make values up to 1e9 each: the DP runs in i64 lanes.
     let mut rng = Rng(12);

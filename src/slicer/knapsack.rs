@@ -526,6 +526,46 @@ mod tests {
     }
 
     #[test]
+    fn dropped_rows_set_no_keep_bit_in_the_full_dp() {
+        // The filter's claim itself: in the spec's DP over all rows, a row
+        // it drops never sets a keep bit at any cell up to the capacity.
+        let mut below = xorshift(0x0123_4567_89AB_CDEF);
+        let mut dropped_total = 0;
+        for case in 0..300 {
+            let n = 1 + below(400) as usize;
+            let capacity = 1 + below(if case % 3 == 0 { 2000 } else { 300 }) as i64;
+            let max_weight = 1 + below(capacity as u64 + 20);
+            let mut rows: Vec<(u32, i64, i64)> = (0..n as u32)
+                .map(|i| (i, 1 + below(max_weight) as i64, 1 + below(50) as i64))
+                .filter(|r| r.1 <= capacity)
+                .collect();
+            if case % 2 == 0 {
+                rows.sort_by_key(|r| std::cmp::Reverse(r.2));
+            }
+            let mut kept = rows.clone();
+            drop_dominated(&mut kept, capacity, &mut Filter::default());
+            let cap = capacity as usize;
+            let mut dp = vec![0i64; cap + 1];
+            let mut kept_iter = kept.iter().peekable();
+            for &(i, d, v) in &rows {
+                let is_kept = kept_iter.peek().is_some_and(|k| k.0 == i);
+                if is_kept {
+                    kept_iter.next();
+                }
+                for w in (d as usize..=cap).rev() {
+                    if dp[w - d as usize] + v > dp[w] {
+                        assert!(is_kept, "case {case}: dropped row {i} sets cell {w}");
+                        dp[w] = dp[w - d as usize] + v;
+                    }
+                }
+                dropped_total += !is_kept as usize;
+            }
+            assert!(kept_iter.next().is_none(), "kept rows keep their order");
+        }
+        assert!(dropped_total > 10_000, "only {dropped_total} rows dropped");
+    }
+
+    #[test]
     fn dominated_rows_are_dropped_and_the_first_of_each_weight_kept() {
         // Capacity 10: at most 5 rows of weight 2 matter, 3 of weight 3.
         let mut rows: Vec<(u32, i64, i64)> = (0..8)
