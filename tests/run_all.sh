@@ -3,7 +3,8 @@
 # the C harness, the header and link checks, the conformance vectors, the
 # differential tests against the cupel crate, the hostile-input, thread and
 # fuzz-replay tests, the C++, Go and C# bindings, the knapsack kernels each
-# forced in turn, and the sanitizer / valgrind runs.
+# forced in turn, the Rust suites on aarch64 under qemu, and the sanitizer /
+# valgrind runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target
@@ -24,6 +25,8 @@ for kernel in portable sse2 sse4.1; do
   CUPEL_KNAPSACK_KERNEL=$kernel cargo test --release --lib --test conformance --test differential 2>&1 \
     | tee -a target/test.out | grep -E "^test result|FAILED|panicked"
 done
+echo "== aarch64 (portable kernel only), under qemu"
+bash tests/aarch64.sh
 echo "== sanitizers and valgrind"
 bash tests/sanitizers.sh
 # One closing line for the whole run (cargo prints one per test binary).

@@ -739,6 +739,13 @@ mod tests {
         }
     }
 
+    #[cfg(not(target_arch = "x86_64"))]
+    #[test]
+    fn only_the_portable_kernel_elsewhere() {
+        assert_eq!(Kernel::available(), vec![Kernel::Portable]);
+        assert_eq!(Kernel::selected(), Kernel::Portable);
+    }
+
     #[test]
     fn selected_kernel_is_supported() {
         assert!(Kernel::selected().is_supported());
