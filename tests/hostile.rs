@@ -191,39 +191,31 @@ fn ten_million_items() {
     let n = 10_000_000usize;
     let tokens: Vec<i64> = (0..n as i64).map(|i| 1 + i % 1000).collect();
     let scores: Vec<f64> = (0..n).map(|i| (i % 9973) as f64 / 9973.0).collect();
-    let h = Handles::new(128_000, 128_000, greedy());
-    unsafe {
-        let st = cupel_items_push_many(h.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null());
-        assert_eq!(st, CUPEL_OK, "{}", last_error());
-        assert_eq!(cupel_items_len(h.items), n);
-    }
-    let (out, used) = h.slice().unwrap();
+    // Handles for a budget of `target` tokens holding all n items.
+    let with_items = |target: i64, slicer: *mut cupel_slicer| {
+        let h = Handles::new(target, target, slicer);
+        unsafe {
+            let st =
+                cupel_items_push_many(h.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null());
+            assert_eq!(st, CUPEL_OK, "{}", last_error());
+            assert_eq!(cupel_items_len(h.items), n);
+        }
+        h
+    };
+    let (out, used) = with_items(128_000, greedy()).slice().unwrap();
     assert!(used <= 128_000 && used > 127_000, "used {used}");
     assert!(out.len() > 1000);
     // A knapsack at bucket 100 would need a 1.6 GB table for all of them,
     // but in score order all but a few rows per weight are dominated and
     // dropped (see knapsack.rs): it runs, within the default 1 GiB.
-    let k = Handles::new(128_000, 128_000, knapsack(100));
-    unsafe {
-        assert_eq!(
-            cupel_items_push_many(k.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null()),
-            CUPEL_OK
-        );
-    }
+    let k = with_items(128_000, knapsack(100));
     let (out, used) = k.slice().unwrap();
     assert!(!out.is_empty() && used <= 128_000, "used {used}");
     assert_eq!(k.slice().unwrap(), (out, used), "deterministic");
     // At bucket 1 for a 10M target, the rows that are left after the filter
     // (at least the ~20,000 it takes to weigh 10M) need tens of GB: refused,
     // not attempted.
-    let k = Handles::new(10_000_000, 10_000_000, knapsack(1));
-    unsafe {
-        assert_eq!(
-            cupel_items_push_many(k.items, n, tokens.as_ptr(), scores.as_ptr(), ptr::null()),
-            CUPEL_OK
-        );
-    }
-    let err = k.slice().unwrap_err();
+    let err = with_items(10_000_000, knapsack(1)).slice().unwrap_err();
     assert_eq!(err.0, CUPEL_ERROR_CAPACITY, "{}", err.1);
     assert!(err.1.contains("over the memory limit"), "{}", err.1);
 }

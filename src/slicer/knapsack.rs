@@ -283,6 +283,17 @@ impl Filter {
 /// least).
 const PREFIX_PERIOD: usize = 64;
 
+/// What [`run_rows`] works on besides the DP array.
+struct Plan<'a> {
+    kernel: Kernel,
+    max_weight: usize,
+    /// `rows.len()` rows of `words` keep words.
+    keep: &'a mut [u64],
+    words: usize,
+    capacity: usize,
+    rows: &'a [(u32, i64, i64)],
+}
+
 /// Runs the DP rows two at a time (see [`kernel`]), the last one alone
 /// when their number is odd, computing only the cells the result depends on.
 ///
@@ -303,17 +314,6 @@ const PREFIX_PERIOD: usize = 64;
 /// So while the rows run so far (or the rows still to run) weigh less than
 /// the capacity (few or light candidates, a generous budget), most of the
 /// table is skipped; the result is that of the full DP.
-/// What [`run_rows`] works on besides the DP array.
-struct Plan<'a> {
-    kernel: Kernel,
-    max_weight: usize,
-    /// `rows.len()` rows of `words` keep words.
-    keep: &'a mut [u64],
-    words: usize,
-    capacity: usize,
-    rows: &'a [(u32, i64, i64)],
-}
-
 fn run_rows<T: kernel::Lane>(plan: &mut Plan<'_>, dp: &mut [T], lane: impl Fn(i64) -> T) {
     let Plan {
         kernel,
