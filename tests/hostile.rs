@@ -226,13 +226,17 @@ fn percentages_at_the_edges() {
     unsafe {
         assert_eq!(cupel_budget_new(1000, 1000, &mut b), CUPEL_OK);
         assert_eq!(cupel_budget_set_safety_margin(b, 1e-300), CUPEL_OK);
-        let (mut max, mut target) = (0, 0);
+        // The budget's effective (max, target).
+        let effective = || {
+            let (mut max, mut target) = (0, 0);
+            assert_eq!(
+                cupel_budget_effective(b, 0, &mut max, &mut target),
+                CUPEL_OK
+            );
+            (max, target)
+        };
         assert_eq!(
-            cupel_budget_effective(b, 0, &mut max, &mut target),
-            CUPEL_OK
-        );
-        assert_eq!(
-            (max, target),
+            effective(),
             (1000, 1000),
             "a 1e-300 % margin rounds to nothing"
         );
@@ -244,11 +248,7 @@ fn percentages_at_the_edges() {
             );
         }
         assert_eq!(
-            cupel_budget_effective(b, 0, &mut max, &mut target),
-            CUPEL_OK
-        );
-        assert_eq!(
-            (max, target),
+            effective(),
             (1000, 1000),
             "failed calls left the budget as it was"
         );
