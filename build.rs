@@ -1,8 +1,70 @@
 //! Generates include/cupel.h with cbindgen (version pinned in Cargo.toml).
 //! The header is committed; tests/header.rs fails when it is stale.
+//!
+//! Every export is written with the `ffi_fn!` macro (src/ffi/macros.rs),
+//! which cbindgen cannot expand on a stable toolchain; so cbindgen reads a
+//! copy of src/ in which each invocation is written out as the plain
+//! `extern "C"` function it expands to (docs and signature unchanged), and
+//! only the boundary module src/ffi, so no core item can reach the header.
 
 use std::env;
-use std::path::PathBuf;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// Copies the `.rs` files under `from` to `to`, with [`expand_ffi_fn`].
+fn mirror(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let dest = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            mirror(&path, &dest);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = fs::read_to_string(&path).unwrap();
+            fs::write(&dest, expand_ffi_fn(&text)).unwrap();
+        }
+    }
+}
+
+/// Writes each top-level `ffi_fn! { ... }` out as the function it defines:
+/// the wrapper lines go, `[unsafe] fn` becomes `#[no_mangle] pub [unsafe]
+/// extern "C" fn`, and a `[fallback]` after the return type goes.
+fn expand_ffi_fn(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let (mut inside, mut in_signature) = (false, false);
+    for line in text.lines() {
+        let mut line = line.to_string();
+        if !inside && line == "ffi_fn! {" {
+            inside = true;
+            continue;
+        }
+        if inside && line == "}" {
+            inside = false;
+            continue;
+        }
+        if inside {
+            let trimmed = line.trim_start();
+            let indent = &line[..line.len() - trimmed.len()];
+            if trimmed.starts_with("unsafe fn cupel_") || trimmed.starts_with("fn cupel_") {
+                line = format!("{indent}#[no_mangle]\n{indent}pub {}", trimmed).replacen(
+                    "fn cupel_",
+                    "extern \"C\" fn cupel_",
+                    1,
+                );
+                in_signature = true;
+            }
+            if in_signature && line.ends_with('{') {
+                in_signature = false;
+                if let (true, Some(at)) = (line.ends_with("] {"), line.rfind(" [")) {
+                    line = format!("{} {{", &line[..at]);
+                }
+            }
+        }
+        out.push_str(&line);
+        out.push('\n');
+    }
+    out
+}
 
 fn main() {
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
@@ -25,8 +87,14 @@ fn main() {
         v("PATCH"),
         env::var("CARGO_PKG_VERSION").unwrap()
     ));
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    // cbindgen reads the boundary module only: what the header shows is
+    // what src/ffi exports, and nothing of the core can leak into it.
+    let src = out_dir.join("header-src");
+    let _ = fs::remove_dir_all(&src);
+    mirror(&root.join("src/ffi"), &src);
     let header = match cbindgen::Builder::new()
-        .with_crate(&root)
+        .with_src(src.join("mod.rs"))
         .with_config(config)
         .generate()
     {
@@ -37,8 +105,17 @@ fn main() {
             return;
         }
     };
-    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
     header.write_to_file(out_dir.join("cupel.h"));
+    // The committed header as it was before this build rewrote it: the
+    // header test compares it with the fresh generation, so a stale commit
+    // fails even outside a git checkout.
+    let committed = root.join("include/cupel.h");
+    let before = fs::read(&committed).unwrap_or_default();
+    fs::write(out_dir.join("cupel.committed.h"), before).unwrap();
+    println!(
+        "cargo:rustc-env=CUPEL_COMMITTED_HEADER={}",
+        out_dir.join("cupel.committed.h").display()
+    );
     println!(
         "cargo:rustc-env=CUPEL_GENERATED_HEADER={}",
         out_dir.join("cupel.h").display()

@@ -53,13 +53,6 @@
 #define CUPEL_DEFAULT_BATCH_SIZE 32
 
 /**
- * The largest total value [`Bits32`] lanes take: `FLOOR + total` stays
- * below `0xFF80_0000` (where the negative NaNs start) and every DP value
- * below `0x7F80_0000` (infinity).
- */
-#define BITS32_MAX_TOTAL 2139095039
-
-/**
  * Status of every fallible call. `CUPEL_OK` is 0; the numbers never change.
  */
 typedef enum cupel_status {
@@ -198,13 +191,12 @@ const char *cupel_last_error(void);
 const char *cupel_status_str(int status);
 
 /**
- * A test hook for the panic boundary: panics inside the library on
- * purpose. The boundary catches it, so the call returns
- * CUPEL_ERROR_INTERNAL, `cupel_last_error()` gives the panic's message and
- * nothing unwinds into the caller. Harmless; useful to check that a host's
- * error handling copes with CUPEL_ERROR_INTERNAL.
+ * The number of handles of every kind (items, budgets, slicers,
+ * reports, streams) created by a `_new` function and not yet freed, in
+ * the whole process. For leak checks in hosts and bindings: a test
+ * that drops its handles to a finalizer can see them freed.
  */
-enum cupel_status cupel_debug_panic(void);
+size_t cupel_live_handles(void);
 
 /**
  * The library version, "MAJOR.MINOR.PATCH" (a static string), equal to the

@@ -8,16 +8,20 @@ use crate::kind::{self, KindTable, DEFAULT_KIND};
 pub const MAX_ITEMS: usize = u32::MAX as usize;
 
 /// The name of an item field in messages: "kinds[3]", or "kind" for one item.
+/// A field of one pushed item, named as the call that pushed it spells it:
+/// the single-item parameter (`score`) or the `push_many` array element
+/// (`scores[3]`).
 struct At<'a> {
-    field: &'a str,
+    /// (parameter of `cupel_items_push`, array of `cupel_items_push_many`)
+    field: (&'a str, &'a str),
     index: Option<usize>,
 }
 
 impl std::fmt::Display for At<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.index {
-            Some(i) => write!(f, "{}[{i}]", self.field),
-            None => f.write_str(self.field),
+            Some(i) => write!(f, "{}[{i}]", self.field.1),
+            None => f.write_str(self.field.0),
         }
     }
 }
@@ -52,15 +56,19 @@ impl Items {
         if item.tokens < 0 {
             return invalid!(
                 "{} is {}; token counts must be >= 0",
-                at("tokens"),
+                at(("tokens", "tokens")),
                 item.tokens
             );
         }
         if !item.score.is_finite() {
-            return invalid!("{} is {}; scores must be finite", at("scores"), item.score);
+            return invalid!(
+                "{} is {}; scores must be finite",
+                at(("score", "scores")),
+                item.score
+            );
         }
         if let Some(k) = item.kind {
-            kind::validate(k, &at("kinds"))?;
+            kind::validate(k, &at(("kind", "kinds")))?;
         }
         Ok(())
     }
@@ -241,9 +249,9 @@ mod tests {
         let e = s.push(item(-5, 0.1, None)).unwrap_err();
         assert!(e.to_string().contains("tokens is -5"), "{e}");
         let e = s.push(item(5, f64::INFINITY, None)).unwrap_err();
-        assert!(e.to_string().contains("scores is inf"), "{e}");
+        assert!(e.to_string().contains("score is inf;"), "{e}");
         let e = s.push(item(5, 0.1, Some("  "))).unwrap_err();
-        assert!(e.to_string().contains("kinds \"  \""), "{e}");
+        assert!(e.to_string().contains("kind \"  \" is empty"), "{e}");
         assert!(s.is_empty());
     }
 }

@@ -5,6 +5,8 @@
 //! [`ffi`]) is safe Rust over indices; [`ffi`] is the C ABI, the only place
 //! with `unsafe`.
 
+#![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
+
 pub mod budget;
 pub mod error;
 pub mod ffi;

@@ -78,25 +78,31 @@ impl Stream {
     }
 
     fn process_batch(&mut self) {
-        let mut keys = std::mem::take(&mut self.keys);
-        keys.clear();
-        keys.extend(
-            self.batch
-                .iter()
-                .enumerate()
-                .map(|(p, &(_, score))| desc_key(score, p as u32)),
+        decide(
+            &self.batch,
+            self.batch_start,
+            &mut self.remaining,
+            &mut self.keys,
+            &mut self.taken,
         );
-        keys.sort_unstable();
-        for &key in &keys {
-            let p = key_position(key) as usize;
-            let tokens = self.batch[p].0;
-            if tokens == 0 || tokens <= self.remaining {
-                self.taken.push(self.batch_start + p as u64);
-                self.remaining -= tokens;
-            }
-        }
         self.batch.clear();
-        self.keys = keys;
+    }
+
+    /// How many indices [`Stream::finish`] will return, without finishing:
+    /// a caller can check its buffer first and leave the stream as it was.
+    pub fn finish_len(&self) -> usize {
+        if self.finished || self.remaining <= 0 || self.batch.is_empty() {
+            return self.taken.len();
+        }
+        let mut last = Vec::new();
+        decide(
+            &self.batch,
+            self.batch_start,
+            &mut self.remaining.clone(),
+            &mut Vec::new(),
+            &mut last,
+        );
+        self.taken.len() + last.len()
     }
 
     /// Decides the partial last batch (if budget remains) and returns the
@@ -114,9 +120,62 @@ impl Stream {
     }
 }
 
+/// Decides one batch (its first item has index `start`): in score order,
+/// each item taken while it fits `remaining` (zero-token items always).
+/// `keys` is scratch for the sort keys.
+fn decide(
+    batch: &[(i64, f64)],
+    start: u64,
+    remaining: &mut i64,
+    keys: &mut Vec<u128>,
+    taken: &mut Vec<u64>,
+) {
+    keys.clear();
+    keys.extend(
+        batch
+            .iter()
+            .enumerate()
+            .map(|(p, &(_, score))| desc_key(score, p as u32)),
+    );
+    keys.sort_unstable();
+    for &key in keys.iter() {
+        let p = key_position(key) as usize;
+        let tokens = batch[p].0;
+        if tokens == 0 || tokens <= *remaining {
+            taken.push(start + p as u64);
+            *remaining -= tokens;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finish_len_tells_the_count_without_finishing() {
+        // Every stream state: full batches decided, a partial batch pending,
+        // the budget spent or not.
+        for target in [0, 50, 150, 250, 1000] {
+            for pushed in 0..8u32 {
+                let mut s = Stream::new(target, 3);
+                for i in 0..pushed {
+                    s.push(40 + 30 * (i as i64 % 3), (i % 5) as f64 / 5.0)
+                        .unwrap();
+                }
+                let len = s.finish_len();
+                assert!(s.push(10, 0.5).is_ok(), "finish_len does not finish");
+                let mut t = Stream::new(target, 3);
+                for i in 0..pushed {
+                    t.push(40 + 30 * (i as i64 % 3), (i % 5) as f64 / 5.0)
+                        .unwrap();
+                }
+                assert_eq!(t.finish_len(), len);
+                assert_eq!(t.finish().len(), len, "target {target}, {pushed} pushed");
+                assert_eq!(t.finish_len(), len, "and after finishing");
+            }
+        }
+    }
 
     #[test]
     fn batches_are_decided_by_score() {

@@ -1,5 +1,6 @@
-//! Builds each C suite in tests/c against the shared library and runs it.
-//! A suite prints "<name>: N passed, N failed" and exits non-zero on failure.
+//! Builds each C suite in tests/c against the shared library and runs it:
+//! one suite per feature. A suite prints "<name>: N passed, N failed" and
+//! exits non-zero on failure.
 
 mod common;
 
@@ -15,16 +16,70 @@ fn run_suite(name: &str) {
 }
 
 #[test]
-fn c_basics() {
-    run_suite("test_basics");
+fn c_boundary() {
+    run_suite("test_boundary");
 }
 
 #[test]
-fn c_slicing() {
-    run_suite("test_slicing");
+fn c_items() {
+    run_suite("test_items");
 }
 
 #[test]
-fn c_counts_stream_simulation() {
-    run_suite("test_counts");
+fn c_budget() {
+    run_suite("test_budget");
+}
+
+#[test]
+fn c_greedy() {
+    run_suite("test_greedy");
+}
+
+#[test]
+fn c_knapsack() {
+    run_suite("test_knapsack");
+}
+
+#[test]
+fn c_quota() {
+    run_suite("test_quota");
+}
+
+#[test]
+fn c_slice() {
+    run_suite("test_slice");
+}
+
+#[test]
+fn c_count_slicers() {
+    run_suite("test_count_slicers");
+}
+
+#[test]
+fn c_report() {
+    run_suite("test_report");
+}
+
+#[test]
+fn c_stream() {
+    run_suite("test_stream");
+}
+
+#[test]
+fn c_simulation() {
+    run_suite("test_simulation");
+}
+
+#[test]
+fn every_c_suite_has_a_test() {
+    let src = std::fs::read_to_string(file!()).unwrap();
+    for e in std::fs::read_dir(common::root().join("tests/c")).unwrap() {
+        let name = e.unwrap().file_name().into_string().unwrap();
+        if let Some(suite) = name.strip_suffix(".c") {
+            assert!(
+                src.contains(&format!("run_suite(\"{suite}\")")),
+                "{name} is never run"
+            );
+        }
+    }
 }

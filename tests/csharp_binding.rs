@@ -6,6 +6,7 @@ mod common;
 use std::process::Command;
 
 fn test_sh(args: &[&str]) -> String {
+    common::release_lib_dir();
     let script = common::root().join("bindings/csharp/test.sh");
     let mut cmd = Command::new("bash");
     cmd.arg(script).args(args);

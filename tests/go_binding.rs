@@ -6,6 +6,7 @@ mod common;
 use std::process::Command;
 
 fn go(args: &[&str]) -> String {
+    common::release_lib_dir();
     let dir = common::root().join("bindings/go");
     let mut cmd = Command::new("go");
     cmd.args(args).current_dir(&dir).env("CGO_ENABLED", "1");

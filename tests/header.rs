@@ -28,13 +28,15 @@ fn functions(text: &str) -> BTreeSet<String> {
 
 #[test]
 fn committed_header_matches_a_fresh_generation() {
+    // build.rs keeps the committed header as it was before it regenerated
+    // it: a commit whose header is stale fails here, with or without git.
     let generated = std::fs::read_to_string(env!("CUPEL_GENERATED_HEADER")).unwrap();
-    assert_eq!(
-        header(),
-        generated,
-        "include/cupel.h differs from what build.rs generated"
+    let committed = std::fs::read_to_string(env!("CUPEL_COMMITTED_HEADER")).unwrap();
+    assert!(
+        committed == generated,
+        "include/cupel.h was stale when this build started: commit the regenerated one"
     );
-    // build.rs rewrote include/cupel.h; git tells whether that changed the committed file.
+    // And what git holds, in a checkout (build.rs rewrites the working copy).
     let root = common::root();
     if !root.join(".git").exists() {
         assert!(
@@ -53,6 +55,157 @@ fn committed_header_matches_a_fresh_generation() {
         out.status.success(),
         "the committed include/cupel.h is stale; commit the regenerated one:\n{}",
         String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+/// Every name the header defines: macros, types, enum constants, functions.
+fn declared_names(h: &str) -> BTreeSet<String> {
+    let mut names = functions(h);
+    let word = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut in_enum = false;
+    for line in h.lines() {
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix("#define ") {
+            names.insert(word(rest));
+        }
+        for kw in ["typedef enum ", "typedef struct ", "enum ", "struct "] {
+            if let Some(rest) = t.strip_prefix(kw) {
+                names.insert(word(rest));
+            }
+        }
+        if t.starts_with("} ") && t.ends_with(';') {
+            in_enum = false;
+            names.insert(word(&t[2..]));
+        }
+        if t.starts_with("typedef enum") || t.starts_with("enum ") && t.ends_with('{') {
+            in_enum = true;
+        } else if in_enum && !t.starts_with('*') && !t.starts_with("/*") && !t.is_empty() {
+            let w = word(t);
+            if !w.is_empty() {
+                names.insert(w);
+            }
+        }
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+#[test]
+fn header_is_public_api_only() {
+    let h = header();
+    let names = declared_names(&h);
+    assert!(names.contains("CUPEL_ERROR_CAPACITY") && names.contains("cupel_quota"));
+    assert!(
+        names.len() > 60,
+        "only {} names found: {names:?}",
+        names.len()
+    );
+    let stray: Vec<_> = names
+        .iter()
+        .filter(|n| !(n.starts_with("cupel_") || n.starts_with("CUPEL_")))
+        .collect();
+    assert!(
+        stray.is_empty(),
+        "header names without the prefix: {stray:?}"
+    );
+    // No Rust doc markup (intra-doc links) in the comments.
+    for marker in ["[`", "](", "crate::", "Self::"] {
+        assert!(
+            !h.contains(marker),
+            "header comment has Rust markup {marker:?}"
+        );
+    }
+    assert!(
+        !h.contains("cupel_debug_panic"),
+        "test hooks stay out of the header"
+    );
+}
+
+/// The `fn cupel_*` names defined inside `ffi_fn! { ... }` blocks of src/.
+fn ffi_fn_names() -> BTreeSet<String> {
+    let mut names = BTreeSet::new();
+    for file in rust_sources(&common::root().join("src")) {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let mut inside = false;
+        for line in text.lines() {
+            if line == "ffi_fn! {" {
+                inside = true;
+            } else if line == "}" {
+                inside = false;
+            } else if inside {
+                let t = line.trim_start();
+                let t = t.strip_prefix("unsafe ").unwrap_or(t);
+                if let Some(rest) = t.strip_prefix("fn cupel_") {
+                    let end = rest.find('(').unwrap();
+                    names.insert(format!("cupel_{}", &rest[..end]));
+                }
+            }
+        }
+    }
+    names
+}
+
+fn rust_sources(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(rust_sources(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+    out
+}
+
+#[test]
+fn every_export_is_written_with_ffi_fn() {
+    // Nothing but the macro may make an export: no `no_mangle`,
+    // `export_name` or `extern "C" fn` in code outside src/ffi/macros.rs.
+    for file in rust_sources(&common::root().join("src")) {
+        if file.ends_with("ffi/macros.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (n, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap();
+            for banned in ["no_mangle", "export_name", "extern \"C\" fn"] {
+                assert!(
+                    !code.contains(banned),
+                    "{}:{}: `{banned}` outside ffi_fn!: {line}",
+                    file.display(),
+                    n + 1
+                );
+            }
+        }
+    }
+    // The macro's exports are the header's functions (the test hook aside)
+    // and the shared library's exported cupel_ symbols.
+    let mut made = ffi_fn_names();
+    assert!(made.len() >= 40, "ffi_fn! makes {} functions", made.len());
+    assert!(
+        made.remove("cupel_debug_panic"),
+        "the test hook is an ffi_fn!"
+    );
+    assert_eq!(made, functions(&header()), "ffi_fn! exports vs header");
+    let so = common::lib_dir().join("libcupel.so");
+    let out = common::run(
+        Command::new("nm").args(["-D", "--defined-only"]).arg(&so),
+        "nm -D",
+    );
+    let exported: BTreeSet<String> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(2))
+        .filter(|s| s.starts_with("cupel_"))
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        exported, made,
+        "libcupel.so's cupel_ symbols vs ffi_fn! exports"
     );
 }
 

@@ -9,14 +9,14 @@ pub struct cupel_items {
     pub(crate) inner: Items,
 }
 
-/// Creates an empty item list and writes it to `*out`.
-/// Free it exactly once with `cupel_items_free`.
-///
-/// Errors: CUPEL_ERROR_NULL_POINTER if `out` is NULL.
-#[no_mangle]
-pub unsafe extern "C" fn cupel_items_new(out: *mut *mut cupel_items) -> cupel_status {
-    guard(|| {
-        let out = Out::new(out, "out")?;
+ffi_fn! {
+    /// Creates an empty item list and writes it to `*out`.
+    /// Free it exactly once with `cupel_items_free`.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER if `out` is NULL.
+    unsafe fn cupel_items_new(out: *mut *mut cupel_items) -> cupel_status {
+        // SAFETY: `out` is NULL or valid as documented (the caller's promise).
+        let out = unsafe { Out::new(out, "out") }?;
         hand_out(
             out,
             cupel_items {
@@ -24,68 +24,79 @@ pub unsafe extern "C" fn cupel_items_new(out: *mut *mut cupel_items) -> cupel_st
             },
         );
         Ok(())
-    })
+    }
 }
 
-/// Frees an item list. NULL is a no-op. Free each handle exactly once and do
-/// not use it afterwards.
-#[no_mangle]
-pub unsafe extern "C" fn cupel_items_free(items: *mut cupel_items) {
-    release(items)
+ffi_fn! {
+    /// Frees an item list. NULL is a no-op. Free each handle exactly once and do
+    /// not use it afterwards.
+    unsafe fn cupel_items_free(items: *mut cupel_items) {
+        // SAFETY: NULL or a handle from its `_new` function, freed once (the caller's promise).
+        unsafe { release(items) }
+    }
 }
 
-/// Appends one item. Its index is its position in push order (from 0).
-///
-/// `tokens` must be >= 0, `score` finite (scorers produce [0, 1]; any finite
-/// value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
-/// string compared with ASCII case folding, neither empty nor only
-/// whitespace; NULL means the default kind "Message".
-///
-/// Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
-/// (bad tokens, score or kind, or the list already holds 2^32 - 1 items).
-/// On error the list is unchanged.
-#[no_mangle]
-pub unsafe extern "C" fn cupel_items_push(
-    items: *mut cupel_items,
-    tokens: i64,
-    score: f64,
-    kind: *const c_char,
-) -> cupel_status {
-    guard(|| {
-        let items = arg_mut(items, "items")?;
-        let kind = arg_opt_str(kind, "kind")?;
+ffi_fn! {
+    /// Appends one item. Its index is its position in push order (from 0).
+    ///
+    /// `tokens` must be >= 0, `score` finite (scorers produce [0, 1]; any finite
+    /// value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
+    /// string compared with ASCII case folding, neither empty nor only
+    /// whitespace; NULL means the default kind "Message".
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+    /// (bad tokens, score or kind, or the list already holds 2^32 - 1 items).
+    /// On error the list is unchanged.
+    unsafe fn cupel_items_push(
+        items: *mut cupel_items,
+        tokens: i64,
+        score: f64,
+        kind: *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `kind` are NULL or valid as documented (the caller's promise).
+        let (items, kind) = unsafe {
+            (
+                arg_mut(items, "items")?,
+                arg_opt_str(kind, "kind")?,
+            )
+        };
         items.inner.push(NewItem {
             tokens,
             score,
             kind,
         })
-    })
+    }
 }
 
-/// Appends `count` items from parallel arrays, all or nothing.
-///
-/// `tokens[i]`, `scores[i]` and `kinds[i]` describe item i; `tokens` and
-/// `scores` may be NULL only when `count` is 0. `kinds` NULL gives every item
-/// the default kind "Message"; a NULL element gives that item the default kind.
-///
-/// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the message
-/// names the first bad index, e.g. "scores[17] is NaN"). On error no item is added.
-#[no_mangle]
-pub unsafe extern "C" fn cupel_items_push_many(
-    items: *mut cupel_items,
-    count: usize,
-    tokens: *const i64,
-    scores: *const f64,
-    kinds: *const *const c_char,
-) -> cupel_status {
-    guard(|| {
-        let items = arg_mut(items, "items")?;
-        let tokens = arg_slice(tokens, count, "tokens")?;
-        let scores = arg_slice(scores, count, "scores")?;
+ffi_fn! {
+    /// Appends `count` items from parallel arrays, all or nothing.
+    ///
+    /// `tokens[i]`, `scores[i]` and `kinds[i]` describe item i; `tokens` and
+    /// `scores` may be NULL only when `count` is 0. `kinds` NULL gives every item
+    /// the default kind "Message"; a NULL element gives that item the default kind.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the message
+    /// names the first bad index, e.g. "scores[17] is NaN"). On error no item is added.
+    unsafe fn cupel_items_push_many(
+        items: *mut cupel_items,
+        count: usize,
+        tokens: *const i64,
+        scores: *const f64,
+        kinds: *const *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `tokens`, `scores` are NULL or valid as documented (the caller's promise).
+        let (items, tokens, scores) = unsafe {
+            (
+                arg_mut(items, "items")?,
+                arg_slice(tokens, count, "tokens")?,
+                arg_slice(scores, count, "scores")?,
+            )
+        };
         let kinds = if kinds.is_null() {
             None
         } else {
-            Some(arg_slice(kinds, count, "kinds")?)
+            // SAFETY: `kinds` is NULL or valid as documented (the caller's promise).
+            Some(unsafe { arg_slice(kinds, count, "kinds") }?)
         };
         // Hosts usually pass a few kinds many times: a string equal to one
         // of the last few seen (same pointer, or same bytes up to its NUL)
@@ -94,11 +105,15 @@ pub unsafe extern "C" fn cupel_items_push_many(
         let item = |i: usize| {
             let kind = match kinds {
                 Some(k) if !k[i].is_null() => {
-                    let hit = recent.find(k[i]);
+                    // SAFETY: k[i] is not NULL and, as the caller
+                    // promised, NUL-terminated.
+                    let hit = unsafe { recent.find(k[i]) };
                     match hit {
                         Some(kind) => Some(kind),
                         None => {
-                            let kind = named(|n| arg_str(k[i], n), || format!("kinds[{i}]"))?;
+                            // SAFETY: k[i] is a valid string (the caller's promise).
+                            let check = |n: &str| unsafe { arg_str(k[i], n) };
+                            let kind = named(check, || format!("kinds[{i}]"))?;
                             recent.add(k[i], kind);
                             Some(kind)
                         }
@@ -113,7 +128,7 @@ pub unsafe extern "C" fn cupel_items_push_many(
             })
         };
         items.inner.push_each(count, item)
-    })
+    }
 }
 
 /// The last few distinct kind strings of a `push_many` call, checked.
@@ -147,7 +162,11 @@ impl<'a> RecentKinds<'a> {
                 return Some(last.1);
             }
         }
-        recent.iter().find(|e| same_c_str(p, e.1)).map(|e| e.1)
+        // SAFETY: `p` is NUL-terminated (this function's contract).
+        recent
+            .iter()
+            .find(|e| unsafe { same_c_str(p, e.1) })
+            .map(|e| e.1)
     }
 
     fn add(&mut self, p: *const c_char, s: &'a str) {
@@ -159,33 +178,36 @@ impl<'a> RecentKinds<'a> {
 
 /// Whether the NUL-terminated `p` spells `s`. Reads `p` only up to the first
 /// difference or its NUL (a `str` from a C string has no NUL inside).
+///
+/// # Safety
+/// `p` is a non-NULL, NUL-terminated string.
 unsafe fn same_c_str(p: *const c_char, s: &str) -> bool {
     for (j, b) in s.bytes().enumerate() {
-        if *p.add(j) as u8 != b {
+        // SAFETY: bytes 0..j of `p` matched `s`, which has no NUL, so `p`'s
+        // NUL is at j or later: byte j is inside the string.
+        if unsafe { *p.add(j) } as u8 != b {
             return false;
         }
     }
-    *p.add(s.len()) == 0
+    // SAFETY: as above, with j = s.len().
+    unsafe { *p.add(s.len()) == 0 }
 }
 
-/// The number of items in the list; 0 for NULL.
-#[no_mangle]
-pub unsafe extern "C" fn cupel_items_len(items: *const cupel_items) -> usize {
-    guard_value(0, || {
-        if items.is_null() {
-            0
-        } else {
-            (*items).inner.len()
-        }
-    })
+ffi_fn! {
+    /// The number of items in the list; 0 for NULL.
+    unsafe fn cupel_items_len(items: *const cupel_items) -> usize [0] {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_opt_ref(items, "items") };
+        items.ok().flatten().map_or(0, |items| items.inner.len())
+    }
 }
 
-/// Removes every item (indices start again from 0). NULL is a no-op.
-#[no_mangle]
-pub unsafe extern "C" fn cupel_items_clear(items: *mut cupel_items) {
-    guard_value((), || {
-        if let Ok(items) = arg_mut(items, "items") {
+ffi_fn! {
+    /// Removes every item (indices start again from 0). NULL is a no-op.
+    unsafe fn cupel_items_clear(items: *mut cupel_items) {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        if let Ok(Some(items)) = unsafe { arg_opt_mut(items, "items") } {
             items.inner.clear()
         }
-    })
+    }
 }

@@ -1,8 +1,13 @@
-//! The C ABI. Every export goes through [`guard`] (or [`guard_value`]),
-//! which catches panics and turns core errors into a `cupel_status` plus a
-//! thread-local message; every pointer goes through the checked helpers
-//! below before it is used. This module is the only place with `unsafe`.
-#![allow(non_camel_case_types, clippy::missing_safety_doc)]
+//! The C ABI. Every export is written with [`ffi_fn!`](macros), which
+//! wraps its body in [`guard`] (or [`guard_value`]): panics are caught, core
+//! errors become a `cupel_status` plus a thread-local message. Every pointer
+//! goes through the checked `arg_*` / [`Out`] / [`OutBuf`] helpers below
+//! before it is used. With the SIMD kernels, this module is the only place
+//! with `unsafe`; each block says why it is sound.
+#![allow(non_camel_case_types)]
+
+#[macro_use]
+mod macros;
 
 mod budget;
 mod items;
@@ -22,6 +27,7 @@ use crate::error::{Error, Result};
 use std::cell::RefCell;
 use std::ffi::{c_char, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The ABI version of this contract; `cupel_abi_version()` returns it.
 pub const CUPEL_ABI_VERSION: u32 = 1;
@@ -40,6 +46,12 @@ pub const CUPEL_DEFAULT_BATCH_SIZE: usize = 32;
 const _: () = assert!(CUPEL_DEFAULT_BUCKET_SIZE == crate::slicer::DEFAULT_BUCKET_SIZE);
 const _: () = assert!(CUPEL_DEFAULT_MEMORY_LIMIT == crate::slicer::DEFAULT_MEMORY_LIMIT);
 const _: () = assert!(CUPEL_DEFAULT_BATCH_SIZE == crate::stream::DEFAULT_BATCH_SIZE);
+
+const VERSION: &CStr =
+    match CStr::from_bytes_with_nul(concat!(env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(v) => v,
+        Err(_) => panic!("the crate version has no NUL"),
+    };
 
 /// Status of every fallible call. `CUPEL_OK` is 0; the numbers never change.
 #[repr(C)]
@@ -146,16 +158,51 @@ fn check_ptr<T>(p: *const T, name: &str) -> Result<()> {
     Ok(())
 }
 
-/// A checked shared reference to a caller's object.
+/// A checked shared reference to a caller's object: NULL and misaligned
+/// pointers are errors that name the argument.
+///
+/// # Safety
+/// `p` is NULL or points to a live `T` that nothing changes for `'a`.
 pub(crate) unsafe fn arg_ref<'a, T>(p: *const T, name: &str) -> Result<&'a T> {
     check_ptr(p, name)?;
-    Ok(&*p)
+    // SAFETY: non-NULL and aligned (checked); live and unchanged for 'a
+    // (the caller's promise).
+    Ok(unsafe { &*p })
 }
 
 /// A checked exclusive reference to a caller's object.
+///
+/// # Safety
+/// `p` is NULL or points to a live `T` that nothing else uses for `'a`.
 pub(crate) unsafe fn arg_mut<'a, T>(p: *mut T, name: &str) -> Result<&'a mut T> {
     check_ptr(p, name)?;
-    Ok(&mut *p)
+    // SAFETY: non-NULL and aligned (checked); live and used by nothing else
+    // for 'a (the caller's promise).
+    Ok(unsafe { &mut *p })
+}
+
+/// Like [`arg_ref`], but NULL gives `None` (getters that return 0 for NULL).
+///
+/// # Safety
+/// As [`arg_ref`].
+pub(crate) unsafe fn arg_opt_ref<'a, T>(p: *const T, name: &str) -> Result<Option<&'a T>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise, passed on.
+    unsafe { arg_ref(p, name) }.map(Some)
+}
+
+/// Like [`arg_mut`], but NULL gives `None` (optional arguments).
+///
+/// # Safety
+/// As [`arg_mut`].
+pub(crate) unsafe fn arg_opt_mut<'a, T>(p: *mut T, name: &str) -> Result<Option<&'a mut T>> {
+    if p.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: the caller's promise, passed on.
+    unsafe { arg_mut(p, name) }.map(Some)
 }
 
 fn check_len<T>(p: *const T, len: usize, name: &str) -> Result<()> {
@@ -172,19 +219,32 @@ fn check_len<T>(p: *const T, len: usize, name: &str) -> Result<()> {
 }
 
 /// A checked input array; NULL is allowed only when `len` is 0.
+///
+/// # Safety
+/// When `len > 0`, `p` is NULL or points to `len` initialised `T`s that
+/// nothing changes for `'a`.
 pub(crate) unsafe fn arg_slice<'a, T>(p: *const T, len: usize, name: &str) -> Result<&'a [T]> {
     check_len(p, len, name)?;
     Ok(if len == 0 {
         &[]
     } else {
-        std::slice::from_raw_parts(p, len)
+        // SAFETY: non-NULL, aligned, and len * size_of::<T>() <= isize::MAX
+        // (checked); `len` initialised elements (the caller's promise).
+        unsafe { std::slice::from_raw_parts(p, len) }
     })
 }
 
 /// A checked, NUL-terminated UTF-8 string.
+///
+/// # Safety
+/// `p` is NULL or points to a NUL-terminated string that nothing changes
+/// for `'a`.
 pub(crate) unsafe fn arg_str<'a>(p: *const c_char, name: &str) -> Result<&'a str> {
     check_ptr(p, name)?;
-    CStr::from_ptr(p).to_str().map_err(|e| {
+    // SAFETY: non-NULL (checked); NUL-terminated and unchanged for 'a (the
+    // caller's promise).
+    let s = unsafe { CStr::from_ptr(p) };
+    s.to_str().map_err(|e| {
         Error::InvalidArgument(format!(
             "{name} is not valid UTF-8 (invalid byte at offset {})",
             e.valid_up_to()
@@ -203,11 +263,15 @@ pub(crate) fn named<T>(
 }
 
 /// An optional string: NULL gives `None`.
+///
+/// # Safety
+/// As [`arg_str`].
 pub(crate) unsafe fn arg_opt_str<'a>(p: *const c_char, name: &str) -> Result<Option<&'a str>> {
     if p.is_null() {
         Ok(None)
     } else {
-        arg_str(p, name).map(Some)
+        // SAFETY: the caller's promise, passed on.
+        unsafe { arg_str(p, name) }.map(Some)
     }
 }
 
@@ -215,14 +279,21 @@ pub(crate) unsafe fn arg_opt_str<'a>(p: *const c_char, name: &str) -> Result<Opt
 pub(crate) struct Out<T>(*mut T);
 
 impl<T> Out<T> {
+    /// # Safety
+    /// `p` is NULL or points to memory writable for a `T` until [`Out::set`].
     pub(crate) unsafe fn new(p: *mut T, name: &str) -> Result<Self> {
         check_ptr(p, name)?;
         Ok(Out(p))
     }
 
     pub(crate) fn set(self, value: T) {
-        // SAFETY: checked non-null and aligned in `new`; the caller promised
-        // it points to writable memory for a T.
+        self.set_now(value)
+    }
+
+    /// Writes without consuming `self` (for `*out_len` on BUFFER_TOO_SMALL).
+    fn set_now(&self, value: T) {
+        // SAFETY: checked non-null and aligned in `new`, whose caller
+        // promised writable memory for a T.
         unsafe { self.0.write(value) }
     }
 }
@@ -234,9 +305,32 @@ pub(crate) struct OutBuf<T> {
 }
 
 impl<T: Copy> OutBuf<T> {
+    /// # Safety
+    /// When `capacity > 0`, `p` is NULL or points to memory writable for
+    /// `capacity` `T`s until the buffer is written.
     pub(crate) unsafe fn new(p: *mut T, capacity: usize, name: &str) -> Result<Self> {
         check_len(p as *const T, capacity, name)?;
         Ok(OutBuf { p, capacity })
+    }
+
+    /// Fails with BUFFER_TOO_SMALL, writing only `needed` to `out_len`,
+    /// when `needed` values would not fit: a call can check this before it
+    /// changes anything.
+    pub(crate) fn check_room(
+        &self,
+        needed: usize,
+        out_len: &Out<usize>,
+        what: &'static str,
+    ) -> Result<()> {
+        if needed > self.capacity {
+            out_len.set_now(needed);
+            return Err(Error::BufferTooSmall {
+                what,
+                capacity: self.capacity,
+                needed,
+            });
+        }
+        Ok(())
     }
 
     /// Writes `values` and their count to `out_len` if they fit; otherwise
@@ -248,16 +342,10 @@ impl<T: Copy> OutBuf<T> {
         what: &'static str,
         conv: impl Fn(S) -> T,
     ) -> Result<()> {
-        if values.len() > self.capacity {
-            out_len.set(values.len());
-            return Err(Error::BufferTooSmall {
-                what,
-                capacity: self.capacity,
-                needed: values.len(),
-            });
-        }
+        self.check_room(values.len(), &out_len, what)?;
         for (k, &v) in values.iter().enumerate() {
-            // SAFETY: k < len <= capacity, checked in `new`.
+            // SAFETY: k < values.len() <= capacity, and `new`'s caller
+            // promised `capacity` writable elements.
             unsafe { self.p.add(k).write(conv(v)) }
         }
         out_len.set(values.len());
@@ -265,76 +353,98 @@ impl<T: Copy> OutBuf<T> {
     }
 }
 
+/// Handles handed out and not yet released, of every kind.
+static LIVE_HANDLES: AtomicUsize = AtomicUsize::new(0);
+
 /// Moves a new object to the heap and hands it out through `out`.
 pub(crate) fn hand_out<T>(out: Out<*mut T>, value: T) {
+    LIVE_HANDLES.fetch_add(1, Ordering::Relaxed);
     out.set(Box::into_raw(Box::new(value)));
 }
 
 /// Frees an object created by [`hand_out`]; NULL is a no-op, and so is a
 /// misaligned pointer (which no `_new` function hands out; the message says so).
+///
+/// # Safety
+/// `p` is NULL or a handle [`hand_out`] gave for a `T`, not yet released.
 pub(crate) unsafe fn release<T>(p: *mut T) {
-    guard_value((), || {
-        if p.is_null() {
-            return;
+    if p.is_null() {
+        return;
+    }
+    match check_ptr(p, "handle") {
+        Ok(()) => {
+            // SAFETY: from Box::into_raw in `hand_out` and not freed yet
+            // (the caller's promise).
+            drop(unsafe { Box::from_raw(p) });
+            LIVE_HANDLES.fetch_sub(1, Ordering::Relaxed);
         }
-        match check_ptr(p, "handle") {
-            Ok(()) => drop(Box::from_raw(p)),
-            Err(e) => set_last_error(format!("free: {e}; nothing was freed")),
-        }
-    })
+        Err(e) => set_last_error(format!("free: {e}; nothing was freed")),
+    }
 }
 
-/// The message of this thread's last failed `cupel_` call, or NULL if none
-/// failed yet. The string belongs to the library and stays valid until the
-/// next `cupel_` call on the same thread; copy it to keep it.
-#[no_mangle]
-pub extern "C" fn cupel_last_error() -> *const c_char {
-    guard_value(std::ptr::null(), || {
+ffi_fn! {
+    /// The message of this thread's last failed `cupel_` call, or NULL if none
+    /// failed yet. The string belongs to the library and stays valid until the
+    /// next `cupel_` call on the same thread; copy it to keep it.
+    fn cupel_last_error() -> *const c_char [std::ptr::null()] {
         LAST_ERROR.with(|e| e.borrow().as_ref().map_or(std::ptr::null(), |s| s.as_ptr()))
-    })
+    }
 }
 
-/// The fixed name of a status code, e.g. "CUPEL_ERROR_BUFFER_TOO_SMALL"
-/// (a static string; never NULL). An unknown number gives "CUPEL_UNKNOWN_STATUS".
-/// `status` is a `cupel_status` value (taken as `int` so that any number is safe).
-#[no_mangle]
-pub extern "C" fn cupel_status_str(status: std::ffi::c_int) -> *const c_char {
-    let name: &'static CStr = match status {
-        0 => c"CUPEL_OK",
-        1 => c"CUPEL_ERROR_NULL_POINTER",
-        2 => c"CUPEL_ERROR_INVALID_ARGUMENT",
-        3 => c"CUPEL_ERROR_BUFFER_TOO_SMALL",
-        4 => c"CUPEL_ERROR_SCARCITY",
-        5 => c"CUPEL_ERROR_UNSUPPORTED",
-        6 => c"CUPEL_ERROR_CAPACITY",
-        7 => c"CUPEL_ERROR_INTERNAL",
-        _ => c"CUPEL_UNKNOWN_STATUS",
-    };
-    name.as_ptr()
+ffi_fn! {
+    /// The fixed name of a status code, e.g. "CUPEL_ERROR_BUFFER_TOO_SMALL"
+    /// (a static string; never NULL). An unknown number gives "CUPEL_UNKNOWN_STATUS".
+    /// `status` is a `cupel_status` value (taken as `int` so that any number is safe).
+    fn cupel_status_str(status: std::ffi::c_int) -> *const c_char [c"CUPEL_UNKNOWN_STATUS".as_ptr()] {
+        let name: &'static CStr = match status {
+            0 => c"CUPEL_OK",
+            1 => c"CUPEL_ERROR_NULL_POINTER",
+            2 => c"CUPEL_ERROR_INVALID_ARGUMENT",
+            3 => c"CUPEL_ERROR_BUFFER_TOO_SMALL",
+            4 => c"CUPEL_ERROR_SCARCITY",
+            5 => c"CUPEL_ERROR_UNSUPPORTED",
+            6 => c"CUPEL_ERROR_CAPACITY",
+            7 => c"CUPEL_ERROR_INTERNAL",
+            _ => c"CUPEL_UNKNOWN_STATUS",
+        };
+        name.as_ptr()
+    }
 }
 
-/// A test hook for the panic boundary: panics inside the library on
-/// purpose. The boundary catches it, so the call returns
-/// CUPEL_ERROR_INTERNAL, `cupel_last_error()` gives the panic's message and
-/// nothing unwinds into the caller. Harmless; useful to check that a host's
-/// error handling copes with CUPEL_ERROR_INTERNAL.
-#[no_mangle]
-pub extern "C" fn cupel_debug_panic() -> cupel_status {
-    guard(|| panic!("deliberate panic from cupel_debug_panic"))
+// A test hook for the panic boundary, built only with the `test-hooks`
+// feature (the crate's own tests turn it on; the header never shows it):
+// panics inside the library on purpose, so the call returns
+// CUPEL_ERROR_INTERNAL with the panic's message and nothing unwinds.
+#[cfg(feature = "test-hooks")]
+ffi_fn! {
+    fn cupel_debug_panic() -> cupel_status {
+        panic!("deliberate panic from cupel_debug_panic")
+    }
 }
 
-/// The library version, "MAJOR.MINOR.PATCH" (a static string), equal to the
-/// `CUPEL_VERSION_*` macros of the header it was built with.
-#[no_mangle]
-pub extern "C" fn cupel_version() -> *const c_char {
-    const V: &str = concat!(env!("CARGO_PKG_VERSION"), "\0");
-    V.as_ptr().cast()
+ffi_fn! {
+    /// The number of handles of every kind (items, budgets, slicers,
+    /// reports, streams) created by a `_new` function and not yet freed, in
+    /// the whole process. For leak checks in hosts and bindings: a test
+    /// that drops its handles to a finalizer can see them freed.
+    fn cupel_live_handles() -> usize [0] {
+        LIVE_HANDLES.load(Ordering::Relaxed)
+    }
 }
 
-/// The ABI version of the library: 1 for this contract, equal to `CUPEL_ABI_VERSION`.
-#[no_mangle]
-pub extern "C" fn cupel_abi_version() -> u32 {
-    CUPEL_ABI_VERSION
+ffi_fn! {
+    /// The library version, "MAJOR.MINOR.PATCH" (a static string), equal to the
+    /// `CUPEL_VERSION_*` macros of the header it was built with.
+    fn cupel_version() -> *const c_char [VERSION.as_ptr()] {
+        VERSION.as_ptr()
+    }
+}
+
+ffi_fn! {
+    /// The ABI version of the library: 1 for this contract, equal to `CUPEL_ABI_VERSION`.
+    fn cupel_abi_version() -> u32 [CUPEL_ABI_VERSION] {
+        CUPEL_ABI_VERSION
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +455,7 @@ mod tests {
     fn a_panic_becomes_internal_with_a_message() {
         let status = guard(|| panic!("deliberate"));
         assert_eq!(status, CUPEL_ERROR_INTERNAL);
+        // SAFETY: a failed call just set the message: a valid C string.
         let msg = unsafe { CStr::from_ptr(cupel_last_error()) }
             .to_str()
             .unwrap();
@@ -356,6 +467,7 @@ mod tests {
     fn errors_set_status_and_message() {
         let status = guard(|| Err(Error::Unsupported("nope".into())));
         assert_eq!(status, CUPEL_ERROR_UNSUPPORTED);
+        // SAFETY: a failed call just set the message: a valid C string.
         let msg = unsafe { CStr::from_ptr(cupel_last_error()) }
             .to_str()
             .unwrap();
@@ -370,6 +482,7 @@ mod tests {
             (7, "CUPEL_ERROR_INTERNAL"),
             (-1, "CUPEL_UNKNOWN_STATUS"),
         ] {
+            // SAFETY: cupel_status_str returns a static C string.
             let s = unsafe { CStr::from_ptr(cupel_status_str(code)) };
             assert_eq!(s.to_str().unwrap(), name);
         }

@@ -117,5 +117,31 @@ static cupel_status slice_into(const cupel_slicer *s, const cupel_items *items,
   cupel_budget_free(b);
   return st;
 }
+/* A KnapsackSlice of `bucket` tokens per bucket. */
+static cupel_slicer *knapsack(int64_t bucket) {
+  cupel_slicer *s = NULL;
+  if (cupel_slicer_new_knapsack(bucket, &s) != CUPEL_OK) abort();
+  return s;
+}
+
+/* A CountQuotaSlice over GreedySlice. */
+static cupel_slicer *count_quota(const cupel_count_quota *e, size_t n, int scarcity) {
+  cupel_slicer *g = greedy(), *s = NULL;
+  if (cupel_slicer_new_count_quota(g, e, n, scarcity, &s) != CUPEL_OK) {
+    fprintf(stderr, "count quota: %s\n", cupel_last_error());
+    abort();
+  }
+  cupel_slicer_free(g);
+  return s;
+}
+
+/* Shortfall `i` of `r` is `kind` with `req` required and `sat` satisfied. */
+static void check_shortfall(cupel_report *r, size_t i, const char *kind, uint32_t req, uint32_t sat) {
+  const char *k = NULL;
+  uint32_t got_req = 0, got_sat = 0;
+  CHECK_OK(cupel_report_shortfall(r, i, &k, &got_req, &got_sat));
+  CHECK(k != NULL && strcmp(k, kind) == 0);
+  CHECK(got_req == req && got_sat == sat);
+}
 
 #endif

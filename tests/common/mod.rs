@@ -3,16 +3,66 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
 
 pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory holding this profile's libcupel.so / libcupel.a.
+/// The directory holding this profile's libcupel.so / libcupel.a, built
+/// first (`cargo build --lib` for this profile: a no-op when up to date),
+/// so that the tests need no earlier `cargo build` and never link a stale
+/// library.
 pub fn lib_dir() -> PathBuf {
-    // target/<profile>/deps/<test-binary>
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().to_path_buf()
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            // target/[<triple>/]<profile>/deps/<test-binary>
+            let exe = std::env::current_exe().unwrap();
+            let profile_dir = exe.parent().unwrap().parent().unwrap().to_path_buf();
+            let profile = profile_dir
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .to_owned();
+            let mut target_dir = profile_dir.parent().unwrap().to_path_buf();
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args(["build", "--lib", "--quiet"]).current_dir(root());
+            let triple = env!("CUPEL_BUILD_TARGET");
+            if target_dir.file_name().is_some_and(|n| n == triple) {
+                cmd.args(["--target", triple]);
+                target_dir.pop();
+            }
+            match profile.as_str() {
+                "debug" => {}
+                "release" => {
+                    cmd.arg("--release");
+                }
+                other => {
+                    cmd.args(["--profile", other]);
+                }
+            }
+            cmd.arg("--target-dir").arg(&target_dir);
+            run(&mut cmd, "building the library for the C tests");
+            profile_dir
+        })
+        .clone()
+}
+
+/// `target/release`, with the release library built first: the Go and C#
+/// bindings link it there, as their READMEs say.
+pub fn release_lib_dir() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let mut cmd = Command::new(env!("CARGO"));
+            cmd.args(["build", "--lib", "--release", "--quiet"])
+                .current_dir(root());
+            run(&mut cmd, "building the release library for the bindings");
+            root().join("target/release")
+        })
+        .clone()
 }
 
 /// A scratch directory for build outputs.

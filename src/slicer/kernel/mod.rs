@@ -20,12 +20,25 @@
 //! Every keep word of both rows is written, so the keep table needs no
 //! zeroing and can be reused across calls.
 //!
-//! This module holds the crate's only `unsafe` outside the FFI layer: the
-//! SIMD intrinsics. Every index they touch is bounds-checked up front by
-//! [`check`], and every `#[target_feature]` function is only called after
-//! its feature was detected at runtime.
+//! Laid out like memchr's `arch/`: this file has the lane trait, the
+//! shared bounds check and the dispatch (chosen once per process,
+//! [`Kernel::selected`]); [`portable`] is the plain-Rust kernel, the
+//! readable one and the only one on targets other than x86-64; `x86_64/`
+//! has one file per instruction set. [`Bits32`] is the lane type of the
+//! SSE2 and portable kernels on x86-64.
+//!
+//! The x86-64 files hold the crate's only `unsafe` outside the FFI layer:
+//! the SIMD intrinsics. Every index they touch is bounds-checked up front
+//! by [`check`], and every `#[target_feature]` function is only called
+//! after its feature was detected at runtime.
 
-use std::cell::Cell;
+mod bits32;
+mod portable;
+#[cfg(target_arch = "x86_64")]
+mod x86_64;
+
+pub use bits32::{Bits32, BITS32_MAX_TOTAL};
+
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -87,9 +100,9 @@ macro_rules! lane {
                         #[cfg(target_arch = "x86_64")]
                         // SAFETY: the kernel's CPU feature was detected and
                         // `check` bounded every index the kernel touches.
-                        Kernel::$kernel if kernel.is_supported() => unsafe { x86::$f(f) },
+                        Kernel::$kernel if kernel.is_supported() => unsafe { x86_64::$f(f) },
                     )*
-                    _ => portable(f),
+                    _ => portable::fused(f),
                 }
             }
         }
@@ -98,66 +111,6 @@ macro_rules! lane {
 
 lane!(i32, Avx512 => avx512_i32, Avx2 => avx2_i32, Sse41 => sse41_i32, Sse2 => sse2_i32);
 lane!(i64, Avx512 => avx512_i64, Avx2 => avx2_i64);
-
-/// An `i32` DP value stored as the `f32` with the same bits, for the SSE2
-/// and portable kernels on x86-64: SSE2 has an `f32` max (`maxps`) but no
-/// `i32` one, and compilers turn an `f32` `a > b ? a : b` into `maxps`.
-/// Additions are integer additions of the bits.
-///
-/// Valid when the total value of a problem is at most [`BITS32_MAX_TOTAL`]:
-/// every DP value is then a finite non-negative `f32` (`+0.0` for 0, never
-/// `-0.0`), ordered as the integers; every value derived from the padding
-/// ([`Lane::FLOOR`] plus at most the total) is a finite negative `f32`,
-/// below every DP value. Negative values may order differently as `f32`
-/// and as `i32`, but only ever lose against a DP value, so the selected
-/// value and every keep bit of a real cell are the integer ones.
-#[derive(Debug, Clone, Copy, Default, PartialEq, PartialOrd)]
-#[repr(transparent)]
-pub struct Bits32(f32);
-
-/// The largest total value [`Bits32`] lanes take: `FLOOR + total` stays
-/// below `0xFF80_0000` (where the negative NaNs start) and every DP value
-/// below `0x7F80_0000` (infinity).
-pub const BITS32_MAX_TOTAL: i64 = 0x7F7F_FFFF;
-
-impl Bits32 {
-    /// `value` in `0..=BITS32_MAX_TOTAL`.
-    pub fn new(value: i64) -> Self {
-        assert!((0..=BITS32_MAX_TOTAL).contains(&value), "value {value}");
-        Bits32(f32::from_bits(value as u32))
-    }
-
-    /// The integer value (negative for padding-derived values).
-    pub fn get(self) -> i64 {
-        self.0.to_bits() as i32 as i64
-    }
-}
-
-impl Lane for Bits32 {
-    /// `i32::MIN + 1`, the `f32` `-1.4e-45`: negative, and not `-0.0` (which
-    /// would equal a DP value of 0).
-    const FLOOR: Bits32 = Bits32(f32::from_bits(0x8000_0001));
-    #[inline(always)]
-    fn sat_add(self, other: Self) -> Self {
-        self.wrap_add(other)
-    }
-    #[inline(always)]
-    fn wrap_add(self, other: Self) -> Self {
-        Bits32(f32::from_bits(
-            self.0.to_bits().wrapping_add(other.0.to_bits()),
-        ))
-    }
-    fn fused(kernel: Kernel, f: Fused<'_, Bits32>) {
-        check(&f);
-        match kernel {
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: SSE2 is part of the x86-64 baseline and `check`
-            // bounded every index the kernel touches.
-            Kernel::Sse2 => unsafe { x86::sse2_bits32(f) },
-            _ => portable(f),
-        }
-    }
-}
 
 /// Whether a problem of total value `total` runs in [`Bits32`] lanes with
 /// `kernel`: the x86-64 kernels without a 32-bit integer max. (On other
@@ -331,7 +284,7 @@ pub fn row_saturating<T: Lane>(
 /// The bounds every fused kernel relies on; checked before any intrinsic.
 /// A keep slice of length 1 (the spare word of a single row) is written at
 /// index 0 for every block.
-fn check<T: Lane>(f: &Fused<'_, T>) {
+pub(super) fn check<T: Lane>(f: &Fused<'_, T>) {
     let words = f.keep_a.len();
     let (da, db) = (f.a.0, f.b.0);
     assert!(da >= 1 && db >= 1 && da < 64 * words && db < 64 * words);
@@ -344,263 +297,11 @@ fn check<T: Lane>(f: &Fused<'_, T>) {
 
 /// Keep word `k` of row b (the spare word of a single row is index 0).
 #[inline(always)]
-fn b_word(keep_b_len: usize, k: usize) -> usize {
+pub(super) fn b_word(keep_b_len: usize, k: usize) -> usize {
     if keep_b_len == 1 {
         0
     } else {
         k
-    }
-}
-
-fn portable<T: Lane>(f: Fused<'_, T>) {
-    let Fused {
-        dp,
-        pad,
-        keep_a,
-        keep_b,
-        a,
-        b,
-        blocks,
-    } = f;
-    let (da, va) = a;
-    let (db, vb) = b;
-    let nb = keep_b.len();
-    // 8 cells at a time, top down, each chunk's sources read before its
-    // store (the order the SIMD kernels use), in fixed-size arrays the
-    // compiler keeps in vector registers. The four windows over the DP
-    // array overlap, hence cells; their fixed lengths spare the inner loop
-    // any bounds check. Keep flags go to bytes, packed by [`pack_bytes`].
-    let chunk =
-        |w: &[Cell<T>; 64], at: usize| -> [T; 8] { std::array::from_fn(|l| w[at + l].get()) };
-    for k in blocks.rev() {
-        // The block and all its sources: cells 64k - da - db .. 64k + 64.
-        let low = pad + 64 * k - da - db;
-        let span = Cell::from_mut(&mut dp[low..low + da + db + 64]).as_slice_of_cells();
-        let (cells, from_a, from_b, from_ab) = (
-            window(span, da + db),
-            window(span, db),
-            window(span, da),
-            window(span, 0),
-        );
-        // Per chunk of 8 cells, the keep flags of row a then of row b.
-        let mut flags = [[0u8; 16]; 8];
-        for j in (0..8).rev() {
-            let at = 8 * j;
-            let (o, oa) = (chunk(cells, at), chunk(from_a, at));
-            let (ob, oab) = (chunk(from_b, at), chunk(from_ab, at));
-            let mut f = [0u8; 16];
-            for l in 0..8 {
-                let with_a = oa[l].wrap_add(va);
-                let n = o[l].lmax(with_a);
-                let with_b = ob[l].lmax(oab[l].wrap_add(va)).wrap_add(vb);
-                cells[at + l].set(n.lmax(with_b));
-                f[l] = (with_a > o[l]) as u8;
-                f[8 + l] = (with_b > n) as u8;
-            }
-            flags[j] = f;
-        }
-        keep_a[k] = pack_bytes(&flags, 0);
-        keep_b[b_word(nb, k)] = pack_bytes(&flags, 8);
-    }
-}
-
-/// The 64 cells of `s` from `from`.
-fn window<T>(s: &[Cell<T>], from: usize) -> &[Cell<T>; 64] {
-    s[from..from + 64].try_into().expect("64 cells")
-}
-
-/// Eight groups of eight flags (each 0 or 1), at `from` in each of
-/// `flags`, as the bits of a word (group `g`, flag `i` at bit `8g + i`): a
-/// multiplication gathers each group into one byte.
-#[inline(always)]
-fn pack_bytes(flags: &[[u8; 16]; 8], from: usize) -> u64 {
-    let mut bits = 0;
-    for (g, f) in flags.iter().enumerate() {
-        let x = u64::from_le_bytes(f[from..from + 8].try_into().expect("8 flags"));
-        // Byte i of x lands at bit 56 + i of the product, with no carries.
-        bits |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * g);
-    }
-    bits
-}
-
-/// The x86-64 kernels: the portable loop with explicit vectors, processing
-/// each block's vectors from the top down.
-#[cfg(target_arch = "x86_64")]
-mod x86 {
-    use super::{b_word, Bits32, Fused};
-    use std::arch::x86_64::*;
-
-    /// Defines a fused kernel over vectors of `$lanes` cells: per vector at
-    /// `at`, loads o, o[-da], o[-db], o[-da-db], stores the new cells and
-    /// makes the two keep masks with `$gt`; `$pack` turns the masks of four
-    /// vectors into their `4 * $lanes` keep bits (packs and one byte
-    /// movemask where there are no mask registers, rather than a movemask,
-    /// shift and or per vector).
-    macro_rules! fused_kernel {
-        (
-            $name:ident, $t:ty, $feature:literal, $lanes:expr,
-            load: $load:expr, store: $store:expr, splat: $splat:expr,
-            add: $add:expr, max: $max:expr, gt: $gt:expr, pack: $pack:expr
-        ) => {
-            #[target_feature(enable = $feature)]
-            pub unsafe fn $name(f: Fused<'_, $t>) {
-                let Fused {
-                    dp,
-                    pad,
-                    keep_a,
-                    keep_b,
-                    a,
-                    b,
-                    blocks,
-                } = f;
-                let (da, va) = a;
-                let (db, vb) = b;
-                let nb = keep_b.len();
-                let p = dp.as_mut_ptr();
-                let (va, vb) = ($splat(va), $splat(vb));
-                // One vector at `at`: stores the new cells, returns the masks.
-                let step = |at: usize| {
-                    let o = $load(p.add(at));
-                    let with_a = $add($load(p.add(at - da)), va);
-                    let n = $max(o, with_a);
-                    let n_lower = $max($load(p.add(at - db)), $add($load(p.add(at - da - db)), va));
-                    let with_b = $add(n_lower, vb);
-                    $store(p.add(at), $max(n, with_b));
-                    ($gt(with_a, o), $gt(with_b, n))
-                };
-                for k in blocks.rev() {
-                    let (mut bits_a, mut bits_b) = (0u64, 0u64);
-                    for g in (0..64 / (4 * $lanes)).rev() {
-                        let at = pad + 64 * k + 4 * $lanes * g;
-                        let (a3, b3) = step(at + 3 * $lanes);
-                        let (a2, b2) = step(at + 2 * $lanes);
-                        let (a1, b1) = step(at + $lanes);
-                        let (a0, b0) = step(at);
-                        bits_a |= $pack(a0, a1, a2, a3) << (4 * $lanes * g);
-                        bits_b |= $pack(b0, b1, b2, b3) << (4 * $lanes * g);
-                    }
-                    *keep_a.get_unchecked_mut(k) = bits_a;
-                    *keep_b.get_unchecked_mut(b_word(nb, k)) = bits_b;
-                }
-            }
-        };
-    }
-
-    /// Packs four SSE masks (all-ones or zero 32-bit lanes) into 16 bits.
-    #[inline(always)]
-    unsafe fn pack_sse(m0: __m128i, m1: __m128i, m2: __m128i, m3: __m128i) -> u64 {
-        let bytes = _mm_packs_epi16(_mm_packs_epi32(m0, m1), _mm_packs_epi32(m2, m3));
-        _mm_movemask_epi8(bytes) as u32 as u64 & 0xFFFF
-    }
-
-    /// Packs four AVX2 masks (all-ones or zero 32-bit lanes) into 32 bits;
-    /// the packs work within 128-bit halves, the permute restores cell order.
-    #[inline(always)]
-    unsafe fn pack_avx2(m0: __m256i, m1: __m256i, m2: __m256i, m3: __m256i) -> u64 {
-        let bytes = _mm256_packs_epi16(_mm256_packs_epi32(m0, m1), _mm256_packs_epi32(m2, m3));
-        let order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
-        _mm256_movemask_epi8(_mm256_permutevar8x32_epi32(bytes, order)) as u32 as u64
-    }
-
-    /// Joins four masks of `bits` bits each, first one lowest.
-    #[inline(always)]
-    fn join(bits: u32, m: [u64; 4]) -> u64 {
-        m[0] | m[1] << bits | m[2] << (2 * bits) | m[3] << (3 * bits)
-    }
-
-    fused_kernel!(avx2_i32, i32, "avx2", 8,
-        load: |p: *mut i32| _mm256_loadu_si256(p as *const __m256i),
-        store: |p: *mut i32, v| _mm256_storeu_si256(p as *mut __m256i, v),
-        splat: |v| _mm256_set1_epi32(v),
-        add: |x, y| _mm256_add_epi32(x, y),
-        max: |x, y| _mm256_max_epi32(x, y),
-        gt: |x, y| _mm256_cmpgt_epi32(x, y),
-        pack: |m0, m1, m2, m3| pack_avx2(m0, m1, m2, m3));
-
-    fused_kernel!(sse41_i32, i32, "sse4.1", 4,
-        load: |p: *mut i32| _mm_loadu_si128(p as *const __m128i),
-        store: |p: *mut i32, v| _mm_storeu_si128(p as *mut __m128i, v),
-        splat: |v| _mm_set1_epi32(v),
-        add: |x, y| _mm_add_epi32(x, y),
-        max: |x, y| _mm_max_epi32(x, y),
-        gt: |x, y| _mm_cmpgt_epi32(x, y),
-        pack: |m0, m1, m2, m3| pack_sse(m0, m1, m2, m3));
-
-    fused_kernel!(sse2_bits32, Bits32, "sse2", 4,
-        load: |p: *mut Bits32| _mm_loadu_si128(p as *const __m128i),
-        store: |p: *mut Bits32, v| _mm_storeu_si128(p as *mut __m128i, v),
-        splat: |v: Bits32| _mm_castps_si128(_mm_set1_ps(v.0)),
-        add: |x, y| _mm_add_epi32(x, y),
-        max: |x, y| _mm_castps_si128(_mm_max_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y))),
-        gt: |x, y| _mm_castps_si128(_mm_cmpgt_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y))),
-        pack: |m0, m1, m2, m3| pack_sse(m0, m1, m2, m3));
-
-    fused_kernel!(avx512_i32, i32, "avx512f", 16,
-        load: |p: *mut i32| _mm512_loadu_si512(p as *const _),
-        store: |p: *mut i32, v| _mm512_storeu_si512(p as *mut _, v),
-        splat: |v| _mm512_set1_epi32(v),
-        add: |x, y| _mm512_add_epi32(x, y),
-        max: |x, y| _mm512_max_epi32(x, y),
-        gt: |x, y| _mm512_cmpgt_epi32_mask(x, y) as u64,
-        pack: |m0, m1, m2, m3| join(16, [m0, m1, m2, m3]));
-
-    fused_kernel!(avx512_i64, i64, "avx512f", 8,
-        load: |p: *mut i64| _mm512_loadu_si512(p as *const _),
-        store: |p: *mut i64, v| _mm512_storeu_si512(p as *mut _, v),
-        splat: |v| _mm512_set1_epi64(v),
-        add: |x, y| _mm512_add_epi64(x, y),
-        max: |x, y| _mm512_max_epi64(x, y),
-        gt: |x, y| _mm512_cmpgt_epi64_mask(x, y) as u64,
-        pack: |m0, m1, m2, m3| join(8, [m0, m1, m2, m3]));
-
-    fused_kernel!(avx2_i64, i64, "avx2", 4,
-        load: |p: *mut i64| _mm256_loadu_si256(p as *const __m256i),
-        store: |p: *mut i64, v| _mm256_storeu_si256(p as *mut __m256i, v),
-        splat: |v| _mm256_set1_epi64x(v),
-        add: |x, y| _mm256_add_epi64(x, y),
-        max: |x, y| { let gt = _mm256_cmpgt_epi64(x, y); _mm256_blendv_epi8(y, x, gt) },
-        gt: |x, y| _mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpgt_epi64(x, y))) as u64,
-        pack: |m0, m1, m2, m3| join(4, [m0, m1, m2, m3]));
-
-    /// SSE2 has no 32-bit max: each max is a compare and a blend, so the
-    /// compares that give the keep bits double as the blends' masks.
-    #[target_feature(enable = "sse2")]
-    pub unsafe fn sse2_i32(f: Fused<'_, i32>) {
-        let Fused {
-            dp,
-            pad,
-            keep_a,
-            keep_b,
-            a,
-            b,
-            blocks,
-        } = f;
-        let (da, db) = (a.0, b.0);
-        let nb = keep_b.len();
-        let p = dp.as_mut_ptr();
-        let (va, vb) = (_mm_set1_epi32(a.1), _mm_set1_epi32(b.1));
-        let load = |at: usize| _mm_loadu_si128(p.add(at) as *const __m128i);
-        let blend = |m, x, y| _mm_or_si128(_mm_and_si128(m, x), _mm_andnot_si128(m, y));
-        for k in blocks.rev() {
-            let (mut bits_a, mut bits_b) = (0u64, 0u64);
-            for j in (0..16).rev() {
-                let at = pad + 64 * k + 4 * j;
-                let o = load(at);
-                let with_a = _mm_add_epi32(load(at - da), va);
-                let gt_a = _mm_cmpgt_epi32(with_a, o);
-                let n = blend(gt_a, with_a, o);
-                let ob = load(at - db);
-                let lower_a = _mm_add_epi32(load(at - da - db), va);
-                let n_lower = blend(_mm_cmpgt_epi32(lower_a, ob), lower_a, ob);
-                let with_b = _mm_add_epi32(n_lower, vb);
-                let gt_b = _mm_cmpgt_epi32(with_b, n);
-                _mm_storeu_si128(p.add(at) as *mut __m128i, blend(gt_b, with_b, n));
-                bits_a |= (_mm_movemask_ps(_mm_castsi128_ps(gt_a)) as u64) << (4 * j);
-                bits_b |= (_mm_movemask_ps(_mm_castsi128_ps(gt_b)) as u64) << (4 * j);
-            }
-            *keep_a.get_unchecked_mut(k) = bits_a;
-            *keep_b.get_unchecked_mut(b_word(nb, k)) = bits_b;
-        }
     }
 }
 

@@ -1,0 +1,97 @@
+//! The x86-64 kernels: the portable loop with explicit vectors, processing
+//! each block's vectors from the top down; one file per instruction set.
+//!
+//! Every function here is `unsafe`: it must run on a CPU with its feature
+//! (the dispatch in `super` checks) and on a [`Fused`] that passed
+//! `super::check` (which bounds every index the pointers reach).
+
+mod avx2;
+mod avx512;
+mod sse2;
+mod sse41;
+
+pub use avx2::{avx2_i32, avx2_i64};
+pub use avx512::{avx512_i32, avx512_i64};
+pub use sse2::{sse2_bits32, sse2_i32};
+pub use sse41::sse41_i32;
+
+use std::arch::x86_64::*;
+
+/// Defines a fused kernel over vectors of `$lanes` cells: per vector at
+/// `at`, loads o, o[-da], o[-db], o[-da-db], stores the new cells and
+/// makes the two keep masks with `$gt`; `$pack` turns the masks of four
+/// vectors into their `4 * $lanes` keep bits (packs and one byte
+/// movemask where there are no mask registers, rather than a movemask,
+/// shift and or per vector).
+macro_rules! fused_kernel {
+    (
+        $name:ident, $t:ty, $feature:literal, $lanes:expr,
+        load: $load:expr, store: $store:expr, splat: $splat:expr,
+        add: $add:expr, max: $max:expr, gt: $gt:expr, pack: $pack:expr
+    ) => {
+        #[target_feature(enable = $feature)]
+        pub unsafe fn $name(f: Fused<'_, $t>) {
+            let Fused {
+                dp,
+                pad,
+                keep_a,
+                keep_b,
+                a,
+                b,
+                blocks,
+            } = f;
+            let (da, va) = a;
+            let (db, vb) = b;
+            let nb = keep_b.len();
+            let p = dp.as_mut_ptr();
+            // SAFETY: this runs on a CPU with the feature (the caller's
+            // promise), and `f` passed `super::check`: for every block `k`
+            // the cells `at - da - db .. at + 4 * lanes` the loads and
+            // stores reach lie inside `dp`, `k < keep_a.len()`, and
+            // `b_word` indexes `keep_b`.
+            unsafe {
+                let (va, vb) = ($splat(va), $splat(vb));
+                // One vector at `at`: stores the new cells, returns the masks.
+                let step = |at: usize| {
+                    let o = $load(p.add(at));
+                    let with_a = $add($load(p.add(at - da)), va);
+                    let n = $max(o, with_a);
+                    let n_lower = $max($load(p.add(at - db)), $add($load(p.add(at - da - db)), va));
+                    let with_b = $add(n_lower, vb);
+                    $store(p.add(at), $max(n, with_b));
+                    ($gt(with_a, o), $gt(with_b, n))
+                };
+                for k in blocks.rev() {
+                    let (mut bits_a, mut bits_b) = (0u64, 0u64);
+                    for g in (0..64 / (4 * $lanes)).rev() {
+                        let at = pad + 64 * k + 4 * $lanes * g;
+                        let (a3, b3) = step(at + 3 * $lanes);
+                        let (a2, b2) = step(at + 2 * $lanes);
+                        let (a1, b1) = step(at + $lanes);
+                        let (a0, b0) = step(at);
+                        bits_a |= $pack(a0, a1, a2, a3) << (4 * $lanes * g);
+                        bits_b |= $pack(b0, b1, b2, b3) << (4 * $lanes * g);
+                    }
+                    *keep_a.get_unchecked_mut(k) = bits_a;
+                    *keep_b.get_unchecked_mut(b_word(nb, k)) = bits_b;
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use fused_kernel;
+
+/// Packs four SSE masks (all-ones or zero 32-bit lanes) into 16 bits.
+#[inline]
+#[target_feature(enable = "sse2")]
+fn pack_sse(m0: __m128i, m1: __m128i, m2: __m128i, m3: __m128i) -> u64 {
+    let bytes = _mm_packs_epi16(_mm_packs_epi32(m0, m1), _mm_packs_epi32(m2, m3));
+    _mm_movemask_epi8(bytes) as u32 as u64 & 0xFFFF
+}
+
+/// Joins four masks of `bits` bits each, first one lowest.
+#[inline(always)]
+fn join(bits: u32, m: [u64; 4]) -> u64 {
+    m[0] | m[1] << bits | m[2] << (2 * bits) | m[3] << (3 * bits)
+}

@@ -1,0 +1,102 @@
+/* Items: push, push_many, kinds, every bad argument. */
+#include "check.h"
+#include <math.h>
+#include <stdint.h>
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+static void test_items(void) {
+  cupel_items *items = NULL;
+  const int64_t tokens[3] = {10, 20, 30};
+  const double scores[3] = {0.1, 0.2, 0.3};
+  const char *kinds[3] = {"Document", NULL, "MEMORY"};
+  const char bad_utf8[] = {'a', (char)0xff, 'b', 0};
+  double bad_scores[3] = {0.1, 0.2, 0.3};
+  int64_t bad_tokens[3] = {1, 2, 3};
+  const char *bad_kinds[3] = {"a", "b", "c"};
+
+  CHECK_STATUS(cupel_items_new(NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out is NULL");
+  CHECK_OK(cupel_items_new(&items));
+  CHECK(cupel_items_len(items) == 0);
+  CHECK(cupel_items_len(NULL) == 0);
+
+  /* push: every argument */
+  CHECK_STATUS(cupel_items_push(NULL, 1, 0.5, "x"), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("items is NULL");
+  CHECK_OK(cupel_items_push(items, 5, 0.5, NULL)); /* default kind */
+  CHECK_OK(cupel_items_push(items, 0, 0.0, "tool"));
+  CHECK_STATUS(cupel_items_push(items, -1, 0.5, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("tokens is -1");
+  CHECK_STATUS(cupel_items_push(items, 1, NAN, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("score is NaN;"); /* the parameter, not push_many's array */
+  CHECK_STATUS(cupel_items_push(items, 1, INFINITY, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(cupel_items_push(items, 1, -INFINITY, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(cupel_items_push(items, 1, 0.5, ""), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("kind \"\" is empty or only whitespace");
+  CHECK_STATUS(cupel_items_push(items, 1, 0.5, " \t"), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_STATUS(cupel_items_push(items, 1, 0.5, bad_utf8), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("not valid UTF-8");
+  CHECK(cupel_items_len(items) == 2);
+
+  /* push_many: all or nothing, message names the first bad index */
+  CHECK_OK(cupel_items_push_many(items, 3, tokens, scores, kinds));
+  CHECK(cupel_items_len(items) == 5);
+  CHECK_OK(cupel_items_push_many(items, 0, NULL, NULL, NULL));
+  CHECK_OK(cupel_items_push_many(items, 3, tokens, scores, NULL));
+  CHECK(cupel_items_len(items) == 8);
+  CHECK_STATUS(cupel_items_push_many(NULL, 3, tokens, scores, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_STATUS(cupel_items_push_many(items, 3, NULL, scores, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("tokens is NULL");
+  CHECK_STATUS(cupel_items_push_many(items, 3, tokens, NULL, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("scores is NULL");
+  bad_scores[2] = NAN;
+  CHECK_STATUS(cupel_items_push_many(items, 3, tokens, bad_scores, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("scores[2] is NaN");
+  bad_tokens[1] = -7;
+  CHECK_STATUS(cupel_items_push_many(items, 3, bad_tokens, scores, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("tokens[1] is -7");
+  bad_kinds[2] = "   ";
+  CHECK_STATUS(cupel_items_push_many(items, 3, tokens, scores, bad_kinds), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("kinds[2]");
+  bad_kinds[2] = bad_utf8;
+  CHECK_STATUS(cupel_items_push_many(items, 3, tokens, scores, bad_kinds), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("kinds[2] is not valid UTF-8");
+  CHECK(cupel_items_len(items) == 8); /* nothing of the failed batches added */
+  CHECK_STATUS(cupel_items_push_many(items, SIZE_MAX, tokens, scores, NULL), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK(cupel_items_len(items) == 8);
+
+  cupel_items_clear(items);
+  CHECK(cupel_items_len(items) == 0);
+  cupel_items_clear(NULL);
+  cupel_items_free(items);
+  cupel_items_free(NULL);
+}
+
+/* Kinds in mixed case are one kind, for items and for quotas. */
+static void test_kinds_in_mixed_case(void) {
+  const int64_t t[] = {50, 50, 50, 50};
+  const double s[] = {0.9, 0.8, 0.7, 0.6};
+  const char *k[] = {"tool", "TOOL", "Tool", "doc"};
+  cupel_quota q[1] = {{"tOoL", 0.0, 10.0}}; /* tool capped at 10 % of 1000 */
+  cupel_quota dup[2] = {{"Memory", 0.0, 10.0}, {"MEMORY", 0.0, 20.0}};
+  cupel_items *items = make_items(4, t, s, k);
+  cupel_slicer *g = greedy(), *quota = NULL;
+  size_t out[4], n = 0;
+  CHECK_OK(cupel_slicer_new_quota(g, q, 1, &quota));
+  CHECK_OK(slice_into(quota, items, 1000, 1000, out, 4, &n, NULL));
+  /* tool: min(floor(1000 * 150 / 200), cap 100) = 100 tokens: two of its
+   * three items, as one partition; doc: 250 tokens */
+  CHECK_INDICES(out, n, 0, 1, 3);
+  cupel_slicer_free(quota);
+  CHECK_STATUS(cupel_slicer_new_quota(g, dup, 2, &quota), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("MEMORY");
+  cupel_items_free(items);
+  cupel_slicer_free(g);
+}
+
+int main(void) {
+  test_items();
+  test_kinds_in_mixed_case();
+  return check_summary("test_items");
+}
