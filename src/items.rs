@@ -165,6 +165,11 @@ impl Items {
         self.kinds[i as usize]
     }
 
+    /// Every item's tokens, by index.
+    pub fn tokens_slice(&self) -> &[i64] {
+        &self.tokens
+    }
+
     pub fn scores(&self) -> &[f64] {
         &self.scores
     }

@@ -16,6 +16,8 @@ pub mod pipeline;
 pub mod slicer;
 pub mod sort;
 pub mod stream;
+#[doc(hidden)]
+pub mod testing;
 
 pub use budget::{Budget, SliceBudget};
 pub use error::{Error, Result};

@@ -125,6 +125,10 @@ fn knapsack_matches_reference_in_order() {
             let want = theirs(&c, &r::KnapsackSlice::new(bucket).unwrap());
             interesting += (!got.is_empty() && got.len() < c.tokens.len()) as u64;
             assert_eq!(got, want, "bucket {bucket} case {case_no}");
+            // And spec 001's DP as written, the unit tests' oracle too.
+            let spec = driver::spec_knapsack(&c.tokens, &c.scores, c.target, bucket);
+            let spec: Vec<u32> = spec.into_iter().map(|i| i as u32).collect();
+            assert_eq!(got, spec, "bucket {bucket} case {case_no} vs spec 001's DP");
         }
         assert!(
             interesting > CASES / 2,

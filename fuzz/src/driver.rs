@@ -683,6 +683,25 @@ fn theirs(c: &Case, slicer: &dyn r::Slicer) -> Vec<usize> {
 /// What the cupel 1.2.0 crate selects (item indices, its order) from items
 /// given in push order, after the Sort stage (score descending, stable),
 /// with max = target = `target`. Shared with tests/differential.rs.
+/// KNAPSACK-SLICE as spec 001 writes it (`cupel::slicer::knapsack::reference`)
+/// over the Sort stage's order of the case's items.
+pub fn spec_knapsack(tokens: &[i64], scores: &[f64], target: i64, bucket: i64) -> Vec<usize> {
+    let mut items = cupel::Items::new();
+    for i in 0..tokens.len() {
+        let item = cupel::NewItem {
+            tokens: tokens[i],
+            score: scores[i],
+            kind: None,
+        };
+        items.push(item).unwrap();
+    }
+    let cands = cupel::sort::sort_stage(&items);
+    cupel::slicer::knapsack::reference::knapsack(tokens, scores, &cands, target, bucket)
+        .into_iter()
+        .map(|i| i as usize)
+        .collect()
+}
+
 pub fn reference_selection(
     tokens: &[i64],
     scores: &[f64],
@@ -730,7 +749,10 @@ pub fn versus_reference(data: &[u8]) {
             1 => {
                 assert_eq!(cupel_slicer_new_knapsack(bucket, &mut s), CUPEL_OK);
                 let want = theirs(&c, &r::KnapsackSlice::new(bucket).unwrap());
-                assert_eq!(ours(&c, s), want, "knapsack bucket {bucket}");
+                let got = ours(&c, s);
+                assert_eq!(got, want, "knapsack bucket {bucket}");
+                let spec = spec_knapsack(&c.tokens, &c.scores, c.target, bucket);
+                assert_eq!(got, spec, "knapsack bucket {bucket} vs spec 001's DP");
             }
             2 => {
                 // QuotaSlice over greedy, whole percentages summing to <= 100.

@@ -5,7 +5,7 @@
 mod count_quota;
 mod greedy;
 pub mod kernel;
-mod knapsack;
+pub mod knapsack;
 mod quota;
 
 pub use count_quota::{CountEntry, CountQuota, Scarcity};

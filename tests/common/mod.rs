@@ -125,24 +125,9 @@ pub fn build_c_program(sources: &[&Path], exe: &Path, extra: &[&str]) {
     run(&mut cmd, &format!("compiling {}", exe.display()));
 }
 
-/// splitmix64: small, seedable, good enough for test data.
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
+/// The one seeded generator of every test.
+#[allow(unused_imports)]
+pub use cupel::testing::Rng;
 
 /// Whether the binding toolchain `program` can run. Missing, it fails the
 /// test when `CI=true`; on a developer machine the test is skipped, loudly.

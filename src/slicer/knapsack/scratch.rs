@@ -1,0 +1,78 @@
+//! The buffers of KnapsackSlice, kept per thread between slice calls, and
+//! their fallible allocation (a failure is a capacity error, never an abort).
+
+use std::cell::RefCell;
+
+use super::filter::Filter;
+use crate::error::{Error, Result};
+use crate::slicer::kernel::{self, Bits32};
+
+/// Scratch buffers kept per thread between slice calls, so that repeated
+/// calls of similar size allocate nothing.
+#[derive(Default)]
+pub(super) struct Scratch {
+    pub keep: Vec<u64>,
+    pub dp32: Vec<i32>,
+    pub dp_bits32: Vec<Bits32>,
+    pub dp64: Vec<i64>,
+    /// (item, discretised weight, value) of the rows that can matter.
+    pub rows: Vec<(u32, i64, i64)>,
+    pub filter: Filter,
+}
+
+/// Scratch larger than this is released after the call instead of kept.
+const SCRATCH_RETAIN_BYTES: usize = 64 << 20;
+
+impl Scratch {
+    pub(super) fn trim(&mut self) {
+        let bytes = self.keep.capacity() * 8
+            + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
+            + self.dp64.capacity() * 8
+            + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>()
+            + self.filter.bytes();
+        if bytes > SCRATCH_RETAIN_BYTES {
+            *self = Scratch::default();
+        }
+    }
+}
+
+thread_local! {
+    pub(super) static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// `v` with exactly `len` elements; old contents are left (every keep word
+/// is rewritten by its row). Allocation failure is a capacity error.
+pub(super) fn grow<T: Copy + Default>(
+    v: &mut Vec<T>,
+    len: usize,
+    needed: u128,
+) -> Result<&mut [T]> {
+    if len > v.len() {
+        v.try_reserve_exact(len - v.len()).map_err(|e| {
+            Error::Capacity(format!(
+                "cannot allocate the knapsack table ({needed} bytes): {e}"
+            ))
+        })?;
+        v.resize(len, T::default());
+    }
+    Ok(&mut v[..len])
+}
+
+/// `v` as an initialised DP array for `words` keep words.
+pub(super) fn dp_array<T: kernel::Lane>(
+    v: &mut Vec<T>,
+    words: usize,
+    max_weight: usize,
+    needed: u128,
+) -> Result<&mut [T]> {
+    // 64 bytes of slack so the array can start on a cache line: the
+    // kernels' loads and stores of cell-aligned vectors then never straddle
+    // two lines.
+    let slack = 64 / std::mem::size_of::<T>();
+    let len = kernel::dp_len(words, max_weight);
+    let all = grow(v, len + slack, needed)?;
+    let skip = all.as_ptr().align_offset(64).min(slack);
+    let dp = &mut all[skip..skip + len];
+    kernel::init_dp(dp, max_weight);
+    Ok(dp)
+}
