@@ -23,6 +23,7 @@ fn go_vet_and_race_tests_pass() {
     print!("{out}");
     assert!(out.contains("--- PASS: TestConcurrentSlicing"), "{out}");
     assert!(out.contains("--- PASS: TestForcedGC"), "{out}");
+    assert!(out.contains("--- PASS: TestNilHandlesAreErrors"), "{out}");
     assert!(!out.contains("--- FAIL"), "{out}");
 }
 

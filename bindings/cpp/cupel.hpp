@@ -228,9 +228,10 @@ inline std::vector<size_t> slice(const Slicer &slicer, const Items &items, const
   return out;
 }
 
-/// Items chosen at `budget` but not with `slack_tokens` fewer.
+/// Items chosen at `budget` but not with `slack_tokens` fewer. Arguments
+/// in the order of cupel_marginal_items (pinned before slack).
 inline std::vector<size_t> marginal_items(const Slicer &slicer, const Items &items, const Budget &budget,
-                                          int64_t slack_tokens, int64_t pinned_tokens = 0) {
+                                          int64_t pinned_tokens, int64_t slack_tokens) {
   std::vector<size_t> out(items.size());
   size_t n = 0;
   detail::check(cupel_marginal_items(slicer.get(), items.get(), budget.get(), pinned_tokens, slack_tokens,
@@ -240,8 +241,9 @@ inline std::vector<size_t> marginal_items(const Slicer &slicer, const Items &ite
 }
 
 /// The smallest budget at which item `index` is chosen, or nullopt.
-inline std::optional<int64_t> find_min_budget(const Slicer &slicer, const Items &items, size_t index,
-                                              int64_t search_ceiling, int64_t pinned_tokens = 0) {
+/// Arguments in the order of cupel_find_min_budget.
+inline std::optional<int64_t> find_min_budget(const Slicer &slicer, const Items &items, int64_t pinned_tokens,
+                                              size_t index, int64_t search_ceiling) {
   int64_t b = -1;
   detail::check(cupel_find_min_budget(slicer.get(), items.get(), pinned_tokens, index, search_ceiling, &b));
   if (b < 0) return std::nullopt;

@@ -40,8 +40,33 @@ namespace Cupel
         Error = 1,
     }
 
-    /// <summary>A failed libcupel call: its status and the library's message.</summary>
-    public class CupelException : Exception
+    /// <summary>What every libcupel error carries: the status.</summary>
+    public interface ICupelError
+    {
+        Status Status { get; }
+        string NativeMessage { get; }
+    }
+
+    /// <summary>A caller mistake (CUPEL_ERROR_INVALID_ARGUMENT or
+    /// CUPEL_ERROR_NULL_POINTER): an ArgumentException, with the status and
+    /// the library's message naming the argument.</summary>
+    public class CupelArgumentException : ArgumentException, ICupelError
+    {
+        public Status Status { get; private set; }
+        public string NativeMessage { get; private set; }
+
+        public CupelArgumentException(Status status, string message)
+            : base(Native.StatusName((int)status) + ": " + message)
+        {
+            Status = status;
+            NativeMessage = message;
+        }
+    }
+
+    /// <summary>A failed libcupel call that is not a caller mistake (buffer,
+    /// scarcity, unsupported, capacity, internal): its status and the
+    /// library's message.</summary>
+    public class CupelException : Exception, ICupelError
     {
         public Status Status { get; private set; }
         public string NativeMessage { get; private set; }
@@ -107,6 +132,10 @@ namespace Cupel
         /// <summary>The ABI version (CUPEL_ABI_VERSION).</summary>
         public static uint AbiVersion { get { return Native.cupel_abi_version(); } }
 
+        /// <summary>Native handles created and not yet freed in this process
+        /// (for leak checks: finalizers free what was never disposed).</summary>
+        public static long LiveHandles { get { return (long)Native.cupel_live_handles(); } }
+
         /// <summary>The fixed name of a status, e.g. "CUPEL_ERROR_CAPACITY".</summary>
         public static string StatusName(Status status) { return Native.StatusName((int)status); }
     }
@@ -171,7 +200,7 @@ namespace Cupel
             if (tokens == null || scores == null)
                 throw new ArgumentNullException(tokens == null ? "tokens" : "scores");
             if (scores.Length != tokens.Length || (kinds != null && kinds.Length != tokens.Length))
-                throw new CupelException(Status.InvalidArgument, string.Format(
+                throw new CupelArgumentException(Status.InvalidArgument, string.Format(
                     "PushMany: {0} tokens, {1} scores and {2} kinds; the lengths must agree",
                     tokens.Length, scores.Length, kinds == null ? 0 : kinds.Length));
             using (var strings = new NativeStrings())
@@ -340,17 +369,18 @@ namespace Cupel
         }
 
         /// <summary>The smallest target (up to searchCeiling) at which item
-        /// targetIndex is selected.</summary>
-        public long FindMinBudget(Items items, long pinnedTokens, int targetIndex, long searchCeiling)
+        /// targetIndex is selected; null when it is not selected even at
+        /// searchCeiling.</summary>
+        public long? FindMinBudget(Items items, long pinnedTokens, int targetIndex, long searchCeiling)
         {
             if (items == null) throw new ArgumentNullException("items");
             if (targetIndex < 0)
-                throw new CupelException(Status.InvalidArgument,
+                throw new CupelArgumentException(Status.InvalidArgument,
                     "FindMinBudget: targetIndex is " + targetIndex + "; it must be >= 0");
             long tokens;
             Native.Check(Native.cupel_find_min_budget(Native.Live(Handle, this), Native.Live(items.Handle, items),
                 pinnedTokens, (UIntPtr)targetIndex, searchCeiling, out tokens));
-            return tokens;
+            return tokens < 0 ? (long?)null : tokens;
         }
 
         public void Dispose() { Handle.Dispose(); }
@@ -417,7 +447,7 @@ namespace Cupel
         public Stream(long targetTokens, int batchSize = 0)
         {
             if (batchSize < 0)
-                throw new CupelException(Status.InvalidArgument, "batchSize is " + batchSize + "; it must be >= 0");
+                throw new CupelArgumentException(Status.InvalidArgument, "batchSize is " + batchSize + "; it must be >= 0");
             Native.Check(Native.cupel_stream_new(targetTokens, (UIntPtr)batchSize, out Handle));
         }
 
@@ -494,7 +524,10 @@ namespace Cupel
             if (st != Status.Ok)
             {
                 // Same thread as the failed call: the message is the call's own.
-                throw new CupelException(st, Utf8(cupel_last_error()));
+                string message = Utf8(cupel_last_error());
+                if (st == Status.InvalidArgument || st == Status.NullPointer)
+                    throw new CupelArgumentException(st, message);
+                throw new CupelException(st, message);
             }
         }
 
@@ -550,6 +583,7 @@ namespace Cupel
         [DllImport(Lib)] internal static extern IntPtr cupel_status_str(int status);
         [DllImport(Lib)] internal static extern IntPtr cupel_version();
         [DllImport(Lib)] internal static extern uint cupel_abi_version();
+        [DllImport(Lib)] internal static extern UIntPtr cupel_live_handles();
 
         [DllImport(Lib)] internal static extern Status cupel_items_new(out ItemsHandle items);
         [DllImport(Lib)] internal static extern void cupel_items_free(IntPtr items);

@@ -223,8 +223,8 @@ func NewItems() (*Items, error) {
 
 // Close frees the list. Calling it again is a no-op.
 func (it *Items) Close() {
-	if it.p != nil {
-		C.cupel_items_free(it.p)
+	if it != nil && it.p != nil {
+		C.cupel_items_free(it.ptr())
 		it.p = nil
 		runtime.SetFinalizer(it, nil)
 	}
@@ -269,14 +269,14 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 
 // Len is the number of items.
 func (it *Items) Len() int {
-	n := int(C.cupel_items_len(it.p))
+	n := int(C.cupel_items_len(it.ptr()))
 	runtime.KeepAlive(it)
 	return n
 }
 
 // Clear removes every item.
 func (it *Items) Clear() {
-	C.cupel_items_clear(it.p)
+	C.cupel_items_clear(it.ptr())
 	runtime.KeepAlive(it)
 }
 
@@ -298,8 +298,8 @@ func NewBudget(maxTokens, targetTokens int64) (*Budget, error) {
 
 // Close frees the budget. Calling it again is a no-op.
 func (b *Budget) Close() {
-	if b.p != nil {
-		C.cupel_budget_free(b.p)
+	if b != nil && b.p != nil {
+		C.cupel_budget_free(b.ptr())
 		b.p = nil
 		runtime.SetFinalizer(b, nil)
 	}
@@ -458,8 +458,8 @@ func (s *Slicer) String() string {
 
 // Close frees the slicer. Calling it again is a no-op.
 func (s *Slicer) Close() {
-	if s.p != nil {
-		C.cupel_slicer_free(s.p)
+	if s != nil && s.p != nil {
+		C.cupel_slicer_free(s.ptr())
 		s.p = nil
 		runtime.SetFinalizer(s, nil)
 	}
@@ -476,7 +476,7 @@ func (s *Slicer) SetMemoryLimit(bytes uint64) error {
 
 // MemoryLimit is the slicer's memory limit in bytes.
 func (s *Slicer) MemoryLimit() uint64 {
-	n := uint64(C.cupel_slicer_memory_limit(s.p))
+	n := uint64(C.cupel_slicer_memory_limit(s.ptr()))
 	runtime.KeepAlive(s)
 	return n
 }
@@ -506,8 +506,8 @@ func NewReport() (*Report, error) {
 
 // Close frees the report. Calling it again is a no-op.
 func (r *Report) Close() {
-	if r.p != nil {
-		C.cupel_report_free(r.p)
+	if r != nil && r.p != nil {
+		C.cupel_report_free(r.ptr())
 		r.p = nil
 		runtime.SetFinalizer(r, nil)
 	}
@@ -515,21 +515,21 @@ func (r *Report) Close() {
 
 // EffectiveMaxTokens is the effective max of the last call.
 func (r *Report) EffectiveMaxTokens() int64 {
-	v := int64(C.cupel_report_effective_max_tokens(r.p))
+	v := int64(C.cupel_report_effective_max_tokens(r.ptr()))
 	runtime.KeepAlive(r)
 	return v
 }
 
 // EffectiveTargetTokens is the effective target of the last call.
 func (r *Report) EffectiveTargetTokens() int64 {
-	v := int64(C.cupel_report_effective_target_tokens(r.p))
+	v := int64(C.cupel_report_effective_target_tokens(r.ptr()))
 	runtime.KeepAlive(r)
 	return v
 }
 
 // SelectedTokens is the sum of the selected items' tokens.
 func (r *Report) SelectedTokens() int64 {
-	v := int64(C.cupel_report_selected_tokens(r.p))
+	v := int64(C.cupel_report_selected_tokens(r.ptr()))
 	runtime.KeepAlive(r)
 	return v
 }
@@ -537,7 +537,7 @@ func (r *Report) SelectedTokens() int64 {
 // Shortfalls are the count requirements the last call could not meet.
 func (r *Report) Shortfalls() ([]Shortfall, error) {
 	defer runtime.KeepAlive(r)
-	n := int(C.cupel_report_shortfall_count(r.p))
+	n := int(C.cupel_report_shortfall_count(r.ptr()))
 	out := make([]Shortfall, 0, n)
 	for i := 0; i < n; i++ {
 		var e errBuf
@@ -554,7 +554,7 @@ func (r *Report) Shortfalls() ([]Shortfall, error) {
 // CapExcluded are the items a count cap excluded in the last call.
 func (r *Report) CapExcluded() ([]int, error) {
 	defer runtime.KeepAlive(r)
-	n := int(C.cupel_report_cap_excluded_count(r.p))
+	n := int(C.cupel_report_cap_excluded_count(r.ptr()))
 	out := make([]int, n)
 	for i := range out {
 		var e errBuf
@@ -592,6 +592,13 @@ func (r *Report) ptr() *C.cupel_report {
 		return nil
 	}
 	return r.p
+}
+
+func (s *Stream) ptr() *C.cupel_stream {
+	if s == nil {
+		return nil
+	}
+	return s.p
 }
 
 func (it *Items) ptr() *C.cupel_items {
@@ -644,18 +651,29 @@ func MarginalItems(s *Slicer, items *Items, budget *Budget, pinnedTokens, slackT
 }
 
 // FindMinBudget is the smallest target (up to searchCeiling) at which the
-// slicer selects item targetIndex.
-func FindMinBudget(s *Slicer, items *Items, pinnedTokens int64, targetIndex int, searchCeiling int64) (int64, error) {
+// slicer selects item targetIndex. found is false when the item is not
+// selected even at searchCeiling (tokens is then 0).
+func FindMinBudget(s *Slicer, items *Items, pinnedTokens int64, targetIndex int, searchCeiling int64) (tokens int64, found bool, err error) {
 	if targetIndex < 0 {
-		return 0, argError("FindMinBudget: targetIndex is %d; it must be >= 0", targetIndex)
+		return 0, false, argError("FindMinBudget: targetIndex is %d; it must be >= 0", targetIndex)
 	}
 	var out C.int64_t
 	var e errBuf
-	err := e.check(C.go_find_min_budget(s.ptr(), items.ptr(), C.int64_t(pinnedTokens), C.size_t(targetIndex),
+	err = e.check(C.go_find_min_budget(s.ptr(), items.ptr(), C.int64_t(pinnedTokens), C.size_t(targetIndex),
 		C.int64_t(searchCeiling), &out, e.ptr()))
 	runtime.KeepAlive(s)
 	runtime.KeepAlive(items)
-	return int64(out), err
+	if err != nil || out < 0 {
+		return 0, false, err
+	}
+	return int64(out), true, nil
+}
+
+// LiveHandles is the number of native handles (items, budgets, slicers,
+// reports, streams) created and not yet freed in this process: for leak
+// checks, e.g. that finalizers free what was never closed.
+func LiveHandles() int {
+	return int(C.cupel_live_handles())
 }
 
 // ---- Stream -----------------------------------------------------------------
@@ -682,8 +700,8 @@ func NewStream(targetTokens int64, batchSize int) (*Stream, error) {
 
 // Close frees the stream. Calling it again is a no-op.
 func (s *Stream) Close() {
-	if s.p != nil {
-		C.cupel_stream_free(s.p)
+	if s != nil && s.p != nil {
+		C.cupel_stream_free(s.ptr())
 		s.p = nil
 		runtime.SetFinalizer(s, nil)
 	}

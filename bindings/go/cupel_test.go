@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // must unwraps a (value, error) pair; an error fails the test by panicking.
@@ -221,14 +222,19 @@ func TestSimulation(t *testing.T) {
 	b := budget(t, 300, 300)
 	got, err := MarginalItems(g, it, b, 0, 100)
 	expect(t, got, err, 2)
-	min, err := FindMinBudget(g, it, 0, 2, 1000)
-	if err != nil || min != 300 {
-		t.Fatalf("min budget %d %v", min, err)
+	min, found, err := FindMinBudget(g, it, 0, 2, 1000)
+	if err != nil || !found || min != 300 {
+		t.Fatalf("min budget %d %v %v", min, found, err)
+	}
+	// Not reachable below the ceiling: found is false, no error.
+	min, found, err = FindMinBudget(g, it, 0, 2, 250)
+	if err != nil || found || min != 0 {
+		t.Fatalf("unreachable: %d %v %v", min, found, err)
 	}
 	q := must(NewQuota(g, []Quota{{"Message", 0, 100}}))
 	_, err = MarginalItems(q, it, b, 0, 10)
 	expectErr(t, err, ErrUnsupported, "QuotaSlice")
-	_, err = FindMinBudget(g, it, 0, 9, 1000)
+	_, _, err = FindMinBudget(g, it, 0, 9, 1000)
 	expectErr(t, err, ErrInvalidArgument, "9")
 }
 
@@ -318,6 +324,7 @@ func TestConcurrentSlicing(t *testing.T) {
 // Handles left to the garbage collector are freed by their finalizers, and
 // live ones survive collections between calls.
 func TestForcedGC(t *testing.T) {
+	before := LiveHandles()
 	for i := 0; i < 200; i++ {
 		it := items(t, []int64{10, 20}, []float64{0.5, 0.9}, []string{"a", "b"})
 		g, _ := NewGreedy()
@@ -329,6 +336,34 @@ func TestForcedGC(t *testing.T) {
 			it.Close()
 		}
 	}
-	runtime.GC()
-	runtime.GC()
+	// Every handle above was dropped; the finalizers must free those never
+	// closed. A missing finalizer leaves the count up.
+	for tries := 0; LiveHandles() > before && tries < 100; tries++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if live := LiveHandles(); live > before {
+		t.Fatalf("%d native handles still live after GC (were %d)", live, before)
+	}
+}
+
+func TestNilHandlesAreErrors(t *testing.T) {
+	var it *Items
+	g := must(NewGreedy())
+	defer g.Close()
+	b := budget(t, 10, 10)
+	_, err := Slice(g, it, b, 0, nil)
+	expectErr(t, err, ErrNullPointer, "items")
+	_, err = MarginalItems(g, it, b, 0, 1)
+	expectErr(t, err, ErrNullPointer, "items")
+	_, _, err = FindMinBudget(g, it, 0, 0, 10)
+	expectErr(t, err, ErrNullPointer, "items")
+	if it.Len() != 0 {
+		t.Fatal("a nil *Items has no items")
+	}
+	it.Close()
+	var r *Report
+	r.Close()
+	var s *Stream
+	s.Close()
 }

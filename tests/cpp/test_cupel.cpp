@@ -75,9 +75,11 @@ int main() {
   CHECK(big.memory_limit() == 64);
   expect_error([&] { cupel::slice(big, items, budget); }, CUPEL_ERROR_CAPACITY, "memory limit");
 
-  CHECK(cupel::marginal_items(greedy, items, budget, 150) == (V{2}));
-  CHECK(cupel::find_min_budget(greedy, items, 0, 10000) == std::optional<int64_t>(600));
-  CHECK(!cupel::find_min_budget(greedy, items, 0, 599).has_value());
+  // C's argument order: pinned tokens, then slack (or index, ceiling).
+  CHECK(cupel::marginal_items(greedy, items, budget, 0, 150) == (V{2}));
+  CHECK(cupel::marginal_items(greedy, items, budget, 0, 0).empty());
+  CHECK(cupel::find_min_budget(greedy, items, 0, 0, 10000) == std::optional<int64_t>(600));
+  CHECK(!cupel::find_min_budget(greedy, items, 0, 0, 599).has_value());
 
   cupel::Stream stream(200, 2);
   CHECK(!stream.push(100, 0.5));

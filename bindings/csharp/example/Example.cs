@@ -32,12 +32,13 @@ static class Example
                     + string.Join(" ", report.CapExcluded) + "]");
             }
 
-            // Errors carry the status and a message naming the bad argument.
+            // Caller mistakes are ArgumentExceptions carrying the status and
+            // a message naming the bad argument.
             try
             {
                 new Budget(100, 200);
             }
-            catch (CupelException e)
+            catch (CupelArgumentException e)
             {
                 Console.WriteLine("invalid argument: " + (e.Status == Status.InvalidArgument));
                 Console.WriteLine(e.Message);
