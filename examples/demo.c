@@ -110,6 +110,15 @@ int main(int argc, char **argv) {
   }
   printf("budget: max 8192, output reserve 1024, target 4096 -> effective max %lld, target %lld\n\n",
          (long long)eff_max, (long long)eff_target);
+  printf("QuotaSlice: percent of the target per kind, require-cap:");
+  for (i = 0; i < 4; i++)
+    printf(" %s %g-%g%%", quotas[i].kind, quotas[i].require_percent, quotas[i].cap_percent);
+  printf("\nCount slicers: items per kind, require-cap:");
+  for (i = 0; i < 2; i++)
+    printf(" %s %u-%u", counts[i].kind, counts[i].require_count, counts[i].cap_count);
+  printf("\n(1) = bucket size 1: the exact knapsack optimum\n");
+  printf("columns: items chosen, their tokens, their summed score, then items chosen per\n"
+         "kind: SystemPrompt, Message, Document, ToolOutput, Memory\n\n");
   printf("%-32s %6s %7s %9s   %3s %3s %3s %3s %3s\n", "slicer", "chosen", "tokens", "score",
          "sys", "msg", "doc", "tool", "mem");
   runs[0].name = "GreedySlice";
@@ -132,7 +141,8 @@ int main(int argc, char **argv) {
 
   /* What GreedySlice chose, in its output order (density first). */
   must(cupel_slice(greedy, items, budget, 0, out, n_rows, &n, NULL), "greedy");
-  printf("\nGreedySlice, first 12 of %zu chosen (index, kind, tokens, score, title):\n", n);
+  printf("\nGreedySlice, first 12 of %zu chosen, in its output order (highest score per\n"
+         "token first; no deduplication, no placement) - index, kind, tokens, score, title:\n", n);
   for (i = 0; i < n && i < 12; i++) {
     const row *r = &rows[out[i]];
     printf("  %4zu  %-12s %5lld  %.4f  %s\n", out[i], r->kind, (long long)r->tokens, r->score,
