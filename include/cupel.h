@@ -88,6 +88,11 @@ typedef enum cupel_status {
    * A bug caught at the boundary (a Rust panic); please report it.
    */
   CUPEL_ERROR_INTERNAL = 7,
+  /**
+   * `cupel_pipeline_run`: the selection exceeds the target and the
+   * overflow strategy is CUPEL_OVERFLOW_THROW.
+   */
+  CUPEL_ERROR_OVERFLOW = 8,
 } cupel_status;
 
 /**
@@ -105,6 +110,105 @@ typedef enum cupel_scarcity {
 } cupel_scarcity;
 
 /**
+ * What `cupel_pipeline_run` does when pinned plus sliced items exceed the
+ * budget's target.
+ */
+typedef enum cupel_overflow {
+  /**
+   * Fail with CUPEL_ERROR_OVERFLOW (the default).
+   */
+  CUPEL_OVERFLOW_THROW = 0,
+  /**
+   * Keep the pinned items, then the others in merged order while they
+   * fit; the dropped ones are reported (BudgetExceeded, or
+   * PinnedOverride when only the pinned items kept them out).
+   */
+  CUPEL_OVERFLOW_TRUNCATE = 1,
+  /**
+   * Keep everything, over the target.
+   */
+  CUPEL_OVERFLOW_PROCEED = 2,
+} cupel_overflow;
+
+/**
+ * Why an item was included or excluded (`cupel_decision.reason`). The
+ * numbers never change and are never reused. The reserved ones are in the
+ * specification for future use and never reported by this library.
+ */
+typedef enum cupel_reason {
+  /**
+   * Included: selected on its score within the budget.
+   */
+  CUPEL_REASON_SCORED = 0,
+  /**
+   * Included: pinned (bypasses scoring and slicing; score 1.0).
+   */
+  CUPEL_REASON_PINNED = 1,
+  /**
+   * Included: costs no tokens.
+   */
+  CUPEL_REASON_ZERO_TOKEN = 2,
+  /**
+   * Excluded: did not fit; `item_tokens` and `available_tokens` (the
+   * tokens left: the effective target minus what was selected, or in
+   * truncation the target minus what was kept before it).
+   */
+  CUPEL_REASON_BUDGET_EXCEEDED = 10,
+  /**
+   * Reserved (ScoredTooLow).
+   */
+  CUPEL_REASON_SCORED_TOO_LOW = 11,
+  /**
+   * Excluded: byte-identical content to `related_index`, which was kept.
+   */
+  CUPEL_REASON_DEDUPLICATED = 12,
+  /**
+   * Reserved (QuotaCapExceeded).
+   */
+  CUPEL_REASON_QUOTA_CAP_EXCEEDED = 13,
+  /**
+   * Reserved (QuotaRequireDisplaced).
+   */
+  CUPEL_REASON_QUOTA_REQUIRE_DISPLACED = 14,
+  /**
+   * Excluded: a negative token count (`item_tokens`).
+   */
+  CUPEL_REASON_NEGATIVE_TOKENS = 15,
+  /**
+   * Excluded in overflow truncation: it would have fit but for the
+   * pinned items; `related_index` is the first pinned item.
+   */
+  CUPEL_REASON_PINNED_OVERRIDE = 16,
+  /**
+   * Reserved (Filtered).
+   */
+  CUPEL_REASON_FILTERED = 17,
+  /**
+   * Excluded by a count-based slicer: its kind had reached cap_count.
+   */
+  CUPEL_REASON_COUNT_CAP_EXCEEDED = 18,
+} cupel_reason;
+
+/**
+ * The curve of a DecayScorer.
+ */
+typedef enum cupel_decay_curve {
+  /**
+   * `2^(-age / half_life)`: 1 at age 0, 0.5 at one half-life.
+   */
+  CUPEL_DECAY_EXPONENTIAL = 0,
+  /**
+   * The score of the first window whose max age is above the age (the
+   * last window's when the age reaches them all).
+   */
+  CUPEL_DECAY_STEP = 1,
+  /**
+   * 1 while the age is below max_age, 0 from it on.
+   */
+  CUPEL_DECAY_WINDOW = 2,
+} cupel_decay_curve;
+
+/**
  * Opaque handle: a token budget (ContextBudget). Create with
  * `cupel_budget_new`, free exactly once with `cupel_budget_free`.
  */
@@ -117,12 +221,33 @@ typedef struct cupel_budget cupel_budget;
 typedef struct cupel_items cupel_items;
 
 /**
- * Opaque handle: what one `cupel_slice` call did. Create with
- * `cupel_report_new`, pass to `cupel_slice` (which overwrites it; a failed
- * call leaves it empty), free exactly once with `cupel_report_free`.
- * Use one report per thread.
+ * Opaque handle: a configured pipeline (scorer, slicer, placer,
+ * deduplication, overflow strategy). Create with `cupel_pipeline_new`,
+ * free exactly once with `cupel_pipeline_free`.
+ */
+typedef struct cupel_pipeline cupel_pipeline;
+
+/**
+ * Opaque handle: a placer. Create with a `cupel_placer_new_*` function,
+ * free exactly once with `cupel_placer_free`.
+ */
+typedef struct cupel_placer cupel_placer;
+
+/**
+ * Opaque handle: what one `cupel_slice` or `cupel_pipeline_run` call
+ * decided. Create with `cupel_report_new`, pass to a call (which
+ * overwrites it; a failed call leaves it empty), free exactly once with
+ * `cupel_report_free`. Use one report per thread.
  */
 typedef struct cupel_report cupel_report;
+
+/**
+ * Opaque handle: a configured scorer. Create with a `cupel_scorer_new_*`
+ * function, free exactly once with `cupel_scorer_free`. Composites and
+ * scaled scorers keep their own copies of their children (free those
+ * right after if you like), so a scorer graph can never hold a cycle.
+ */
+typedef struct cupel_scorer cupel_scorer;
 
 /**
  * Opaque handle: a configured slicer. Create with a `cupel_slicer_new_*`
@@ -135,6 +260,79 @@ typedef struct cupel_slicer cupel_slicer;
  * exactly once with `cupel_stream_free`.
  */
 typedef struct cupel_stream cupel_stream;
+
+/**
+ * One item's decision in a report.
+ */
+typedef struct cupel_decision {
+  /**
+   * The item's push-order index.
+   */
+  size_t item_index;
+  /**
+   * The score the decision was made with: the Score stage's (the pushed
+   * score for `cupel_slice`), 1.0 for a pinned item, 0.0 for an item
+   * excluded before scoring (negative tokens).
+   */
+  double score;
+  /**
+   * A `cupel_reason` value.
+   */
+  int32_t reason;
+  int64_t item_tokens;
+  /**
+   * BudgetExceeded and PinnedOverride: the tokens that were left; 0
+   * otherwise.
+   */
+  int64_t available_tokens;
+  /**
+   * Deduplicated: the item kept; PinnedOverride: the pinned item that
+   * displaced it; SIZE_MAX when none.
+   */
+  size_t related_index;
+} cupel_decision;
+
+/**
+ * One KindScorer weight.
+ */
+typedef struct cupel_kind_weight {
+  /**
+   * NUL-terminated UTF-8 kind (ASCII case-insensitive); not NULL.
+   */
+  const char *kind;
+  /**
+   * Finite and >= 0 (may exceed 1).
+   */
+  double weight;
+} cupel_kind_weight;
+
+/**
+ * One TagScorer weight.
+ */
+typedef struct cupel_tag_weight {
+  /**
+   * NUL-terminated UTF-8 tag (compared case-sensitively); not NULL.
+   */
+  const char *tag;
+  /**
+   * Finite and >= 0.
+   */
+  double weight;
+} cupel_tag_weight;
+
+/**
+ * One window of a step curve.
+ */
+typedef struct cupel_decay_window {
+  /**
+   * Finite and > 0, in seconds.
+   */
+  double max_age_secs;
+  /**
+   * In [0, 1].
+   */
+  double score;
+} cupel_decay_window;
 
 /**
  * One QuotaSlice entry: percentages of the target budget for a kind.
@@ -285,13 +483,15 @@ void cupel_items_free(struct cupel_items *items);
 /**
  * Appends one item. Its index is its position in push order (from 0).
  *
- * `tokens` must be >= 0, `score` finite (scorers produce [0, 1]; any finite
- * value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
+ * `tokens` may be negative: such an item is never selected, and a
+ * report lists it as excluded with CUPEL_REASON_NEGATIVE_TOKENS (the
+ * Classify stage's rule). `score` must be finite (scorers produce
+ * [0, 1]; any finite value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
  * string compared with ASCII case folding, neither empty nor only
  * whitespace; NULL means the default kind "Message".
  *
  * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
- * (bad tokens, score or kind, or the list already holds 2^32 - 1 items).
+ * (bad score or kind, or the list already holds 2^32 - 1 items).
  * On error the list is unchanged.
  */
 enum cupel_status cupel_items_push(struct cupel_items *items,
@@ -324,6 +524,268 @@ size_t cupel_items_len(const struct cupel_items *items);
  * Removes every item (indices start again from 0). NULL is a no-op.
  */
 void cupel_items_clear(struct cupel_items *items);
+
+/**
+ * Sets item `index`'s content (NUL-terminated UTF-8, not empty),
+ * replacing an earlier one. Deduplication compares contents byte for
+ * byte; an item whose content was never set is unique.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `content`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`index` out of range, `content` empty or
+ * not UTF-8). On error the list is unchanged.
+ */
+enum cupel_status cupel_items_set_content(struct cupel_items *items,
+                                          size_t index,
+                                          const char *content);
+
+/**
+ * Sets item `index`'s timestamp: UTC milliseconds since the Unix epoch
+ * (negative allowed).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_timestamp(struct cupel_items *items,
+                                            size_t index,
+                                            int64_t unix_millis);
+
+/**
+ * Sets item `index`'s priority (higher is more important).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_priority(struct cupel_items *items,
+                                           size_t index,
+                                           int64_t priority);
+
+/**
+ * Pins item `index` (or unpins it): `cupel_pipeline_run` includes a
+ * pinned item without scoring or slicing it, and its tokens come off
+ * the budget first. (`cupel_slice` takes pinned tokens as an argument
+ * and ignores this flag.)
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_pinned(struct cupel_items *items,
+                                         size_t index,
+                                         bool pinned);
+
+/**
+ * Sets item `index`'s future-relevance hint, read by the Reflexive
+ * scorer (which clamps it to [0, 1] and gives 0 for a non-finite one).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_relevance_hint(struct cupel_items *items,
+                                                 size_t index,
+                                                 double hint);
+
+/**
+ * Sets item `index`'s source ("Chat" when never set; "Tool", "Rag" or
+ * any other visible name). Reported in the JSON report only.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range, `source` empty, only whitespace or not UTF-8).
+ */
+enum cupel_status cupel_items_set_source(struct cupel_items *items,
+                                         size_t index,
+                                         const char *source);
+
+/**
+ * Adds a tag to item `index` (tags accumulate, repeats included). The
+ * Tag scorer compares tags exactly, the Frequency scorer with ASCII
+ * case folding.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range, `tag` not UTF-8).
+ */
+enum cupel_status cupel_items_add_tag(struct cupel_items *items,
+                                      size_t index,
+                                      const char *tag);
+
+/**
+ * Sets metadata `key` of item `index` to `value` (UTF-8 strings;
+ * setting a key again replaces its value). The MetadataTrust scorer
+ * parses "cupel:trust" as a number; MetadataKey compares values exactly.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range, a string not UTF-8).
+ */
+enum cupel_status cupel_items_set_metadata(struct cupel_items *items,
+                                           size_t index,
+                                           const char *key,
+                                           const char *value);
+
+/**
+ * Bulk form of `cupel_items_set_timestamp`: item `first + k` gets
+ * `unix_millis[k]` for k < `count`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_timestamps(struct cupel_items *items,
+                                             size_t first,
+                                             size_t count,
+                                             const int64_t *unix_millis);
+
+/**
+ * Bulk form of `cupel_items_set_priority`: item `first + k` gets
+ * `priorities[k]` for k < `count`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_priorities(struct cupel_items *items,
+                                             size_t first,
+                                             size_t count,
+                                             const int64_t *priorities);
+
+/**
+ * Bulk form of `cupel_items_set_pinned`: item `first + k` gets
+ * `pinned[k]` for k < `count`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_pinned_many(struct cupel_items *items,
+                                              size_t first,
+                                              size_t count,
+                                              const bool *pinned);
+
+/**
+ * Bulk form of `cupel_items_set_relevance_hint`: item `first + k` gets
+ * `hints[k]` for k < `count`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_relevance_hints(struct cupel_items *items,
+                                                  size_t first,
+                                                  size_t count,
+                                                  const double *hints);
+
+/**
+ * Bulk form of `cupel_items_set_content`: item `first + k` gets
+ * `contents[k]` for k < `count`; a NULL element leaves that item's
+ * content as it is. All or nothing: every string is checked first.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `contents` with count > 0),
+ * CUPEL_ERROR_INVALID_ARGUMENT (the range goes past the end, a content
+ * empty or not UTF-8: the message names `contents[k]`).
+ */
+enum cupel_status cupel_items_set_contents(struct cupel_items *items,
+                                           size_t first,
+                                           size_t count,
+                                           const char *const *contents);
+
+/**
+ * Creates a pipeline over copies of `scorer` (NULL: the scores pushed
+ * with the items), `slicer` and `placer` (NULL: the slicer's output
+ * order, pinned items first); the caller may free them right after.
+ * Deduplication is on, the overflow strategy CUPEL_OVERFLOW_THROW.
+ * Free with `cupel_pipeline_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`slicer`, `out`).
+ */
+enum cupel_status cupel_pipeline_new(const struct cupel_scorer *scorer,
+                                     const struct cupel_slicer *slicer,
+                                     const struct cupel_placer *placer,
+                                     struct cupel_pipeline **out);
+
+/**
+ * Turns the Deduplicate stage on (the default) or off.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`pipeline`).
+ */
+enum cupel_status cupel_pipeline_set_deduplication(struct cupel_pipeline *pipeline,
+                                                   bool enabled);
+
+/**
+ * Sets the overflow strategy (a `cupel_overflow`, taken as `int` so
+ * that any number is safe).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`pipeline`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (an unknown strategy; the pipeline is
+ * unchanged).
+ */
+enum cupel_status cupel_pipeline_set_overflow(struct cupel_pipeline *pipeline,
+                                              int strategy);
+
+/**
+ * Frees a pipeline. NULL is a no-op. Free each handle exactly once.
+ */
+void cupel_pipeline_free(struct cupel_pipeline *pipeline);
+
+/**
+ * Runs all six stages (Classify, Score, Deduplicate, Sort, Slice,
+ * Place) over `items` with `budget`, and writes the final context's
+ * item indices, pinned items included, in placed order. Pinned items
+ * and their tokens come from the items (`cupel_items_set_pinned`).
+ * Output buffer rules as in `cupel_slice`. `report` may be NULL; if
+ * given it receives every item's decision (left empty on failure).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER; CUPEL_ERROR_INVALID_ARGUMENT (the
+ * pinned items alone need more than max_tokens - output_reserve: the
+ * spec's Classify error); CUPEL_ERROR_OVERFLOW (pinned plus sliced
+ * items exceed target_tokens with CUPEL_OVERFLOW_THROW);
+ * CUPEL_ERROR_BUFFER_TOO_SMALL; and the slicer's errors
+ * (CUPEL_ERROR_SCARCITY, CUPEL_ERROR_CAPACITY).
+ *
+ * Thread safety: any number of threads may run the same pipeline on
+ * the same items and budget concurrently, each with its own report.
+ */
+enum cupel_status cupel_pipeline_run(const struct cupel_pipeline *pipeline,
+                                     const struct cupel_items *items,
+                                     const struct cupel_budget *budget,
+                                     size_t *out_indices,
+                                     size_t capacity,
+                                     size_t *out_len,
+                                     struct cupel_report *report);
+
+/**
+ * Creates a ChronologicalPlacer: items with a timestamp first, oldest
+ * first, then those without one; ties keep their order. Free with
+ * `cupel_placer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_placer_new_chronological(struct cupel_placer **out);
+
+/**
+ * Creates a UShapedPlacer: the highest scores at both edges (ranks 0,
+ * 2, 4, ... from the start, 1, 3, 5, ... from the end), the lowest in
+ * the middle; equal scores keep their order. Free with
+ * `cupel_placer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_placer_new_u_shaped(struct cupel_placer **out);
+
+/**
+ * Frees a placer. NULL is a no-op. Free each handle exactly once.
+ */
+void cupel_placer_free(struct cupel_placer *placer);
+
+/**
+ * The Place stage's ordering on its own: orders items `indices[0 ..
+ * count)` with scores `scores[0 .. count)` and writes their item
+ * indices in placed order. Output buffer rules as in `cupel_slice`
+ * (`count` entries suffice).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (an
+ * index out of range, a score that is NaN), CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_placer_place(const struct cupel_placer *placer,
+                                     const struct cupel_items *items,
+                                     const size_t *indices,
+                                     const double *scores,
+                                     size_t count,
+                                     size_t *out_indices,
+                                     size_t capacity,
+                                     size_t *out_len);
 
 /**
  * Creates an empty report. Free it exactly once with `cupel_report_free`.
@@ -390,6 +852,248 @@ size_t cupel_report_cap_excluded_count(const struct cupel_report *report);
 enum cupel_status cupel_report_cap_excluded(const struct cupel_report *report,
                                             size_t i,
                                             size_t *out_item_index);
+
+/**
+ * The number of included items; 0 for NULL.
+ */
+size_t cupel_report_included_count(const struct cupel_report *report);
+
+/**
+ * Included item `i` (< `cupel_report_included_count`), in final placed
+ * order (slicer output order for `cupel_slice`).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (`i`
+ * out of range).
+ */
+enum cupel_status cupel_report_included(const struct cupel_report *report,
+                                        size_t i,
+                                        struct cupel_decision *out);
+
+/**
+ * The number of excluded items; 0 for NULL.
+ */
+size_t cupel_report_excluded_count(const struct cupel_report *report);
+
+/**
+ * Excluded item `i` (< `cupel_report_excluded_count`), by score
+ * descending; equal scores in the order the items were excluded.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (`i`
+ * out of range).
+ */
+enum cupel_status cupel_report_excluded(const struct cupel_report *report,
+                                        size_t i,
+                                        struct cupel_decision *out);
+
+/**
+ * The number of items the call considered: included plus excluded
+ * (every item of the list); 0 for NULL.
+ */
+int64_t cupel_report_total_candidates(const struct cupel_report *report);
+
+/**
+ * The sum of the tokens of every included and excluded item
+ * (saturating); 0 for NULL.
+ */
+int64_t cupel_report_total_tokens_considered(const struct cupel_report *report);
+
+/**
+ * The report in the SelectionReport JSON wire format: events (one per
+ * stage, with its duration), included (placed order), excluded (score
+ * order), total_candidates, total_tokens_considered. `items` must be
+ * the list the report was made from (its contents and fields are
+ * written; an item without content has no "content"). UTF-8; `*out_len`
+ * is the length without a NUL, and a NUL is written after the text
+ * when it fits (a buffer of `*out_len + 1` bytes). Buffer rules as in
+ * `cupel_slice`: too small gives CUPEL_ERROR_BUFFER_TOO_SMALL with the
+ * length needed; `buf` may be NULL with `capacity` 0 to ask for it.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (an
+ * item index of the report is not in `items`),
+ * CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_report_json(const struct cupel_report *report,
+                                    const struct cupel_items *items,
+                                    char *buf,
+                                    size_t capacity,
+                                    size_t *out_len);
+
+/**
+ * Creates the scorer that gives each item the score pushed with it
+ * (the host's own relevance, e.g. embedding similarity), so it can be
+ * blended with others in a composite. Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_scorer_new_given(struct cupel_scorer **out);
+
+/**
+ * Creates a RecencyScorer: an item's timestamp rank among the
+ * timestamped items, over their count minus one (1.0 for a lone one);
+ * 0.0 without a timestamp. Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_scorer_new_recency(struct cupel_scorer **out);
+
+/**
+ * Creates a PriorityScorer: as recency, over the priority (higher
+ * ranks higher); 0.0 without a priority. Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_scorer_new_priority(struct cupel_scorer **out);
+
+/**
+ * Creates a KindScorer: the weight of the item's kind (ASCII
+ * case-insensitive), 0.0 for a kind without one. `weights` NULL with
+ * `count` 0 gives the spec's defaults (SystemPrompt 1.0, Memory 0.8,
+ * ToolOutput 0.6, Document 0.4, Message 0.2); a non-NULL array with
+ * `count` 0 gives every item 0.0. Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`, `weights` with count > 0, a
+ * kind), CUPEL_ERROR_INVALID_ARGUMENT (a weight negative or not
+ * finite, a bad kind, the same kind twice).
+ */
+enum cupel_status cupel_scorer_new_kind(const struct cupel_kind_weight *weights,
+                                        size_t count,
+                                        struct cupel_scorer **out);
+
+/**
+ * Creates a TagScorer: the summed weights of the item's tags (each
+ * occurrence, compared case-sensitively) over the sum of all weights,
+ * at most 1.0; 0.0 for an item without tags or when every weight is 0.
+ * `count` 0 (with `weights` NULL or not) configures no tag. Free with
+ * `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`, `weights` with count > 0, a
+ * tag), CUPEL_ERROR_INVALID_ARGUMENT (a weight negative or not finite,
+ * the same tag twice).
+ */
+enum cupel_status cupel_scorer_new_tag(const struct cupel_tag_weight *weights,
+                                       size_t count,
+                                       struct cupel_scorer **out);
+
+/**
+ * Creates a FrequencyScorer: the share of the other items that share
+ * at least one tag with the item (tags compared with ASCII case
+ * folding). Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_scorer_new_frequency(struct cupel_scorer **out);
+
+/**
+ * Creates a ReflexiveScorer: the item's relevance hint clamped to
+ * [0, 1]; 0.0 without one or for a non-finite one. Free with
+ * `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`).
+ */
+enum cupel_status cupel_scorer_new_reflexive(struct cupel_scorer **out);
+
+/**
+ * Creates a CompositeScorer: the weighted average of `children[i]`
+ * with `weights[i]` (relative: normalised to sum 1). The composite
+ * keeps copies of the children; the caller may free them right after.
+ * Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`, `children`, `weights`, a
+ * child), CUPEL_ERROR_INVALID_ARGUMENT (`count` 0, a weight not finite
+ * or not > 0).
+ */
+enum cupel_status cupel_scorer_new_composite(const struct cupel_scorer *const *children,
+                                             const double *weights,
+                                             size_t count,
+                                             struct cupel_scorer **out);
+
+/**
+ * Creates a ScaledScorer: `inner`'s scores min-max normalised over the
+ * list, `(s - min) / (max - min)`; 0.5 for every item when they are all
+ * equal. Keeps a copy of `inner`. Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`inner`, `out`).
+ */
+enum cupel_status cupel_scorer_new_scaled(const struct cupel_scorer *inner,
+                                          struct cupel_scorer **out);
+
+/**
+ * Creates a MetadataTrustScorer: metadata "cupel:trust" parsed as a
+ * decimal number and clamped to [0, 1]; `default_score` when the key is
+ * absent, the value does not parse, or it is not finite. Free with
+ * `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`default_score` outside [0, 1] or NaN).
+ */
+enum cupel_status cupel_scorer_new_metadata_trust(double default_score,
+                                                  struct cupel_scorer **out);
+
+/**
+ * Creates a MetadataKeyScorer: `boost` for an item whose metadata `key`
+ * is exactly `value`, 1.0 (neutral) otherwise; meant as a multiplier
+ * inside a composite. Free with `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`key`, `value`, `out`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`boost` not finite or not > 0, a string
+ * that is not UTF-8).
+ */
+enum cupel_status cupel_scorer_new_metadata_key(const char *key,
+                                                const char *value,
+                                                double boost,
+                                                struct cupel_scorer **out);
+
+/**
+ * Creates a DecayScorer: a score from the age of each item's timestamp
+ * at `reference_unix_millis` (UTC milliseconds; there is no clock
+ * inside the library, so results are reproducible), through `curve`
+ * (a `cupel_decay_curve`, taken as `int` so that any number is safe):
+ *
+ * - CUPEL_DECAY_EXPONENTIAL: `2^(-age / duration_secs)`, the half-life;
+ * - CUPEL_DECAY_WINDOW: 1 while the age < `duration_secs`, then 0;
+ * - CUPEL_DECAY_STEP: `windows[0 .. window_count)`, youngest first
+ *   (`duration_secs` unused).
+ *
+ * A future-dated item has age 0. An item without a timestamp scores
+ * `null_timestamp_score` (the spec's default is 0.5). `windows` may be
+ * NULL (with `window_count` 0) for the other curves. Free with
+ * `cupel_scorer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`out`, `windows` with count > 0),
+ * CUPEL_ERROR_INVALID_ARGUMENT (an unknown curve; `duration_secs` not
+ * finite or not > 0 for exponential and window; no window, a window's
+ * max age not > 0 or its score outside [0, 1] for step;
+ * `null_timestamp_score` outside [0, 1]).
+ */
+enum cupel_status cupel_scorer_new_decay(int curve,
+                                         double duration_secs,
+                                         const struct cupel_decay_window *windows,
+                                         size_t window_count,
+                                         int64_t reference_unix_millis,
+                                         double null_timestamp_score,
+                                         struct cupel_scorer **out);
+
+/**
+ * Frees a scorer. NULL is a no-op. Free each handle exactly once;
+ * composites, scaled scorers and pipelines made from it keep their own
+ * copy.
+ */
+void cupel_scorer_free(struct cupel_scorer *scorer);
+
+/**
+ * The Score stage on its own: scores every item of `items` with the
+ * whole list as the scorer's peers (as a pipeline would score it if
+ * no item were pinned or had negative tokens), writing
+ * `out_scores[i]` for item i. Output buffer rules as in `cupel_slice`
+ * (`cupel_items_len(items)` entries suffice).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_scorer_score(const struct cupel_scorer *scorer,
+                                     const struct cupel_items *items,
+                                     double *out_scores,
+                                     size_t capacity,
+                                     size_t *out_len);
 
 /**
  * Runs one slice: the Sort stage (score descending, ties in push order),

@@ -26,6 +26,10 @@ pub enum Error {
     /// The work would exceed the slicer's memory limit (or allocation failed).
     #[error("{0}")]
     Capacity(String),
+    /// The pipeline's selection exceeds the target and the overflow
+    /// strategy is Throw.
+    #[error("{0}")]
+    Overflow(String),
     /// A bug caught at the boundary.
     #[error("{0}")]
     Internal(String),

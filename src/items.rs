@@ -26,13 +26,102 @@ impl std::fmt::Display for At<'_> {
     }
 }
 
-/// The read-only view a slicer gets of the items.
+/// The item store: the columns every slice needs (tokens, pushed score,
+/// kind) and the optional ContextItem attributes the other pipeline stages
+/// read ([`Attrs`]). Structure of arrays, so stages work on indices and
+/// never clone item data.
 #[derive(Debug, Clone, Default)]
 pub struct Items {
     tokens: Vec<i64>,
     scores: Vec<f64>,
     kinds: Vec<u32>,
     kind_table: KindTable,
+    attrs: Attrs,
+}
+
+/// The ContextItem attributes beyond tokens, score and kind. Each column is
+/// empty until an item's attribute is first set, then grown to the item
+/// count: items pushed later, or never set, read as absent. A list that
+/// uses none of them pays nothing at push.
+#[derive(Debug, Clone, Default)]
+pub struct Attrs {
+    content: Vec<Option<Box<str>>>,
+    timestamp: Vec<Option<i64>>,
+    priority: Vec<Option<i64>>,
+    pinned: Vec<bool>,
+    hint: Vec<Option<f64>>,
+    source: Vec<Option<Box<str>>>,
+    tags: Vec<Vec<Box<str>>>,
+    metadata: Vec<Vec<(Box<str>, Box<str>)>>,
+}
+
+/// `column[i]`, or the default (absent) past its end.
+#[inline]
+fn cell<T: Clone + Default>(column: &[T], i: u32) -> T {
+    column.get(i as usize).cloned().unwrap_or_default()
+}
+
+/// `column` grown to `len` entries (absent ones default).
+fn grown<T: Clone + Default>(column: &mut Vec<T>, len: usize) -> &mut Vec<T> {
+    if column.len() < len {
+        column.resize(len, T::default());
+    }
+    column
+}
+
+/// What a slicer reads of the items, by item index: tokens, the score the
+/// slice uses (pushed, or computed by the Score stage) and kind.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    tokens: &'a [i64],
+    scores: &'a [f64],
+    kinds: &'a [u32],
+    kind_table: &'a KindTable,
+}
+
+impl<'a> View<'a> {
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    #[inline]
+    pub fn tokens(&self, i: u32) -> i64 {
+        self.tokens[i as usize]
+    }
+
+    #[inline]
+    pub fn score(&self, i: u32) -> f64 {
+        self.scores[i as usize]
+    }
+
+    /// The interned kind id of item `i`.
+    #[inline]
+    pub fn kind(&self, i: u32) -> u32 {
+        self.kinds[i as usize]
+    }
+
+    pub fn tokens_slice(&self) -> &'a [i64] {
+        self.tokens
+    }
+
+    pub fn scores(&self) -> &'a [f64] {
+        self.scores
+    }
+
+    pub fn kind_table(&self) -> &'a KindTable {
+        self.kind_table
+    }
+
+    /// Sum of the tokens of `indices`, saturating at `i64::MAX`.
+    pub fn sum_tokens(&self, indices: &[u32]) -> i64 {
+        indices
+            .iter()
+            .fold(0i64, |acc, &i| acc.saturating_add(self.tokens(i)))
+    }
 }
 
 /// One item to add, already converted from its C representation.
@@ -53,13 +142,6 @@ impl Items {
     fn check(item: &NewItem<'_>, index: Option<usize>) -> Result<()> {
         // Formatted only into an error message: no allocation per valid item.
         let at = |field| At { field, index };
-        if item.tokens < 0 {
-            return invalid!(
-                "{} is {}; token counts must be >= 0",
-                at(("tokens", "tokens")),
-                item.tokens
-            );
-        }
         if !item.score.is_finite() {
             return invalid!(
                 "{} is {}; scores must be finite",
@@ -139,6 +221,165 @@ impl Items {
         self.scores.clear();
         self.kinds.clear();
         self.kind_table.clear();
+        self.attrs = Attrs::default();
+    }
+
+    /// The view a slice of the pushed scores reads.
+    pub fn view(&self) -> View<'_> {
+        self.view_scored(&self.scores)
+    }
+
+    /// The view with `scores` (one per item, by index) in place of the
+    /// pushed ones: what the Slice stage of the pipeline reads.
+    pub fn view_scored<'a>(&'a self, scores: &'a [f64]) -> View<'a> {
+        assert_eq!(scores.len(), self.len());
+        View {
+            tokens: &self.tokens,
+            scores,
+            kinds: &self.kinds,
+            kind_table: &self.kind_table,
+        }
+    }
+
+    /// Item `index`, or an error naming it when out of range.
+    fn check_index(&self, index: usize) -> Result<usize> {
+        if index >= self.len() {
+            return invalid!(
+                "index {index} is out of range: the list holds {} items",
+                self.len()
+            );
+        }
+        Ok(index)
+    }
+
+    /// Sets item `index`'s content (byte-exact identity for deduplication).
+    pub fn set_content(&mut self, index: usize, content: &str) -> Result<()> {
+        let i = self.check_index(index)?;
+        if content.is_empty() {
+            return invalid!("content of item {index} is empty; content must be non-empty");
+        }
+        let len = self.len();
+        grown(&mut self.attrs.content, len)[i] = Some(content.into());
+        Ok(())
+    }
+
+    /// Sets item `index`'s timestamp (UTC milliseconds since the epoch).
+    pub fn set_timestamp(&mut self, index: usize, unix_millis: i64) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.timestamp, len)[i] = Some(unix_millis);
+        Ok(())
+    }
+
+    pub fn set_priority(&mut self, index: usize, priority: i64) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.priority, len)[i] = Some(priority);
+        Ok(())
+    }
+
+    pub fn set_pinned(&mut self, index: usize, pinned: bool) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.pinned, len)[i] = pinned;
+        Ok(())
+    }
+
+    /// Sets the futureRelevanceHint. Any value is stored (the Reflexive
+    /// scorer gives 0 for a non-finite one), NaN included.
+    pub fn set_relevance_hint(&mut self, index: usize, hint: f64) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.hint, len)[i] = Some(hint);
+        Ok(())
+    }
+
+    pub fn set_source(&mut self, index: usize, source: &str) -> Result<()> {
+        let i = self.check_index(index)?;
+        kind::validate(source, &"source")?;
+        let len = self.len();
+        grown(&mut self.attrs.source, len)[i] = Some(source.into());
+        Ok(())
+    }
+
+    /// Adds a tag (tags accumulate; duplicates are kept, as the spec's
+    /// TagScorer counts each occurrence).
+    pub fn add_tag(&mut self, index: usize, tag: &str) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.tags, len)[i].push(tag.into());
+        Ok(())
+    }
+
+    /// Sets metadata `key` to `value` (replacing an earlier value).
+    pub fn set_metadata(&mut self, index: usize, key: &str, value: &str) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        let entries = &mut grown(&mut self.attrs.metadata, len)[i];
+        match entries.iter_mut().find(|(k, _)| &**k == key) {
+            Some(entry) => entry.1 = value.into(),
+            None => entries.push((key.into(), value.into())),
+        }
+        Ok(())
+    }
+
+    pub fn content(&self, i: u32) -> Option<&str> {
+        self.attrs
+            .content
+            .get(i as usize)
+            .and_then(|c| c.as_deref())
+    }
+
+    pub fn timestamp(&self, i: u32) -> Option<i64> {
+        cell(&self.attrs.timestamp, i)
+    }
+
+    pub fn priority(&self, i: u32) -> Option<i64> {
+        cell(&self.attrs.priority, i)
+    }
+
+    pub fn pinned(&self, i: u32) -> bool {
+        cell(&self.attrs.pinned, i)
+    }
+
+    pub fn relevance_hint(&self, i: u32) -> Option<f64> {
+        cell(&self.attrs.hint, i)
+    }
+
+    /// The source; "Chat" when never set.
+    pub fn source(&self, i: u32) -> &str {
+        self.attrs
+            .source
+            .get(i as usize)
+            .and_then(|s| s.as_deref())
+            .unwrap_or("Chat")
+    }
+
+    pub fn tags(&self, i: u32) -> &[Box<str>] {
+        self.attrs
+            .tags
+            .get(i as usize)
+            .map_or(&[], |t| t.as_slice())
+    }
+
+    pub fn metadata(&self, i: u32) -> &[(Box<str>, Box<str>)] {
+        self.attrs
+            .metadata
+            .get(i as usize)
+            .map_or(&[], |m| m.as_slice())
+    }
+
+    /// The value of metadata `key` on item `i`.
+    pub fn metadata_value(&self, i: u32, key: &str) -> Option<&str> {
+        self.metadata(i)
+            .iter()
+            .find(|(k, _)| &**k == key)
+            .map(|(_, v)| &**v)
+    }
+
+    /// Whether any item is pinned (a column never set holds none).
+    pub fn any_pinned(&self) -> bool {
+        self.attrs.pinned.iter().any(|&p| p)
     }
 
     pub fn len(&self) -> usize {
@@ -251,12 +492,13 @@ mod tests {
     #[test]
     fn bad_values_are_rejected_with_their_name() {
         let mut s = Items::new();
-        let e = s.push(item(-5, 0.1, None)).unwrap_err();
-        assert!(e.to_string().contains("tokens is -5"), "{e}");
         let e = s.push(item(5, f64::INFINITY, None)).unwrap_err();
         assert!(e.to_string().contains("score is inf;"), "{e}");
         let e = s.push(item(5, 0.1, Some("  "))).unwrap_err();
         assert!(e.to_string().contains("kind \"  \" is empty"), "{e}");
         assert!(s.is_empty());
+        // Negative token counts are stored (Classify excludes them later).
+        s.push(item(-5, 0.1, None)).unwrap();
+        assert_eq!(s.view().tokens(0), -5);
     }
 }

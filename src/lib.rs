@@ -13,6 +13,8 @@ pub mod ffi;
 pub mod items;
 pub mod kind;
 pub mod pipeline;
+pub mod placer;
+pub mod scorer;
 pub mod slicer;
 pub mod sort;
 pub mod stream;

@@ -1,7 +1,7 @@
 //! The Sort stage (supplement 2): score descending, stable on input index.
 //! Also the packed-key helpers the slicers use for their own orderings.
 
-use crate::items::Items;
+use crate::items::View;
 
 /// Maps an f64 to a u64 whose unsigned order is the float order
 /// (for non-NaN values; -0.0 must be normalised to +0.0 by the caller).
@@ -68,13 +68,14 @@ pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
 }
 
 /// The Sort stage: item indices by score descending, ties in push order.
-pub fn sort_stage(items: &Items) -> Vec<u32> {
+pub fn sort_stage(items: &View<'_>) -> Vec<u32> {
     by_value_desc(items.scores().iter().copied())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::items::Items;
     use crate::items::NewItem;
 
     #[test]
@@ -97,7 +98,7 @@ mod tests {
                 })
                 .unwrap();
         }
-        assert_eq!(sort_stage(&items), vec![1, 5, 0, 2, 3, 4, 6]);
+        assert_eq!(sort_stage(&items.view()), vec![1, 5, 0, 2, 3, 4, 6]);
     }
 
     #[test]

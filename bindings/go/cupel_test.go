@@ -185,9 +185,8 @@ func TestBudgetRules(t *testing.T) {
 
 func TestItemErrorsAreAtomic(t *testing.T) {
 	it := must(NewItems())
-	expectErr(t, it.Push(-1, 0.5, ""), ErrInvalidArgument, "-1")
 	expectErr(t, it.Push(1, math.Inf(1), ""), ErrInvalidArgument, "inf")
-	expectErr(t, it.PushMany([]int64{1, 2, -3}, []float64{0.1, 0.2, 0.3}, nil), ErrInvalidArgument, "tokens[2]")
+	expectErr(t, it.PushMany([]int64{1, 2, 3}, []float64{0.1, 0.2, math.NaN()}, nil), ErrInvalidArgument, "scores[2]")
 	expectErr(t, it.PushMany([]int64{1, 2}, []float64{0.1, 0.2}, []string{"a", " "}), ErrInvalidArgument, "kinds[1]")
 	expectErr(t, it.PushMany([]int64{1}, []float64{0.1, 0.2}, nil), ErrInvalidArgument, "lengths")
 	if it.Len() != 0 {
@@ -195,6 +194,10 @@ func TestItemErrorsAreAtomic(t *testing.T) {
 	}
 	if err := it.Push(5, 0.5, "Doc"); err != nil || it.Len() != 1 {
 		t.Fatal(err)
+	}
+	// A negative token count is accepted (and never selected).
+	if err := it.Push(-1, 0.5, ""); err != nil || it.Len() != 2 {
+		t.Fatalf("negative tokens: %v", err)
 	}
 	it.Clear()
 	if it.Len() != 0 {

@@ -695,7 +695,7 @@ pub fn spec_knapsack(tokens: &[i64], scores: &[f64], target: i64, bucket: i64) -
         };
         items.push(item).unwrap();
     }
-    let cands = cupel::sort::sort_stage(&items);
+    let cands = cupel::sort::sort_stage(&items.view());
     cupel::slicer::knapsack::reference::knapsack(tokens, scores, &cands, target, bucket)
         .into_iter()
         .map(|i| i as usize)

@@ -39,13 +39,15 @@ ffi_fn! {
 ffi_fn! {
     /// Appends one item. Its index is its position in push order (from 0).
     ///
-    /// `tokens` must be >= 0, `score` finite (scorers produce [0, 1]; any finite
-    /// value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
+    /// `tokens` may be negative: such an item is never selected, and a
+    /// report lists it as excluded with CUPEL_REASON_NEGATIVE_TOKENS (the
+    /// Classify stage's rule). `score` must be finite (scorers produce
+    /// [0, 1]; any finite value is accepted, -0.0 counts as 0.0). `kind` is a NUL-terminated UTF-8
     /// string compared with ASCII case folding, neither empty nor only
     /// whitespace; NULL means the default kind "Message".
     ///
     /// Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
-    /// (bad tokens, score or kind, or the list already holds 2^32 - 1 items).
+    /// (bad score or kind, or the list already holds 2^32 - 1 items).
     /// On error the list is unchanged.
     unsafe fn cupel_items_push(
         items: *mut cupel_items,
@@ -209,5 +211,297 @@ ffi_fn! {
         if let Ok(Some(items)) = unsafe { arg_opt_mut(items, "items") } {
             items.inner.clear()
         }
+    }
+}
+
+ffi_fn! {
+    /// Sets item `index`'s content (NUL-terminated UTF-8, not empty),
+    /// replacing an earlier one. Deduplication compares contents byte for
+    /// byte; an item whose content was never set is unique.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER (`items`, `content`),
+    /// CUPEL_ERROR_INVALID_ARGUMENT (`index` out of range, `content` empty or
+    /// not UTF-8). On error the list is unchanged.
+    unsafe fn cupel_items_set_content(
+        items: *mut cupel_items,
+        index: usize,
+        content: *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `content` are NULL or valid as documented (the caller's promise).
+        let (items, content) = unsafe { (arg_mut(items, "items")?, arg_str(content, "content")?) };
+        items.inner.set_content(index, content)
+    }
+}
+
+ffi_fn! {
+    /// Sets item `index`'s timestamp: UTC milliseconds since the Unix epoch
+    /// (negative allowed).
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range).
+    unsafe fn cupel_items_set_timestamp(
+        items: *mut cupel_items,
+        index: usize,
+        unix_millis: i64,
+    ) -> cupel_status {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_mut(items, "items") }?;
+        items.inner.set_timestamp(index, unix_millis)
+    }
+}
+
+ffi_fn! {
+    /// Sets item `index`'s priority (higher is more important).
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range).
+    unsafe fn cupel_items_set_priority(
+        items: *mut cupel_items,
+        index: usize,
+        priority: i64,
+    ) -> cupel_status {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_mut(items, "items") }?;
+        items.inner.set_priority(index, priority)
+    }
+}
+
+ffi_fn! {
+    /// Pins item `index` (or unpins it): `cupel_pipeline_run` includes a
+    /// pinned item without scoring or slicing it, and its tokens come off
+    /// the budget first. (`cupel_slice` takes pinned tokens as an argument
+    /// and ignores this flag.)
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range).
+    unsafe fn cupel_items_set_pinned(
+        items: *mut cupel_items,
+        index: usize,
+        pinned: bool,
+    ) -> cupel_status {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_mut(items, "items") }?;
+        items.inner.set_pinned(index, pinned)
+    }
+}
+
+ffi_fn! {
+    /// Sets item `index`'s future-relevance hint, read by the Reflexive
+    /// scorer (which clamps it to [0, 1] and gives 0 for a non-finite one).
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range).
+    unsafe fn cupel_items_set_relevance_hint(
+        items: *mut cupel_items,
+        index: usize,
+        hint: f64,
+    ) -> cupel_status {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_mut(items, "items") }?;
+        items.inner.set_relevance_hint(index, hint)
+    }
+}
+
+ffi_fn! {
+    /// Sets item `index`'s source ("Chat" when never set; "Tool", "Rag" or
+    /// any other visible name). Reported in the JSON report only.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range, `source` empty, only whitespace or not UTF-8).
+    unsafe fn cupel_items_set_source(
+        items: *mut cupel_items,
+        index: usize,
+        source: *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `source` are NULL or valid as documented (the caller's promise).
+        let (items, source) = unsafe { (arg_mut(items, "items")?, arg_str(source, "source")?) };
+        items.inner.set_source(index, source)
+    }
+}
+
+ffi_fn! {
+    /// Adds a tag to item `index` (tags accumulate, repeats included). The
+    /// Tag scorer compares tags exactly, the Frequency scorer with ASCII
+    /// case folding.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range, `tag` not UTF-8).
+    unsafe fn cupel_items_add_tag(
+        items: *mut cupel_items,
+        index: usize,
+        tag: *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `tag` are NULL or valid as documented (the caller's promise).
+        let (items, tag) = unsafe { (arg_mut(items, "items")?, arg_str(tag, "tag")?) };
+        items.inner.add_tag(index, tag)
+    }
+}
+
+ffi_fn! {
+    /// Sets metadata `key` of item `index` to `value` (UTF-8 strings;
+    /// setting a key again replaces its value). The MetadataTrust scorer
+    /// parses "cupel:trust" as a number; MetadataKey compares values exactly.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range, a string not UTF-8).
+    unsafe fn cupel_items_set_metadata(
+        items: *mut cupel_items,
+        index: usize,
+        key: *const c_char,
+        value: *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `key`, `value` are NULL or valid as documented (the caller's promise).
+        let (items, key, value) = unsafe {
+            (
+                arg_mut(items, "items")?,
+                arg_str(key, "key")?,
+                arg_str(value, "value")?,
+            )
+        };
+        items.inner.set_metadata(index, key, value)
+    }
+}
+
+/// The items `first .. first + count` of a list of `len`, or an error.
+fn column_range(first: usize, count: usize, len: usize) -> Result<std::ops::Range<usize>> {
+    match first.checked_add(count) {
+        Some(end) if end <= len => Ok(first..end),
+        _ => Err(crate::Error::InvalidArgument(format!(
+            "first {first} + count {count} is past the end: the list holds {len} items"
+        ))),
+    }
+}
+
+/// Sets `values[k]` on item `first + k` with `set`, all or nothing.
+///
+/// # Safety
+/// `values` is NULL or points to `count` values, as the exports say.
+unsafe fn set_column<T: Copy>(
+    items: *mut cupel_items,
+    first: usize,
+    count: usize,
+    values: *const T,
+    name: &str,
+    set: impl Fn(&mut Items, usize, T) -> Result<()>,
+) -> Result<()> {
+    // SAFETY: the caller's promise, passed on.
+    let (items, values) = unsafe { (arg_mut(items, "items")?, arg_slice(values, count, name)?) };
+    let range = column_range(first, count, items.inner.len())?;
+    for (i, &v) in range.zip(values) {
+        set(&mut items.inner, i, v)?;
+    }
+    Ok(())
+}
+
+ffi_fn! {
+    /// Bulk form of `cupel_items_set_timestamp`: item `first + k` gets
+    /// `unix_millis[k]` for k < `count`.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+    /// range goes past the end; nothing is set).
+    unsafe fn cupel_items_set_timestamps(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        unix_millis: *const i64,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { set_column(items, first, count, unix_millis, "unix_millis", Items::set_timestamp) }
+    }
+}
+
+ffi_fn! {
+    /// Bulk form of `cupel_items_set_priority`: item `first + k` gets
+    /// `priorities[k]` for k < `count`.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+    /// range goes past the end; nothing is set).
+    unsafe fn cupel_items_set_priorities(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        priorities: *const i64,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { set_column(items, first, count, priorities, "priorities", Items::set_priority) }
+    }
+}
+
+ffi_fn! {
+    /// Bulk form of `cupel_items_set_pinned`: item `first + k` gets
+    /// `pinned[k]` for k < `count`.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+    /// range goes past the end; nothing is set).
+    unsafe fn cupel_items_set_pinned_many(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        pinned: *const bool,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { set_column(items, first, count, pinned, "pinned", Items::set_pinned) }
+    }
+}
+
+ffi_fn! {
+    /// Bulk form of `cupel_items_set_relevance_hint`: item `first + k` gets
+    /// `hints[k]` for k < `count`.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+    /// range goes past the end; nothing is set).
+    unsafe fn cupel_items_set_relevance_hints(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        hints: *const f64,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { set_column(items, first, count, hints, "hints", Items::set_relevance_hint) }
+    }
+}
+
+ffi_fn! {
+    /// Bulk form of `cupel_items_set_content`: item `first + k` gets
+    /// `contents[k]` for k < `count`; a NULL element leaves that item's
+    /// content as it is. All or nothing: every string is checked first.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER (`items`, `contents` with count > 0),
+    /// CUPEL_ERROR_INVALID_ARGUMENT (the range goes past the end, a content
+    /// empty or not UTF-8: the message names `contents[k]`).
+    unsafe fn cupel_items_set_contents(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        contents: *const *const c_char,
+    ) -> cupel_status {
+        // SAFETY: `items`, `contents` are NULL or valid as documented (the caller's promise).
+        let (items, contents) = unsafe {
+            (
+                arg_mut(items, "items")?,
+                arg_slice(contents, count, "contents")?,
+            )
+        };
+        let range = column_range(first, count, items.inner.len())?;
+        let mut checked = Vec::with_capacity(count);
+        for (k, &p) in contents.iter().enumerate() {
+            // SAFETY: each element is NULL or a valid string (the caller's promise).
+            let s = unsafe { arg_opt_str(p, "") };
+            let s = s.map_err(|_| {
+                crate::Error::InvalidArgument(format!("contents[{k}] is not valid UTF-8"))
+            })?;
+            if s == Some("") {
+                return Err(crate::Error::InvalidArgument(format!(
+                    "contents[{k}] is empty; content must be non-empty"
+                )));
+            }
+            checked.push(s);
+        }
+        for (i, s) in range.zip(checked) {
+            if let Some(s) = s {
+                items.inner.set_content(i, s)?;
+            }
+        }
+        Ok(())
     }
 }

@@ -11,14 +11,20 @@ mod macros;
 
 mod budget;
 mod items;
+mod pipeline;
+mod placer;
 mod report;
+mod scorer;
 mod slice;
 mod slicer;
 mod stream;
 
 pub use budget::*;
 pub use items::*;
+pub use pipeline::*;
+pub use placer::*;
 pub use report::*;
+pub use scorer::*;
 pub use slice::*;
 pub use slicer::*;
 pub use stream::*;
@@ -73,6 +79,9 @@ pub enum cupel_status {
     CUPEL_ERROR_CAPACITY = 6,
     /// A bug caught at the boundary (a Rust panic); please report it.
     CUPEL_ERROR_INTERNAL = 7,
+    /// `cupel_pipeline_run`: the selection exceeds the target and the
+    /// overflow strategy is CUPEL_OVERFLOW_THROW.
+    CUPEL_ERROR_OVERFLOW = 8,
 }
 
 /// What a count-based slicer does when a kind has fewer items than it requires.
@@ -97,6 +106,7 @@ fn status_of(e: &Error) -> cupel_status {
         Error::Unsupported(_) => CUPEL_ERROR_UNSUPPORTED,
         Error::Capacity(_) => CUPEL_ERROR_CAPACITY,
         Error::Internal(_) => CUPEL_ERROR_INTERNAL,
+        Error::Overflow(_) => CUPEL_ERROR_OVERFLOW,
     }
 }
 
@@ -356,6 +366,27 @@ impl<T: Copy> OutBuf<T> {
 /// Handles handed out and not yet released, of every kind.
 static LIVE_HANDLES: AtomicUsize = AtomicUsize::new(0);
 
+impl OutBuf<c_char> {
+    /// Writes `text` (no NUL inside) and its length to `out_len` if it
+    /// fits, with a NUL after it when there is room; otherwise writes only
+    /// the length and fails with BUFFER_TOO_SMALL.
+    pub(crate) fn write_text(
+        self,
+        text: &[u8],
+        out_len: Out<usize>,
+        what: &'static str,
+    ) -> Result<()> {
+        self.check_room(text.len(), &out_len, what)?;
+        for (k, &b) in text.iter().chain(&[0u8]).enumerate().take(self.capacity) {
+            // SAFETY: k < capacity, and `new`'s caller promised `capacity`
+            // writable bytes.
+            unsafe { self.p.add(k).write(b as c_char) }
+        }
+        out_len.set(text.len());
+        Ok(())
+    }
+}
+
 /// Moves a new object to the heap and hands it out through `out`.
 pub(crate) fn hand_out<T>(out: Out<*mut T>, value: T) {
     LIVE_HANDLES.fetch_add(1, Ordering::Relaxed);
@@ -405,6 +436,7 @@ ffi_fn! {
             5 => c"CUPEL_ERROR_UNSUPPORTED",
             6 => c"CUPEL_ERROR_CAPACITY",
             7 => c"CUPEL_ERROR_INTERNAL",
+            8 => c"CUPEL_ERROR_OVERFLOW",
             _ => c"CUPEL_UNKNOWN_STATUS",
         };
         name.as_ptr()

@@ -1,38 +1,38 @@
-//! `cupel_report`: diagnostics of one slice call.
+//! `cupel_report`: the SelectionReport of one `cupel_slice` or
+//! `cupel_pipeline_run` call.
 
 use super::*;
-use crate::pipeline::Outcome;
+use crate::pipeline::{Decision, Reason, Report};
 
-/// Opaque handle: what one `cupel_slice` call did. Create with
-/// `cupel_report_new`, pass to `cupel_slice` (which overwrites it; a failed
-/// call leaves it empty), free exactly once with `cupel_report_free`.
-/// Use one report per thread.
+/// Opaque handle: what one `cupel_slice` or `cupel_pipeline_run` call
+/// decided. Create with `cupel_report_new`, pass to a call (which
+/// overwrites it; a failed call leaves it empty), free exactly once with
+/// `cupel_report_free`. Use one report per thread.
 pub struct cupel_report {
-    pub(crate) outcome: Outcome,
-    /// Shortfall kinds as C strings, parallel to `outcome.shortfalls`.
+    pub(crate) report: Report,
+    /// Shortfall kinds as C strings, parallel to the outcome's shortfalls.
     pub(crate) kinds: Vec<CString>,
 }
 
 impl cupel_report {
     pub(crate) fn empty() -> Self {
         cupel_report {
-            outcome: Outcome::default(),
+            report: Report::default(),
             kinds: Vec::new(),
         }
     }
 
-    /// Takes the diagnostics of `outcome` (its selection, already written
-    /// to the caller's buffer, is dropped rather than copied).
-    pub(crate) fn fill(&mut self, outcome: Outcome) {
-        self.kinds = outcome
+    /// Takes `report` (the selection, already written to the caller's
+    /// buffer, is dropped rather than kept twice).
+    pub(crate) fn fill(&mut self, mut report: Report) {
+        self.kinds = report
+            .outcome
             .shortfalls
             .iter()
             .map(|s| CString::new(s.kind.as_str()).unwrap_or_default())
             .collect();
-        self.outcome = Outcome {
-            selected: Vec::new(),
-            ..outcome
-        };
+        report.outcome.selected = Vec::new();
+        self.report = report;
     }
 }
 
@@ -71,7 +71,7 @@ ffi_fn! {
     /// tokens, reserved slots and safety margin); 0 for NULL.
     unsafe fn cupel_report_effective_max_tokens(report: *const cupel_report) -> i64 [0] {
         // SAFETY: `report` is NULL or valid as documented (the caller's promise).
-        unsafe { read(report, |r| r.outcome.effective_max) }
+        unsafe { read(report, |r| r.report.outcome.effective_max) }
     }
 }
 
@@ -79,7 +79,7 @@ ffi_fn! {
     /// The effective target tokens the slicer got; 0 for NULL.
     unsafe fn cupel_report_effective_target_tokens(report: *const cupel_report) -> i64 [0] {
         // SAFETY: `report` is NULL or valid as documented (the caller's promise).
-        unsafe { read(report, |r| r.outcome.effective_target) }
+        unsafe { read(report, |r| r.report.outcome.effective_target) }
     }
 }
 
@@ -87,7 +87,7 @@ ffi_fn! {
     /// The sum of the selected items' tokens (saturating at INT64_MAX); 0 for NULL.
     unsafe fn cupel_report_selected_tokens(report: *const cupel_report) -> i64 [0] {
         // SAFETY: `report` is NULL or valid as documented (the caller's promise).
-        unsafe { read(report, |r| r.outcome.selected_tokens) }
+        unsafe { read(report, |r| r.report.outcome.selected_tokens) }
     }
 }
 
@@ -99,7 +99,7 @@ ffi_fn! {
     /// whose kind is absent from a partition records required/0 there).
     unsafe fn cupel_report_shortfall_count(report: *const cupel_report) -> usize [0] {
         // SAFETY: `report` is NULL or valid as documented (the caller's promise).
-        unsafe { read(report, |r| r.outcome.shortfalls.len()) }
+        unsafe { read(report, |r| r.report.outcome.shortfalls.len()) }
     }
 }
 
@@ -125,8 +125,8 @@ ffi_fn! {
                 Out::new(out_satisfied, "out_satisfied")?,
             )
         };
-        let n = report.outcome.shortfalls.len();
-        let s = report.outcome.shortfalls.get(i).ok_or_else(|| {
+        let n = report.report.outcome.shortfalls.len();
+        let s = report.report.outcome.shortfalls.get(i).ok_or_else(|| {
             crate::Error::InvalidArgument(format!(
                 "i {i} is out of range: the report has {n} shortfalls"
             ))
@@ -143,7 +143,7 @@ ffi_fn! {
     /// from count-based slicers at any nesting depth; 0 for NULL.
     unsafe fn cupel_report_cap_excluded_count(report: *const cupel_report) -> usize [0] {
         // SAFETY: `report` is NULL or valid as documented (the caller's promise).
-        unsafe { read(report, |r| r.outcome.cap_excluded.len()) }
+        unsafe { read(report, |r| r.report.outcome.cap_excluded.len()) }
     }
 }
 
@@ -164,13 +164,227 @@ ffi_fn! {
                 Out::new(out_item_index, "out_item_index")?,
             )
         };
-        let n = report.outcome.cap_excluded.len();
-        let &item = report.outcome.cap_excluded.get(i).ok_or_else(|| {
+        let n = report.report.outcome.cap_excluded.len();
+        let &item = report.report.outcome.cap_excluded.get(i).ok_or_else(|| {
             crate::Error::InvalidArgument(format!(
                 "i {i} is out of range: the report has {n} cap exclusions"
             ))
         })?;
         out.set(item as usize);
         Ok(())
+    }
+}
+
+/// Why an item was included or excluded (`cupel_decision.reason`). The
+/// numbers never change and are never reused. The reserved ones are in the
+/// specification for future use and never reported by this library.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum cupel_reason {
+    /// Included: selected on its score within the budget.
+    CUPEL_REASON_SCORED = 0,
+    /// Included: pinned (bypasses scoring and slicing; score 1.0).
+    CUPEL_REASON_PINNED = 1,
+    /// Included: costs no tokens.
+    CUPEL_REASON_ZERO_TOKEN = 2,
+    /// Excluded: did not fit; `item_tokens` and `available_tokens` (the
+    /// tokens left: the effective target minus what was selected, or in
+    /// truncation the target minus what was kept before it).
+    CUPEL_REASON_BUDGET_EXCEEDED = 10,
+    /// Reserved (ScoredTooLow).
+    CUPEL_REASON_SCORED_TOO_LOW = 11,
+    /// Excluded: byte-identical content to `related_index`, which was kept.
+    CUPEL_REASON_DEDUPLICATED = 12,
+    /// Reserved (QuotaCapExceeded).
+    CUPEL_REASON_QUOTA_CAP_EXCEEDED = 13,
+    /// Reserved (QuotaRequireDisplaced).
+    CUPEL_REASON_QUOTA_REQUIRE_DISPLACED = 14,
+    /// Excluded: a negative token count (`item_tokens`).
+    CUPEL_REASON_NEGATIVE_TOKENS = 15,
+    /// Excluded in overflow truncation: it would have fit but for the
+    /// pinned items; `related_index` is the first pinned item.
+    CUPEL_REASON_PINNED_OVERRIDE = 16,
+    /// Reserved (Filtered).
+    CUPEL_REASON_FILTERED = 17,
+    /// Excluded by a count-based slicer: its kind had reached cap_count.
+    CUPEL_REASON_COUNT_CAP_EXCEEDED = 18,
+}
+
+/// One item's decision in a report.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct cupel_decision {
+    /// The item's push-order index.
+    pub item_index: usize,
+    /// The score the decision was made with: the Score stage's (the pushed
+    /// score for `cupel_slice`), 1.0 for a pinned item, 0.0 for an item
+    /// excluded before scoring (negative tokens).
+    pub score: f64,
+    /// A `cupel_reason` value.
+    pub reason: i32,
+    pub item_tokens: i64,
+    /// BudgetExceeded and PinnedOverride: the tokens that were left; 0
+    /// otherwise.
+    pub available_tokens: i64,
+    /// Deduplicated: the item kept; PinnedOverride: the pinned item that
+    /// displaced it; SIZE_MAX when none.
+    pub related_index: usize,
+}
+
+fn decision_of(d: &Decision) -> cupel_decision {
+    cupel_decision {
+        item_index: d.item as usize,
+        score: d.score,
+        reason: d.reason as i32,
+        item_tokens: d.item_tokens,
+        available_tokens: d.available_tokens,
+        related_index: d.related.map_or(usize::MAX, |r| r as usize),
+    }
+}
+
+// The C enum and the core's reasons are the same numbers.
+const _: () = {
+    assert!(Reason::Scored as i32 == cupel_reason::CUPEL_REASON_SCORED as i32);
+    assert!(Reason::Pinned as i32 == cupel_reason::CUPEL_REASON_PINNED as i32);
+    assert!(Reason::ZeroToken as i32 == cupel_reason::CUPEL_REASON_ZERO_TOKEN as i32);
+    assert!(Reason::BudgetExceeded as i32 == cupel_reason::CUPEL_REASON_BUDGET_EXCEEDED as i32);
+    assert!(Reason::ScoredTooLow as i32 == cupel_reason::CUPEL_REASON_SCORED_TOO_LOW as i32);
+    assert!(Reason::Deduplicated as i32 == cupel_reason::CUPEL_REASON_DEDUPLICATED as i32);
+    assert!(
+        Reason::QuotaCapExceeded as i32 == cupel_reason::CUPEL_REASON_QUOTA_CAP_EXCEEDED as i32
+    );
+    assert!(
+        Reason::QuotaRequireDisplaced as i32
+            == cupel_reason::CUPEL_REASON_QUOTA_REQUIRE_DISPLACED as i32
+    );
+    assert!(Reason::NegativeTokens as i32 == cupel_reason::CUPEL_REASON_NEGATIVE_TOKENS as i32);
+    assert!(Reason::PinnedOverride as i32 == cupel_reason::CUPEL_REASON_PINNED_OVERRIDE as i32);
+    assert!(Reason::Filtered as i32 == cupel_reason::CUPEL_REASON_FILTERED as i32);
+    assert!(
+        Reason::CountCapExceeded as i32 == cupel_reason::CUPEL_REASON_COUNT_CAP_EXCEEDED as i32
+    );
+};
+
+/// Decision `i` of `list` (named `what` in the message) into `out`.
+fn decision_at(list: &[Decision], i: usize, what: &str, out: Out<cupel_decision>) -> Result<()> {
+    let d = list.get(i).ok_or_else(|| {
+        crate::Error::InvalidArgument(format!(
+            "i {i} is out of range: the report has {} {what} items",
+            list.len()
+        ))
+    })?;
+    out.set(decision_of(d));
+    Ok(())
+}
+
+ffi_fn! {
+    /// The number of included items; 0 for NULL.
+    unsafe fn cupel_report_included_count(report: *const cupel_report) -> usize [0] {
+        // SAFETY: `report` is NULL or valid as documented (the caller's promise).
+        unsafe { read(report, |r| r.report.included.len()) }
+    }
+}
+
+ffi_fn! {
+    /// Included item `i` (< `cupel_report_included_count`), in final placed
+    /// order (slicer output order for `cupel_slice`).
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (`i`
+    /// out of range).
+    unsafe fn cupel_report_included(
+        report: *const cupel_report,
+        i: usize,
+        out: *mut cupel_decision,
+    ) -> cupel_status {
+        // SAFETY: `report`, `out` are NULL or valid as documented (the caller's promise).
+        let (report, out) = unsafe { (arg_ref(report, "report")?, Out::new(out, "out")?) };
+        decision_at(&report.report.included, i, "included", out)
+    }
+}
+
+ffi_fn! {
+    /// The number of excluded items; 0 for NULL.
+    unsafe fn cupel_report_excluded_count(report: *const cupel_report) -> usize [0] {
+        // SAFETY: `report` is NULL or valid as documented (the caller's promise).
+        unsafe { read(report, |r| r.report.excluded.len()) }
+    }
+}
+
+ffi_fn! {
+    /// Excluded item `i` (< `cupel_report_excluded_count`), by score
+    /// descending; equal scores in the order the items were excluded.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (`i`
+    /// out of range).
+    unsafe fn cupel_report_excluded(
+        report: *const cupel_report,
+        i: usize,
+        out: *mut cupel_decision,
+    ) -> cupel_status {
+        // SAFETY: `report`, `out` are NULL or valid as documented (the caller's promise).
+        let (report, out) = unsafe { (arg_ref(report, "report")?, Out::new(out, "out")?) };
+        decision_at(&report.report.excluded, i, "excluded", out)
+    }
+}
+
+ffi_fn! {
+    /// The number of items the call considered: included plus excluded
+    /// (every item of the list); 0 for NULL.
+    unsafe fn cupel_report_total_candidates(report: *const cupel_report) -> i64 [0] {
+        // SAFETY: `report` is NULL or valid as documented (the caller's promise).
+        unsafe { read(report, |r| r.report.total_candidates() as i64) }
+    }
+}
+
+ffi_fn! {
+    /// The sum of the tokens of every included and excluded item
+    /// (saturating); 0 for NULL.
+    unsafe fn cupel_report_total_tokens_considered(report: *const cupel_report) -> i64 [0] {
+        // SAFETY: `report` is NULL or valid as documented (the caller's promise).
+        unsafe { read(report, |r| r.report.total_tokens_considered()) }
+    }
+}
+
+ffi_fn! {
+    /// The report in the SelectionReport JSON wire format: events (one per
+    /// stage, with its duration), included (placed order), excluded (score
+    /// order), total_candidates, total_tokens_considered. `items` must be
+    /// the list the report was made from (its contents and fields are
+    /// written; an item without content has no "content"). UTF-8; `*out_len`
+    /// is the length without a NUL, and a NUL is written after the text
+    /// when it fits (a buffer of `*out_len + 1` bytes). Buffer rules as in
+    /// `cupel_slice`: too small gives CUPEL_ERROR_BUFFER_TOO_SMALL with the
+    /// length needed; `buf` may be NULL with `capacity` 0 to ask for it.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (an
+    /// item index of the report is not in `items`),
+    /// CUPEL_ERROR_BUFFER_TOO_SMALL.
+    unsafe fn cupel_report_json(
+        report: *const cupel_report,
+        items: *const cupel_items,
+        buf: *mut c_char,
+        capacity: usize,
+        out_len: *mut usize,
+    ) -> cupel_status {
+        // SAFETY: each pointer is NULL or valid as documented (the caller's promise).
+        let (report, items, out, out_len) = unsafe {
+            (
+                arg_ref(report, "report")?,
+                arg_ref(items, "items")?,
+                OutBuf::new(buf, capacity, "buf")?,
+                Out::new(out_len, "out_len")?,
+            )
+        };
+        let n = items.inner.len();
+        let all = report.report.included.iter().chain(&report.report.excluded);
+        if let Some(d) = all.clone().find(|d| d.item as usize >= n || d.related.is_some_and(|r| r as usize >= n)) {
+            return Err(crate::Error::InvalidArgument(format!(
+                "items holds {n} items, but the report names item {}: pass the list the report was made from",
+                d.item
+            )));
+        }
+        let text = report.report.json(&items.inner);
+        let bytes = text.as_bytes();
+        out.write_text(bytes, out_len, "buf")
     }
 }

@@ -1,6 +1,7 @@
 //! `cupel_slice` and budget simulation.
 
 use super::*;
+use crate::pipeline::Report;
 
 ffi_fn! {
     /// Runs one slice: the Sort stage (score descending, ties in push order),
@@ -51,7 +52,7 @@ ffi_fn! {
             .slice(&items.inner, &budget.inner, pinned_tokens)?;
         buf.write_all(&outcome.selected, out_len, "out_indices", |i| i as usize)?;
         if let Some(r) = report {
-            r.fill(outcome);
+            r.fill(Report::of_slice(items.inner.view(), outcome));
         }
         Ok(())
     }

@@ -208,8 +208,8 @@ mod tests {
 
     fn run(s: &Slicer, spec: &[(i64, f64, &str)], target: i64) -> Result<Out> {
         let it = Items::from_spec(spec);
-        let sorted = crate::sort::sort_stage(&it);
-        let mut ctx = Ctx::new(&it, usize::MAX);
+        let sorted = crate::sort::sort_stage(&it.view());
+        let mut ctx = Ctx::new(it.view(), usize::MAX);
         let selected = s.slice(
             &sorted,
             SliceBudget {

@@ -2,7 +2,7 @@
 
 use std::cmp::Ordering;
 
-use crate::items::Items;
+use crate::items::View;
 use crate::sort::desc_bits;
 
 /// Candidates ordered in the first round at least; doubled every round.
@@ -24,17 +24,17 @@ const FIRST_ROUND: usize = 1024;
 /// head exactly and takes what fits, then drops from the rest whatever no
 /// longer fits. Rounds at least double in size: O(N log N) at worst, a few
 /// O(N) passes in practice.
-pub fn greedy(items: &Items, cands: &[u32], target: i64) -> Vec<u32> {
+pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
     greedy_by(items, cands.len(), |pos| cands[pos as usize], target)
 }
 
 /// [`greedy`] over all items in push order (`cands` = 0..N, not built).
-pub fn greedy_all(items: &Items, target: i64) -> Vec<u32> {
+pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
     greedy_by(items, items.len(), |pos| pos, target)
 }
 
 /// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`.
-fn greedy_by(items: &Items, n: usize, item: impl Fn(u32) -> u32, target: i64) -> Vec<u32> {
+fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64) -> Vec<u32> {
     if n == 0 || target <= 0 {
         return Vec::new();
     }
@@ -128,12 +128,13 @@ fn partition<T>(v: &mut [T], front: impl Fn(&T) -> bool) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::items::Items;
 
     fn items(spec: &[(i64, f64)]) -> (Items, Vec<u32>) {
         let spec: Vec<_> = spec.iter().map(|&(t, s)| (t, s, "Message")).collect();
         let it = Items::from_spec(&spec);
         // What the pipeline hands a slicer: the Sort stage's order.
-        let sorted = crate::sort::sort_stage(&it);
+        let sorted = crate::sort::sort_stage(&it.view());
         (it, sorted)
     }
 
@@ -141,40 +142,40 @@ mod tests {
     #[test]
     fn empty_input_gives_empty() {
         let (it, c) = items(&[]);
-        assert!(greedy(&it, &c, 100).is_empty());
+        assert!(greedy(&it.view(), &c, 100).is_empty());
     }
 
     #[test]
     fn non_positive_target_gives_empty() {
         let (it, c) = items(&[(0, 0.5), (10, 0.5)]);
-        assert!(greedy(&it, &c, 0).is_empty());
-        assert!(greedy(&it, &c, -5).is_empty());
+        assert!(greedy(&it.view(), &c, 0).is_empty());
+        assert!(greedy(&it.view(), &c, -5).is_empty());
     }
 
     #[test]
     fn all_zero_token_items_are_selected_in_input_order() {
         // The slicer's input is in Sort-stage order: 1 (0.9), 2 (0.5), 0 (0.1).
         let (it, c) = items(&[(0, 0.1), (0, 0.9), (0, 0.5), (0, 0.5)]);
-        assert_eq!(greedy(&it, &c, 1), vec![1, 2, 3, 0]);
+        assert_eq!(greedy(&it.view(), &c, 1), vec![1, 2, 3, 0]);
     }
 
     #[test]
     fn single_item_fits_or_not() {
         let (it, c) = items(&[(50, 0.5)]);
-        assert_eq!(greedy(&it, &c, 50), vec![0]);
-        assert!(greedy(&it, &c, 49).is_empty());
+        assert_eq!(greedy(&it.view(), &c, 50), vec![0]);
+        assert!(greedy(&it.view(), &c, 49).is_empty());
     }
 
     #[test]
     fn all_items_exceed_budget_only_zero_token_selected() {
         let (it, c) = items(&[(100, 0.9), (0, 0.1), (200, 0.8)]);
-        assert_eq!(greedy(&it, &c, 50), vec![1]);
+        assert_eq!(greedy(&it.view(), &c, 50), vec![1]);
     }
 
     #[test]
     fn all_items_fit() {
         let (it, c) = items(&[(10, 0.9), (20, 0.8), (30, 0.1)]);
-        let mut got = greedy(&it, &c, 60);
+        let mut got = greedy(&it.view(), &c, 60);
         got.sort();
         assert_eq!(got, vec![0, 1, 2]);
     }
@@ -184,16 +185,16 @@ mod tests {
         // Sort-stage order 3 (2.0), 0 (1.0), 5 (1.0), 2, 1: among the 0.5
         // densities 3 comes first, then 0 before 5 (equal scores: index).
         let (it, c) = items(&[(2, 1.0), (1, 0.1), (1, 0.2), (4, 2.0), (9, 0.0), (2, 1.0)]);
-        assert_eq!(greedy(&it, &c, 100), vec![3, 0, 5, 2, 1, 4]);
+        assert_eq!(greedy(&it.view(), &c, 100), vec![3, 0, 5, 2, 1, 4]);
     }
 
     #[test]
     fn item_order_and_sort_stage_order_give_the_same_output() {
         // Equal densities (0.1/token) with different scores and positions.
         let (it, c) = items(&[(1, 0.1), (5, 0.5), (2, 0.2), (5, 0.5), (0, 0.3), (3, 0.9)]);
-        let sorted = crate::sort::sort_stage(&it);
-        assert_eq!(greedy(&it, &c, 8), greedy(&it, &sorted, 8));
-        assert_eq!(greedy(&it, &c, 8), vec![4, 5, 1]);
+        let sorted = crate::sort::sort_stage(&it.view());
+        assert_eq!(greedy(&it.view(), &c, 8), greedy(&it.view(), &sorted, 8));
+        assert_eq!(greedy(&it.view(), &c, 8), vec![4, 5, 1]);
     }
 
     #[test]
@@ -204,7 +205,7 @@ mod tests {
             .map(|i| (1 + (i * 7919) % 13, ((i * 104_729) % 1000) as f64 / 1000.0))
             .collect();
         let (it, c) = items(&spec);
-        let got = greedy(&it, &c, i64::MAX);
+        let got = greedy(&it.view(), &c, i64::MAX);
         let mut want: Vec<u32> = c.clone();
         want.sort_by(|&a, &b| {
             let d = |i: u32| it.score(i) / it.tokens(i) as f64;
@@ -218,13 +219,13 @@ mod tests {
         // density order: 0 (0.9/90), 1 (0.5/60), 2 (0.1/30) ; budget 100
         let (it, c) = items(&[(90, 0.9), (60, 0.5), (30, 0.1)]);
         // 0 fits (10 left), 1 skipped, 2 skipped: single pass.
-        assert_eq!(greedy(&it, &c, 100), vec![0]);
+        assert_eq!(greedy(&it.view(), &c, 100), vec![0]);
     }
 
     #[test]
     fn spec_density_example() {
         // conformance greedy-density: budget 300
         let (it, c) = items(&[(400, 0.9), (100, 0.7), (100, 0.5), (200, 0.1)]);
-        assert_eq!(greedy(&it, &c, 300), vec![1, 2]);
+        assert_eq!(greedy(&it.view(), &c, 300), vec![1, 2]);
     }
 }

@@ -15,7 +15,7 @@ pub use quota::{Quota, QuotaEntry};
 
 use crate::budget::SliceBudget;
 use crate::error::Result;
-use crate::items::Items;
+use crate::items::View;
 
 /// Default bound on the working memory of one slice call: 1 GiB.
 pub const DEFAULT_MEMORY_LIMIT: usize = 1 << 30;
@@ -44,7 +44,7 @@ pub struct Shortfall {
 /// count-based slicers record at any nesting depth.
 #[derive(Debug)]
 pub struct Ctx<'a> {
-    pub items: &'a Items,
+    pub items: View<'a>,
     pub memory_limit: usize,
     pub shortfalls: Vec<Shortfall>,
     /// Item indices excluded by a count cap, in the order they were excluded.
@@ -52,7 +52,7 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(items: &'a Items, memory_limit: usize) -> Self {
+    pub fn new(items: View<'a>, memory_limit: usize) -> Self {
         Ctx {
             items,
             memory_limit,
@@ -66,9 +66,9 @@ impl Slicer {
     /// Runs the slicer on `cands` (item indices in Sort-stage order).
     pub fn slice(&self, cands: &[u32], budget: SliceBudget, ctx: &mut Ctx<'_>) -> Result<Vec<u32>> {
         match self {
-            Slicer::Greedy => Ok(greedy(ctx.items, cands, budget.target)),
+            Slicer::Greedy => Ok(greedy(&ctx.items, cands, budget.target)),
             Slicer::Knapsack(k) => knapsack(
-                ctx.items,
+                &ctx.items,
                 cands,
                 budget.target,
                 k.bucket_size,

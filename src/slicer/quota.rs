@@ -214,8 +214,8 @@ mod tests {
 
     fn run(q: &Quota, spec: &[(i64, f64, &str)], target: i64) -> Vec<u32> {
         let it = Items::from_spec(spec);
-        let sorted = crate::sort::sort_stage(&it);
-        let mut ctx = Ctx::new(&it, usize::MAX);
+        let sorted = crate::sort::sort_stage(&it.view());
+        let mut ctx = Ctx::new(it.view(), usize::MAX);
         q.slice(
             &sorted,
             SliceBudget {

@@ -192,7 +192,7 @@ mod tests {
             .map(|_| (1 + below(40) as i64, below(10_000) as f64 / 1e4, "Message"))
             .collect();
         let items = Items::from_spec(&spec);
-        let cands = crate::sort::sort_stage(&items);
+        let cands = crate::sort::sort_stage(&items.view());
         let mut rows: Vec<(u32, i64, i64)> = cands
             .iter()
             .map(|&i| (i, items.tokens(i), scaled_value(items.score(i))))
@@ -211,7 +211,7 @@ mod tests {
             rows.len()
         );
         assert_eq!(
-            knapsack(&items, &cands, 400, 1, usize::MAX).unwrap(),
+            knapsack(&items.view(), &cands, 400, 1, usize::MAX).unwrap(),
             reference::knapsack(items.tokens_slice(), items.scores(), &cands, 400, 1)
         );
     }

@@ -14,7 +14,7 @@ mod scratch;
 
 use super::kernel::{self, Bits32, Kernel};
 use crate::error::{invalid, Error, Result};
-use crate::items::Items;
+use crate::items::View;
 use filter::drop_dominated;
 use rows::{run_rows, Plan};
 use scratch::{dp_array, grow, Scratch, SCRATCH};
@@ -61,7 +61,7 @@ fn ceil_div(tokens: i64, bucket: i64) -> i64 {
 /// is 0, can never set a keep bit (`dp` is non-decreasing in `w`), so they
 /// are left out of the table: the result is the same, the table smaller.
 pub fn knapsack(
-    items: &Items,
+    items: &View<'_>,
     cands: &[u32],
     target: i64,
     bucket: i64,
@@ -87,7 +87,7 @@ pub fn knapsack(
 /// [`knapsack`] with the buffers of `scratch`, step by step as spec 001.
 fn solve(
     scratch: &mut Scratch,
-    items: &Items,
+    items: &View<'_>,
     cands: &[u32],
     target: i64,
     bucket: i64,
@@ -229,13 +229,14 @@ fn reconstruct(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::items::Items;
     use crate::items::NewItem;
 
     fn run(spec: &[(i64, f64)], target: i64, bucket: i64) -> Vec<u32> {
         let spec: Vec<_> = spec.iter().map(|&(t, s)| (t, s, "Message")).collect();
         let it = Items::from_spec(&spec);
         let c: Vec<u32> = (0..spec.len() as u32).collect();
-        knapsack(&it, &c, target, bucket, usize::MAX).unwrap()
+        knapsack(&it.view(), &c, target, bucket, usize::MAX).unwrap()
     }
 
     #[test]
@@ -262,13 +263,13 @@ mod tests {
             let items = Items::from_spec(&spec);
             let wide = below(2) == 0;
             let target = 1 + below(if wide { 20_000 } else { 3000 }) as i64;
-            let mut cands = crate::sort::sort_stage(&items);
+            let mut cands = crate::sort::sort_stage(&items.view());
             if case % 2 == 1 {
                 for i in (1..cands.len()).rev() {
                     cands.swap(i, below(i as u64 + 1) as usize);
                 }
             }
-            let got = knapsack(&items, &cands, target, bucket, usize::MAX).unwrap();
+            let got = knapsack(&items.view(), &cands, target, bucket, usize::MAX).unwrap();
             let want =
                 reference::knapsack(items.tokens_slice(), items.scores(), &cands, target, bucket);
             assert_eq!(
@@ -351,7 +352,7 @@ mod tests {
             kind: None,
         })
         .unwrap();
-        let e = knapsack(&it, &[0], 1 << 40, 1, 1 << 20).unwrap_err();
+        let e = knapsack(&it.view(), &[0], 1 << 40, 1, 1 << 20).unwrap_err();
         assert!(matches!(e, Error::Capacity(_)), "{e:?}");
         assert!(
             e.to_string().contains("memory limit of 1048576 bytes"),

@@ -1,10 +1,13 @@
-//! One slice call: the Sort stage, the effective budget, the slicer, and the
-//! report of what happened. Also budget simulation (supplement 8), which runs
+//! Stage 5, Slice (`spec/cupel/pipeline/slice.md`): the effective budget,
+//! then the slicer over the Sort stage's order. [`Engine::slice`] is one
+//! `cupel_slice` call (Sort and Slice on the pushed scores, negative-token
+//! items left out as Classify would); [`Engine::slice_sorted`] is the
+//! pipeline's Slice stage. Also budget simulation (supplement 8), which runs
 //! the same path repeatedly.
 
 use crate::budget::{Budget, SliceBudget};
 use crate::error::{invalid, Error, Result};
-use crate::items::Items;
+use crate::items::{Items, View};
 use crate::slicer::{greedy_all, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
 use crate::sort::sort_stage;
 
@@ -38,14 +41,25 @@ pub struct Outcome {
 }
 
 impl Engine {
-    /// Runs the slicer on already sorted items with an effective budget.
-    fn run_sorted(&self, items: &Items, sorted: &[u32], effective: SliceBudget) -> Result<Outcome> {
+    /// Runs the slicer on `sorted` (Sort-stage order, no negative-token
+    /// item) with an effective budget: the pipeline's Slice stage.
+    pub fn slice_sorted(
+        &self,
+        items: View<'_>,
+        sorted: &[u32],
+        effective: SliceBudget,
+    ) -> Result<Outcome> {
         let mut ctx = Ctx::new(items, self.memory_limit);
         let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
         Ok(Self::outcome(items, selected, effective, ctx))
     }
 
-    fn outcome(items: &Items, selected: Vec<u32>, effective: SliceBudget, ctx: Ctx<'_>) -> Outcome {
+    fn outcome(
+        items: View<'_>,
+        selected: Vec<u32>,
+        effective: SliceBudget,
+        ctx: Ctx<'_>,
+    ) -> Outcome {
         Outcome {
             selected_tokens: items.sum_tokens(&selected),
             selected,
@@ -56,28 +70,37 @@ impl Engine {
         }
     }
 
-    /// The Sort stage. A top-level GreedySlice orders candidates by density
-    /// and breaks ties as the Sort stage would (see [`crate::slicer::greedy`]),
-    /// so it gets the items in push order and the sort is skipped.
-    fn sort_stage(&self, items: &Items) -> Vec<u32> {
+    /// The Sort stage over the items a slicer may see (no negative token
+    /// count: supplement 1). A top-level GreedySlice on a list without
+    /// negative items orders candidates by density and breaks ties as the
+    /// Sort stage would (see [`crate::slicer::greedy`]), so it gets them in
+    /// push order and the sort is skipped.
+    fn sort_stage(&self, items: View<'_>) -> Vec<u32> {
+        let negative = items.tokens_slice().iter().any(|&t| t < 0);
         match self.slicer {
-            Slicer::Greedy => (0..items.len() as u32).collect(),
-            _ => sort_stage(items),
+            Slicer::Greedy if !negative => (0..items.len() as u32).collect(),
+            _ if negative => sort_stage(&items)
+                .into_iter()
+                .filter(|&i| items.tokens(i) >= 0)
+                .collect(),
+            _ => sort_stage(&items),
         }
     }
 
-    /// Sort stage, then Slice stage with `budget` and `pinned_tokens`.
+    /// Sort stage, then Slice stage with `budget` and `pinned_tokens`, on
+    /// the pushed scores (`cupel_slice`).
     pub fn slice(&self, items: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
+        let items = items.view();
         let effective = budget.effective(pinned_tokens)?;
-        if let Slicer::Greedy = self.slicer {
+        if matches!(self.slicer, Slicer::Greedy) && !items.tokens_slice().iter().any(|&t| t < 0) {
             // Density order with Sort-stage ties needs no Sort stage (see
             // `Engine::sort_stage`) nor a candidate list.
-            let selected = greedy_all(items, effective.target);
+            let selected = greedy_all(&items, effective.target);
             let ctx = Ctx::new(items, self.memory_limit);
             return Ok(Self::outcome(items, selected, effective, ctx));
         }
         let sorted = self.sort_stage(items);
-        self.run_sorted(items, &sorted, effective)
+        self.slice_sorted(items, &sorted, effective)
     }
 
     /// `Unsupported` when the slicer, or one nested in it, satisfies `pred`.
@@ -111,9 +134,10 @@ impl Engine {
         if slack == 0 {
             return Ok(Vec::new());
         }
+        let items = items.view();
         let sorted = self.sort_stage(items);
-        let full = self.run_sorted(items, &sorted, full_budget)?.selected;
-        let less = self.run_sorted(items, &sorted, reduced_budget)?.selected;
+        let full = self.slice_sorted(items, &sorted, full_budget)?.selected;
+        let less = self.slice_sorted(items, &sorted, reduced_budget)?.selected;
         let mut in_less = vec![false; items.len()];
         for i in less {
             in_less[i as usize] = true;
@@ -148,14 +172,19 @@ impl Engine {
         }
         let target = target_index as u32;
         let tokens = items.tokens(target);
+        if tokens < 0 {
+            // A negative-token item is never selected (supplement 1).
+            return Ok(None);
+        }
         if ceiling < tokens {
             return invalid!("search_ceiling {ceiling} < tokens {tokens} of item {target_index}");
         }
+        let items = items.view();
         let sorted = self.sort_stage(items);
         let selected_at = |b: i64| -> Result<bool> {
             let effective = Budget::new(b, b)?.effective(pinned_tokens)?;
             Ok(self
-                .run_sorted(items, &sorted, effective)?
+                .slice_sorted(items, &sorted, effective)?
                 .selected
                 .contains(&target))
         };

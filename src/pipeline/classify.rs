@@ -1,0 +1,47 @@
+//! Stage 1, Classify (`spec/cupel/pipeline/classify.md`): items with a
+//! negative token count are excluded (NegativeTokens); the rest are split,
+//! in push order, into pinned and scoreable; the pinned items must fit in
+//! `max_tokens - output_reserve`.
+
+use super::report::{Log, Reason};
+use crate::budget::Budget;
+use crate::error::{invalid, Result};
+use crate::items::Items;
+
+/// The two partitions, as item indices in push order.
+#[derive(Debug, Default)]
+pub struct Classes {
+    pub pinned: Vec<u32>,
+    pub scoreable: Vec<u32>,
+    /// Sum of the pinned items' tokens (saturating).
+    pub pinned_tokens: i64,
+}
+
+pub fn classify(items: &Items, budget: &Budget, log: &mut Log) -> Result<Classes> {
+    let mut c = Classes::default();
+    let any_pinned = items.any_pinned();
+    c.scoreable.reserve(items.len());
+    for i in 0..items.len() as u32 {
+        let tokens = items.view().tokens(i);
+        if tokens < 0 {
+            log.exclude(i, 0.0, Reason::NegativeTokens, tokens, 0, None);
+        } else if any_pinned && items.pinned(i) {
+            c.pinned.push(i);
+            c.pinned_tokens = c.pinned_tokens.saturating_add(tokens);
+        } else {
+            c.scoreable.push(i);
+        }
+    }
+    let available = budget.max_tokens() - budget.output_reserve();
+    if c.pinned_tokens > available {
+        return invalid!(
+            "the pinned items need {} tokens, but only {available} are available \
+             (max_tokens {} - output_reserve {}): unpin items or raise the budget",
+            c.pinned_tokens,
+            budget.max_tokens(),
+            budget.output_reserve()
+        );
+    }
+    log.stage("Classify", items.len());
+    Ok(c)
+}

@@ -1,0 +1,105 @@
+//! The Cupel pipeline (`spec/cupel/pipeline.md`): six stages over one item
+//! store, each a function from the previous stage's output (item indices)
+//! to its own, in a module beside its spec chapter:
+//!
+//! | stage | module | spec |
+//! |---|---|---|
+//! | 1 Classify | [`classify`] | `pipeline/classify.md` |
+//! | 2 Score | [`crate::scorer`] (via [`Pipeline::run`]) | `pipeline/score.md`, `scorers/` |
+//! | 3 Deduplicate | [`deduplicate`] | `pipeline/deduplicate.md` |
+//! | 4 Sort | [`crate::sort`] | `pipeline/sort.md` |
+//! | 5 Slice | [`slice`] | `pipeline/slice.md`, `slicers/` |
+//! | 6 Place | [`place`] and [`crate::placer`] | `pipeline/place.md`, `placers/` |
+//!
+//! [`report`] collects every decision for the SelectionReport.
+
+pub mod classify;
+pub mod deduplicate;
+pub mod place;
+pub mod report;
+pub mod slice;
+
+pub use place::Overflow;
+pub use report::{Decision, Reason, Report};
+pub use slice::{Engine, Outcome};
+
+use crate::budget::Budget;
+use crate::error::Result;
+use crate::items::Items;
+use crate::placer::Placer;
+use crate::scorer::Scorer;
+use crate::sort::by_value_desc;
+
+/// A configured pipeline: scorer (`None`: the pushed scores), slicer,
+/// placer (`None`: the slicer's output order), deduplication and overflow.
+#[derive(Debug, Clone)]
+pub struct Pipeline {
+    pub scorer: Option<Scorer>,
+    pub engine: Engine,
+    pub placer: Option<Placer>,
+    pub deduplication: bool,
+    pub overflow: Overflow,
+}
+
+impl Pipeline {
+    pub fn new(scorer: Option<Scorer>, engine: Engine, placer: Option<Placer>) -> Self {
+        Pipeline {
+            scorer,
+            engine,
+            placer,
+            deduplication: true,
+            overflow: Overflow::Throw,
+        }
+    }
+
+    /// All six stages: the placed item indices, and every decision in
+    /// `report` (filled only when the run succeeds).
+    pub fn run(
+        &self,
+        items: &Items,
+        budget: &Budget,
+        report: Option<&mut Report>,
+    ) -> Result<Vec<u32>> {
+        let mut log = report::Log::new(report.is_some());
+        // 1. Classify: negative-token items out, pinned ones aside.
+        let classes = classify::classify(items, budget, &mut log)?;
+        // 2. Score the scoreable items (scores by item index).
+        let scores = match &self.scorer {
+            Some(scorer) => scorer.score_all(items, &classes.scoreable),
+            None => items.view().scores().to_vec(),
+        };
+        log.stage("Score", classes.scoreable.len());
+        // 3. Deduplicate (byte-exact content, highest score wins).
+        let unique = if self.deduplication {
+            deduplicate::deduplicate(items, &classes.scoreable, &scores, &mut log)
+        } else {
+            classes.scoreable
+        };
+        log.stage("Deduplicate", unique.len());
+        // 4. Sort: score descending, ties in their order after deduplication.
+        let sorted: Vec<u32> = by_value_desc(unique.iter().map(|&i| scores[i as usize]))
+            .into_iter()
+            .map(|p| unique[p as usize])
+            .collect();
+        // 5. Slice with the budget left after the pinned items.
+        let view = items.view_scored(&scores);
+        let effective = budget.effective(classes.pinned_tokens)?;
+        let outcome = self.engine.slice_sorted(view, &sorted, effective)?;
+        log.slice(view, &sorted, &outcome);
+        // 6. Place: merge, overflow, order.
+        let placed = place::place(
+            items,
+            &classes.pinned,
+            &outcome.selected,
+            &scores,
+            budget.target_tokens(),
+            self.overflow,
+            self.placer.as_ref(),
+            &mut log,
+        )?;
+        if let Some(report) = report {
+            *report = log.finish(items, &placed, outcome);
+        }
+        Ok(placed)
+    }
+}

@@ -1,0 +1,89 @@
+//! Stage 6, Place (`spec/cupel/pipeline/place.md`): pinned items (score
+//! 1.0) then the sliced items are merged; a total over `target_tokens` is
+//! handled by the overflow strategy; the placer orders the result.
+
+use super::report::{Log, Reason};
+use crate::error::{Error, Result};
+use crate::items::Items;
+use crate::placer::Placer;
+
+/// What to do when pinned plus sliced items exceed the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Overflow {
+    /// Fail the run (the default).
+    Throw,
+    /// Keep pinned items, then merged items in order while they fit.
+    Truncate,
+    /// Keep everything; the report shows the overflow.
+    Proceed,
+}
+
+/// The score an item has in the merged list: 1.0 for a pinned one.
+pub const PINNED_SCORE: f64 = 1.0;
+
+#[allow(clippy::too_many_arguments)]
+pub fn place(
+    items: &Items,
+    pinned: &[u32],
+    sliced: &[u32],
+    scores: &[f64],
+    target_tokens: i64,
+    overflow: Overflow,
+    placer: Option<&Placer>,
+    log: &mut Log,
+) -> Result<Vec<u32>> {
+    let tokens = |i: u32| items.view().tokens(i);
+    // Step 1: merge, pinned first.
+    let mut merged: Vec<(u32, f64)> = Vec::with_capacity(pinned.len() + sliced.len());
+    merged.extend(pinned.iter().map(|&i| (i, PINNED_SCORE)));
+    merged.extend(sliced.iter().map(|&i| (i, scores[i as usize])));
+    // Step 2: overflow against the original target.
+    let total = merged
+        .iter()
+        .fold(0i64, |acc, &(i, _)| acc.saturating_add(tokens(i)));
+    if total > target_tokens {
+        match overflow {
+            Overflow::Throw => {
+                return Err(Error::Overflow(format!(
+                    "the selected items need {total} tokens, over target_tokens {target_tokens} \
+                     (overflow strategy Throw; Truncate or Proceed accept it)"
+                )))
+            }
+            Overflow::Proceed => log.overflow(total - target_tokens),
+            Overflow::Truncate => {
+                let first_pinned = pinned.first().copied();
+                let mut kept = Vec::with_capacity(merged.len());
+                // Tokens kept so far: all, and those of unpinned items.
+                let (mut used, mut used_unpinned) = (0i64, 0i64);
+                for (p, &(i, score)) in merged.iter().enumerate() {
+                    let t = tokens(i);
+                    if p < pinned.len() {
+                        kept.push((i, score));
+                        used = used.saturating_add(t);
+                    } else if used.saturating_add(t) <= target_tokens {
+                        kept.push((i, score));
+                        used = used.saturating_add(t);
+                        used_unpinned = used_unpinned.saturating_add(t);
+                    } else {
+                        let available = target_tokens.saturating_sub(used).max(0);
+                        match first_pinned {
+                            // It would fit but for the pinned items.
+                            Some(by) if used_unpinned.saturating_add(t) <= target_tokens => log
+                                .exclude(i, score, Reason::PinnedOverride, t, available, Some(by)),
+                            _ => log.exclude(i, score, Reason::BudgetExceeded, t, available, None),
+                        }
+                    }
+                }
+                merged = kept;
+            }
+        }
+    }
+    // Step 3: order.
+    let placed = match placer {
+        Some(p) => p.place(items, &merged),
+        None => merged.iter().map(|&(i, _)| i).collect(),
+    };
+    log.placed(&merged);
+    log.stage("Place", placed.len());
+    Ok(placed)
+}

@@ -1,0 +1,460 @@
+//! The SelectionReport (`spec/cupel/diagnostics/`): every item either
+//! included (Scored, Pinned, ZeroToken) or excluded with a data-carrying
+//! reason; totals; one event per stage; and its JSON wire format.
+//!
+//! The stages write to a [`Log`]; when no report was asked for, the log is
+//! disabled and records nothing (the null-path guarantee).
+
+use std::collections::HashMap;
+
+use super::slice::Outcome;
+use crate::items::{Items, View};
+
+/// Why an item was included or excluded. The numbers are the C ABI's
+/// `cupel_reason` values and never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Reason {
+    Scored = 0,
+    Pinned = 1,
+    ZeroToken = 2,
+    BudgetExceeded = 10,
+    /// Reserved by the specification: never emitted.
+    ScoredTooLow = 11,
+    Deduplicated = 12,
+    /// Reserved by the specification: never emitted.
+    QuotaCapExceeded = 13,
+    /// Reserved by the specification: never emitted.
+    QuotaRequireDisplaced = 14,
+    NegativeTokens = 15,
+    PinnedOverride = 16,
+    /// Reserved by the specification: never emitted.
+    Filtered = 17,
+    /// A count-based slicer dropped the item: its kind reached `cap_count`.
+    CountCapExceeded = 18,
+}
+
+impl Reason {
+    pub const ALL: [Reason; 12] = [
+        Reason::Scored,
+        Reason::Pinned,
+        Reason::ZeroToken,
+        Reason::BudgetExceeded,
+        Reason::ScoredTooLow,
+        Reason::Deduplicated,
+        Reason::QuotaCapExceeded,
+        Reason::QuotaRequireDisplaced,
+        Reason::NegativeTokens,
+        Reason::PinnedOverride,
+        Reason::Filtered,
+        Reason::CountCapExceeded,
+    ];
+
+    /// The variant name of the JSON wire format.
+    pub fn name(self) -> &'static str {
+        match self {
+            Reason::Scored => "Scored",
+            Reason::Pinned => "Pinned",
+            Reason::ZeroToken => "ZeroToken",
+            Reason::BudgetExceeded => "BudgetExceeded",
+            Reason::ScoredTooLow => "ScoredTooLow",
+            Reason::Deduplicated => "Deduplicated",
+            Reason::QuotaCapExceeded => "QuotaCapExceeded",
+            Reason::QuotaRequireDisplaced => "QuotaRequireDisplaced",
+            Reason::NegativeTokens => "NegativeTokens",
+            Reason::PinnedOverride => "PinnedOverride",
+            Reason::Filtered => "Filtered",
+            Reason::CountCapExceeded => "CountCapExceeded",
+        }
+    }
+}
+
+/// One item's fate.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Decision {
+    pub item: u32,
+    /// The score the decision was made with (0.0 before the Score stage,
+    /// 1.0 for a pinned item).
+    pub score: f64,
+    pub reason: Reason,
+    pub item_tokens: i64,
+    /// BudgetExceeded and PinnedOverride: the tokens that were left.
+    pub available_tokens: i64,
+    /// Deduplicated: the item kept; PinnedOverride: the pinned item.
+    pub related: Option<u32>,
+}
+
+/// One stage-level TraceEvent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StageEvent {
+    pub stage: &'static str,
+    pub duration_ms: f64,
+    pub item_count: usize,
+}
+
+/// A SelectionReport, by item index.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    /// In final placed order.
+    pub included: Vec<Decision>,
+    /// By score descending, ties in the order of exclusion.
+    pub excluded: Vec<Decision>,
+    pub events: Vec<StageEvent>,
+    /// Tokens over the target kept by the Proceed strategy (0 otherwise).
+    pub tokens_over_budget: i64,
+    /// The Slice stage's outcome (effective budget, count-slicer records).
+    pub outcome: Outcome,
+}
+
+impl Report {
+    pub fn total_candidates(&self) -> usize {
+        self.included.len() + self.excluded.len()
+    }
+
+    /// Sum of every listed item's tokens (saturating).
+    pub fn total_tokens_considered(&self) -> i64 {
+        self.included
+            .iter()
+            .chain(&self.excluded)
+            .fold(0i64, |acc, d| acc.saturating_add(d.item_tokens))
+    }
+
+    /// The report of one `cupel_slice` call (the Slice stage alone): the
+    /// selection in slicer order, everything else excluded.
+    pub fn of_slice(items: View<'_>, outcome: Outcome) -> Report {
+        let mut log = Log::new(true);
+        for i in 0..items.len() as u32 {
+            let t = items.tokens(i);
+            if t < 0 {
+                log.exclude(i, items.score(i), Reason::NegativeTokens, t, 0, None);
+            }
+        }
+        let candidates: Vec<u32> = (0..items.len() as u32)
+            .filter(|&i| items.tokens(i) >= 0)
+            .collect();
+        log.slice(items, &candidates, &outcome);
+        let merged: Vec<(u32, f64)> = outcome
+            .selected
+            .iter()
+            .map(|&i| (i, items.score(i)))
+            .collect();
+        log.placed(&merged);
+        let placed = outcome.selected.clone();
+        log.finish_with(items, &placed, outcome)
+    }
+}
+
+/// What the stages record while a pipeline runs.
+#[derive(Debug)]
+pub struct Log {
+    enabled: bool,
+    excluded: Vec<Decision>,
+    events: Vec<StageEvent>,
+    over: i64,
+    /// (item, score) of the merged list after overflow handling.
+    placed_scores: Vec<(u32, f64)>,
+    #[cfg(not(target_arch = "wasm32"))]
+    since: std::time::Instant,
+}
+
+impl Log {
+    pub fn new(enabled: bool) -> Log {
+        Log {
+            enabled,
+            excluded: Vec::new(),
+            events: Vec::new(),
+            over: 0,
+            placed_scores: Vec::new(),
+            #[cfg(not(target_arch = "wasm32"))]
+            since: std::time::Instant::now(),
+        }
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// A stage finished having processed `item_count` items.
+    pub fn stage(&mut self, stage: &'static str, item_count: usize) {
+        if !self.enabled {
+            return;
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        let duration_ms = {
+            let now = std::time::Instant::now();
+            let ms = now.duration_since(self.since).as_secs_f64() * 1e3;
+            self.since = now;
+            ms
+        };
+        #[cfg(target_arch = "wasm32")]
+        let duration_ms = 0.0;
+        self.events.push(StageEvent {
+            stage,
+            duration_ms,
+            item_count,
+        });
+    }
+
+    pub fn exclude(
+        &mut self,
+        item: u32,
+        score: f64,
+        reason: Reason,
+        item_tokens: i64,
+        available_tokens: i64,
+        related: Option<u32>,
+    ) {
+        if self.enabled {
+            self.excluded.push(Decision {
+                item,
+                score,
+                reason,
+                item_tokens,
+                available_tokens,
+                related,
+            });
+        }
+    }
+
+    /// The Slice stage's exclusions: candidates it did not select.
+    pub fn slice(&mut self, items: View<'_>, candidates: &[u32], outcome: &Outcome) {
+        if !self.enabled {
+            return;
+        }
+        let mut chosen = vec![false; items.len()];
+        for &i in &outcome.selected {
+            chosen[i as usize] = true;
+        }
+        let mut capped = vec![false; items.len()];
+        for &i in &outcome.cap_excluded {
+            capped[i as usize] = true;
+        }
+        let available = outcome
+            .effective_target
+            .saturating_sub(outcome.selected_tokens)
+            .max(0);
+        for &i in candidates {
+            if chosen[i as usize] {
+                continue;
+            }
+            let reason = if capped[i as usize] {
+                Reason::CountCapExceeded
+            } else {
+                Reason::BudgetExceeded
+            };
+            self.exclude(i, items.score(i), reason, items.tokens(i), available, None);
+        }
+        self.stage("Slice", candidates.len());
+    }
+
+    pub fn overflow(&mut self, tokens_over_budget: i64) {
+        self.over = tokens_over_budget;
+    }
+
+    /// The merged (item, score) list the placer ordered.
+    pub fn placed(&mut self, merged: &[(u32, f64)]) {
+        if self.enabled {
+            self.placed_scores = merged.to_vec();
+        }
+    }
+
+    /// The report, `placed` being the final order.
+    pub fn finish(self, items: &Items, placed: &[u32], outcome: Outcome) -> Report {
+        let pinned: Vec<bool> = placed.iter().map(|&i| items.pinned(i)).collect();
+        let mut report = self.finish_with(items.view(), placed, outcome);
+        for (d, &p) in report.included.iter_mut().zip(&pinned) {
+            if p {
+                d.reason = Reason::Pinned;
+            }
+        }
+        report
+    }
+
+    fn finish_with(self, items: View<'_>, placed: &[u32], outcome: Outcome) -> Report {
+        let score_of: HashMap<u32, f64> = self.placed_scores.iter().copied().collect();
+        let included = placed
+            .iter()
+            .map(|&i| {
+                let tokens = items.tokens(i);
+                Decision {
+                    item: i,
+                    score: score_of.get(&i).copied().unwrap_or(0.0),
+                    reason: if tokens == 0 {
+                        Reason::ZeroToken
+                    } else {
+                        Reason::Scored
+                    },
+                    item_tokens: tokens,
+                    available_tokens: 0,
+                    related: None,
+                }
+            })
+            .collect();
+        let mut excluded = self.excluded;
+        // By score descending, stable: ties keep the order of exclusion.
+        let order = crate::sort::by_value_desc(excluded.iter().map(|d| d.score));
+        excluded = order.iter().map(|&p| excluded[p as usize]).collect();
+        Report {
+            included,
+            excluded,
+            events: self.events,
+            tokens_over_budget: self.over,
+            outcome,
+        }
+    }
+}
+
+impl Report {
+    /// The SelectionReport's JSON wire format (`diagnostics/selection-report.md`):
+    /// events, included (placed order), excluded (score order), totals.
+    /// Items are written with the fields they have (no content when none
+    /// was set); an item named by a reason (`deduplicated_against`,
+    /// `displaced_by`) is named by its content, or `#<index>` without one.
+    pub fn json(&self, items: &Items) -> String {
+        use serde_json::{json, Map, Value};
+        let name = |i: u32| -> Value {
+            match items.content(i) {
+                Some(c) => c.into(),
+                None => format!("#{i}").into(),
+            }
+        };
+        let item = |i: u32| -> Value {
+            let mut m = Map::new();
+            if let Some(c) = items.content(i) {
+                m.insert("content".into(), c.into());
+            }
+            let view = items.view();
+            m.insert("tokens".into(), view.tokens(i).into());
+            m.insert("kind".into(), view.kind_table().name(view.kind(i)).into());
+            m.insert("source".into(), items.source(i).into());
+            if let Some(p) = items.priority(i) {
+                m.insert("priority".into(), p.into());
+            }
+            let tags = items.tags(i);
+            if !tags.is_empty() {
+                m.insert(
+                    "tags".into(),
+                    tags.iter().map(|t| Value::from(&**t)).collect(),
+                );
+            }
+            let meta = items.metadata(i);
+            if !meta.is_empty() {
+                let o: Map<String, Value> = meta
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), Value::from(&**v)))
+                    .collect();
+                m.insert("metadata".into(), o.into());
+            }
+            if let Some(t) = items.timestamp(i) {
+                m.insert("timestamp".into(), rfc3339(t).into());
+            }
+            if let Some(h) = items.relevance_hint(i) {
+                // JSON has no NaN or infinity: a non-finite hint is null.
+                m.insert("futureRelevanceHint".into(), json!(h));
+            }
+            if items.pinned(i) {
+                m.insert("pinned".into(), true.into());
+            }
+            m.into()
+        };
+        let reason = |d: &Decision| -> Value {
+            let mut m = Map::new();
+            m.insert("reason".into(), d.reason.name().into());
+            match d.reason {
+                Reason::BudgetExceeded => {
+                    m.insert("item_tokens".into(), d.item_tokens.into());
+                    m.insert("available_tokens".into(), d.available_tokens.into());
+                }
+                Reason::Deduplicated => {
+                    let kept = d.related.map_or(Value::Null, name);
+                    m.insert("deduplicated_against".into(), kept);
+                }
+                Reason::NegativeTokens => {
+                    m.insert("tokens".into(), d.item_tokens.into());
+                }
+                Reason::PinnedOverride => {
+                    let by = d.related.map_or(Value::Null, name);
+                    m.insert("displaced_by".into(), by);
+                }
+                Reason::CountCapExceeded => {
+                    m.insert("item_tokens".into(), d.item_tokens.into());
+                }
+                _ => {}
+            }
+            m.into()
+        };
+        let entry =
+            |d: &Decision| json!({ "item": item(d.item), "score": d.score, "reason": reason(d) });
+        let events: Vec<Value> = self
+            .events
+            .iter()
+            .map(|e| json!({ "stage": e.stage, "duration_ms": e.duration_ms, "item_count": e.item_count }))
+            .collect();
+        let report = json!({
+            "events": events,
+            "included": self.included.iter().map(entry).collect::<Vec<_>>(),
+            "excluded": self.excluded.iter().map(entry).collect::<Vec<_>>(),
+            "total_candidates": self.total_candidates(),
+            "total_tokens_considered": self.total_tokens_considered(),
+        });
+        report.to_string()
+    }
+}
+
+/// Days since 1970-01-01 to (year, month, day), proleptic Gregorian.
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// UTC milliseconds since the epoch as RFC 3339 (`2024-06-01T00:00:00Z`,
+/// with `.mmm` when there are milliseconds).
+pub fn rfc3339(unix_millis: i64) -> String {
+    let secs = unix_millis.div_euclid(1000);
+    let ms = unix_millis.rem_euclid(1000);
+    let (days, rem) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    let (y, mo, d) = civil_from_days(days);
+    let (h, mi, s) = (rem / 3600, rem % 3600 / 60, rem % 60);
+    let year = if (0..=9999).contains(&y) {
+        format!("{y:04}")
+    } else {
+        format!("{y:+}")
+    };
+    if ms == 0 {
+        format!("{year}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
+    } else {
+        format!("{year}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_of_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(1_717_200_000_000), "2024-06-01T00:00:00Z");
+        assert_eq!(rfc3339(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        // The int64 extremes format without overflow.
+        assert!(rfc3339(i64::MAX).starts_with('+'));
+        assert!(rfc3339(i64::MIN).starts_with('-'));
+    }
+
+    #[test]
+    fn every_reason_has_its_own_number_and_name() {
+        let mut seen = std::collections::HashSet::new();
+        for r in &Reason::ALL {
+            assert!(seen.insert((*r as i32, r.name())), "{r:?}");
+        }
+    }
+}

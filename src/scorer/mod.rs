@@ -1,0 +1,234 @@
+//! The scorers (`spec/cupel/scorers/`), and the Score stage
+//! (`pipeline/score.md`): each scorer scores a list of items in one pass
+//! (relative scorers rank the whole list at once), writing one score per
+//! position. Composites own copies of their children, so no scorer graph
+//! can contain a cycle (the spec's DETECT-CYCLES has nothing to find).
+
+mod decay;
+mod metadata;
+mod rank;
+mod tags;
+
+pub use decay::{Curve, Decay};
+
+use crate::error::{invalid, Result};
+use crate::items::Items;
+use crate::kind::fold;
+
+/// A configured scorer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Scorer {
+    /// The score pushed with each item (the host's own relevance).
+    Given,
+    /// Rank of the timestamp among the timestamped items.
+    Recency,
+    /// Rank of the priority among the prioritised items.
+    Priority,
+    /// A weight per kind (ASCII case-insensitive); 0 for other kinds.
+    Kind(Vec<(String, f64)>),
+    /// Matched tag weights over the total weight (case-sensitive tags).
+    Tag(Vec<(String, f64)>),
+    /// Share of the other items sharing a tag (case-insensitive).
+    Frequency,
+    /// The futureRelevanceHint, clamped to [0, 1].
+    Reflexive,
+    /// Weighted average of children (weights normalised to sum 1).
+    Composite(Vec<(Scorer, f64)>),
+    /// Min-max normalisation of the inner scorer over the list.
+    Scaled(Box<Scorer>),
+    /// `metadata["cupel:trust"]` parsed, clamped; the default otherwise.
+    MetadataTrust(f64),
+    /// `boost` where `metadata[key] == value`, 1.0 elsewhere.
+    MetadataKey {
+        key: String,
+        value: String,
+        boost: f64,
+    },
+    Decay(Decay),
+}
+
+/// The default weights of the KindScorer.
+pub const DEFAULT_KIND_WEIGHTS: [(&str, f64); 5] = [
+    ("SystemPrompt", 1.0),
+    ("Memory", 0.8),
+    ("ToolOutput", 0.6),
+    ("Document", 0.4),
+    ("Message", 0.2),
+];
+
+/// Checks one configured weight: finite and >= 0 (`what` names it).
+fn check_weight(what: &str, weight: f64) -> Result<()> {
+    if !weight.is_finite() || weight < 0.0 {
+        return invalid!("{what} is {weight}; weights must be finite and >= 0");
+    }
+    Ok(())
+}
+
+impl Scorer {
+    /// KindScorer with `weights` (kind, weight); `None` for the defaults.
+    pub fn kind(weights: Option<Vec<(String, f64)>>) -> Result<Scorer> {
+        let weights = match weights {
+            None => DEFAULT_KIND_WEIGHTS
+                .iter()
+                .map(|&(k, w)| (k.to_string(), w))
+                .collect(),
+            Some(w) => w,
+        };
+        let mut seen = std::collections::HashSet::new();
+        for (i, (kind, w)) in weights.iter().enumerate() {
+            crate::kind::validate(kind, &format!("weights[{i}].kind"))?;
+            check_weight(&format!("weights[{i}].weight (kind {kind:?})"), *w)?;
+            if !seen.insert(fold(kind)) {
+                return invalid!("weights[{i}]: kind {kind:?} is configured twice");
+            }
+        }
+        Ok(Scorer::Kind(weights))
+    }
+
+    /// TagScorer with `weights` (tag, weight); may be empty (every score 0).
+    pub fn tag(weights: Vec<(String, f64)>) -> Result<Scorer> {
+        let mut seen = std::collections::HashSet::new();
+        for (i, (tag, w)) in weights.iter().enumerate() {
+            check_weight(&format!("weights[{i}].weight (tag {tag:?})"), *w)?;
+            if !seen.insert(tag.as_str()) {
+                return invalid!("weights[{i}]: tag {tag:?} is configured twice");
+            }
+        }
+        Ok(Scorer::Tag(weights))
+    }
+
+    /// CompositeScorer: at least one child, every weight finite and > 0.
+    pub fn composite(children: Vec<(Scorer, f64)>) -> Result<Scorer> {
+        if children.is_empty() {
+            return invalid!("count is 0; a composite scorer needs at least one child");
+        }
+        for (i, (_, w)) in children.iter().enumerate() {
+            if !w.is_finite() || *w <= 0.0 {
+                return invalid!("weights[{i}] is {w}; composite weights must be finite and > 0");
+            }
+        }
+        let total: f64 = children.iter().map(|c| c.1).sum();
+        if !total.is_finite() {
+            return invalid!("weights sum to {total}; their sum must be finite");
+        }
+        Ok(Scorer::Composite(
+            children.into_iter().map(|(s, w)| (s, w / total)).collect(),
+        ))
+    }
+
+    pub fn metadata_trust(default_score: f64) -> Result<Scorer> {
+        if !(0.0..=1.0).contains(&default_score) {
+            return invalid!("default_score is {default_score}; it must be in [0, 1]");
+        }
+        Ok(Scorer::MetadataTrust(default_score))
+    }
+
+    pub fn metadata_key(key: &str, value: &str, boost: f64) -> Result<Scorer> {
+        if !boost.is_finite() || boost <= 0.0 {
+            return invalid!("boost is {boost}; it must be finite and > 0");
+        }
+        Ok(Scorer::MetadataKey {
+            key: key.to_string(),
+            value: value.to_string(),
+            boost,
+        })
+    }
+
+    /// The Score stage: the score of every item of `scoreable` (item
+    /// indices; the scorer's `allItems`), returned by item index (0.0 for
+    /// items not in `scoreable`).
+    pub fn score_all(&self, items: &Items, scoreable: &[u32]) -> Vec<f64> {
+        let mut by_position = vec![0.0; scoreable.len()];
+        self.score(items, scoreable, &mut by_position);
+        let mut out = vec![0.0; items.len()];
+        for (&i, &s) in scoreable.iter().zip(&by_position) {
+            out[i as usize] = s;
+        }
+        out
+    }
+
+    /// Scores `all` (item indices) into `out[k]` for `all[k]`.
+    pub fn score(&self, items: &Items, all: &[u32], out: &mut [f64]) {
+        debug_assert_eq!(all.len(), out.len());
+        let each = |out: &mut [f64], f: &dyn Fn(u32) -> f64| {
+            for (o, &i) in out.iter_mut().zip(all) {
+                *o = f(i);
+            }
+        };
+        match self {
+            Scorer::Given => each(out, &|i| items.view().score(i)),
+            Scorer::Recency => rank::rank(all, out, |i| items.timestamp(i)),
+            Scorer::Priority => rank::rank(all, out, |i| items.priority(i)),
+            Scorer::Kind(weights) => {
+                // One weight per interned kind of this list.
+                let table = items.view().kind_table();
+                let mut by_kind = vec![0.0; table.len()];
+                for (kind, w) in weights {
+                    if let Some(id) = table.lookup(kind) {
+                        by_kind[id as usize] = *w;
+                    }
+                }
+                each(out, &|i| by_kind[items.view().kind(i) as usize]);
+            }
+            Scorer::Tag(weights) => tags::tag(items, all, weights, out),
+            Scorer::Frequency => tags::frequency(items, all, out),
+            Scorer::Reflexive => each(out, &|i| match items.relevance_hint(i) {
+                Some(h) if h.is_finite() => h.clamp(0.0, 1.0),
+                _ => 0.0,
+            }),
+            Scorer::Composite(children) => {
+                out.fill(0.0);
+                let mut child = vec![0.0; all.len()];
+                for (scorer, w) in children {
+                    scorer.score(items, all, &mut child);
+                    for (o, s) in out.iter_mut().zip(&child) {
+                        *o += s * w;
+                    }
+                }
+            }
+            Scorer::Scaled(inner) => {
+                inner.score(items, all, out);
+                let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+                for &s in out.iter() {
+                    if s < min {
+                        min = s;
+                    }
+                    if s > max {
+                        max = s;
+                    }
+                }
+                for o in out.iter_mut() {
+                    *o = if max == min {
+                        0.5
+                    } else {
+                        (*o - min) / (max - min)
+                    };
+                }
+            }
+            Scorer::MetadataTrust(default) => each(out, &|i| {
+                metadata::trust(items.metadata_value(i, "cupel:trust"), *default)
+            }),
+            Scorer::MetadataKey { key, value, boost } => {
+                each(out, &|i| match items.metadata_value(i, key) {
+                    Some(v) if v == value => *boost,
+                    _ => 1.0,
+                })
+            }
+            Scorer::Decay(d) => each(out, &|i| d.score(items.timestamp(i))),
+        }
+    }
+
+    /// The scorer for a name of the conformance vectors, without
+    /// configuration (`None` for one that needs some).
+    pub fn from_name(name: &str) -> Option<Scorer> {
+        Some(match name {
+            "recency" => Scorer::Recency,
+            "priority" => Scorer::Priority,
+            "kind" => Scorer::kind(None).ok()?,
+            "frequency" => Scorer::Frequency,
+            "reflexive" => Scorer::Reflexive,
+            "given" => Scorer::Given,
+            _ => return None,
+        })
+    }
+}
