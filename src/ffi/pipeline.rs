@@ -25,6 +25,8 @@ pub enum cupel_overflow {
     CUPEL_OVERFLOW_PROCEED = 2,
 }
 
+pub use cupel_overflow::*;
+
 ffi_fn! {
     /// Creates a pipeline over copies of `scorer` (NULL: the scores pushed
     /// with the items), `slicer` and `placer` (NULL: the slicer's output

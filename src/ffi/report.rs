@@ -231,6 +231,8 @@ pub struct cupel_decision {
     pub related_index: usize,
 }
 
+pub use cupel_reason::*;
+
 fn decision_of(d: &Decision) -> cupel_decision {
     cupel_decision {
         item_index: d.item as usize,

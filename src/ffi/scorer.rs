@@ -54,6 +54,8 @@ pub struct cupel_decay_window {
     pub score: f64,
 }
 
+pub use cupel_decay_curve::*;
+
 fn hand_out_scorer(out: Out<*mut cupel_scorer>, inner: Scorer) {
     hand_out(out, cupel_scorer { inner });
 }

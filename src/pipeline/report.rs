@@ -132,7 +132,7 @@ impl Report {
         let candidates: Vec<u32> = (0..items.len() as u32)
             .filter(|&i| items.tokens(i) >= 0)
             .collect();
-        log.slice(items, &candidates, &outcome);
+        log.slice(items, &candidates, &outcome, None);
         let merged: Vec<(u32, f64)> = outcome
             .selected
             .iter()
@@ -216,8 +216,18 @@ impl Log {
         }
     }
 
-    /// The Slice stage's exclusions: candidates it did not select.
-    pub fn slice(&mut self, items: View<'_>, candidates: &[u32], outcome: &Outcome) {
+    /// The Slice stage's exclusions: candidates it did not select. With
+    /// pinned items (`pinned`: the first one and all their tokens), an item
+    /// that would have fit the budget but for the pinned tokens was
+    /// displaced by them: PinnedOverride (`conformance/pipeline/
+    /// diag-pinned-override.toml`); otherwise BudgetExceeded.
+    pub fn slice(
+        &mut self,
+        items: View<'_>,
+        candidates: &[u32],
+        outcome: &Outcome,
+        pinned: Option<(u32, i64)>,
+    ) {
         if !self.enabled {
             return;
         }
@@ -237,12 +247,17 @@ impl Log {
             if chosen[i as usize] {
                 continue;
             }
-            let reason = if capped[i as usize] {
-                Reason::CountCapExceeded
-            } else {
-                Reason::BudgetExceeded
+            let t = items.tokens(i);
+            let (reason, by) = match pinned {
+                _ if capped[i as usize] => (Reason::CountCapExceeded, None),
+                Some((first, pinned_tokens))
+                    if pinned_tokens > 0 && t <= available.saturating_add(pinned_tokens) =>
+                {
+                    (Reason::PinnedOverride, Some(first))
+                }
+                _ => (Reason::BudgetExceeded, None),
             };
-            self.exclude(i, items.score(i), reason, items.tokens(i), available, None);
+            self.exclude(i, items.score(i), reason, t, available, by);
         }
         self.stage("Slice", candidates.len());
     }
