@@ -10,13 +10,12 @@ use super::report::{Log, Reason};
 use crate::items::Items;
 
 /// The survivors of `scored` (item indices, in order), `scores` by item
-/// index. Every other item is logged as Deduplicated against its survivor.
+/// index. Every other item is logged as Deduplicated against its survivor,
+/// in `scored` order (the spec's collecting pass).
 pub fn deduplicate(items: &Items, scored: &[u32], scores: &[f64], log: &mut Log) -> Vec<u32> {
-    // content -> position in `scored` of the best item so far
+    // content -> position in `scored` of the best item (highest score, the
+    // earliest on a tie)
     let mut best: HashMap<&str, usize> = HashMap::with_capacity(scored.len());
-    let mut keep = vec![true; scored.len()];
-    // For each loser, the position of the item that beat it when it lost.
-    let mut lost_to: Vec<(usize, usize)> = Vec::new();
     for (p, &i) in scored.iter().enumerate() {
         let Some(content) = items.content(i) else {
             continue;
@@ -26,37 +25,22 @@ pub fn deduplicate(items: &Items, scored: &[u32], scores: &[f64], log: &mut Log)
                 e.insert(p);
             }
             Entry::Occupied(mut e) => {
-                let q = *e.get();
-                if scores[i as usize] > scores[scored[q] as usize] {
-                    keep[q] = false;
-                    lost_to.push((q, p));
+                if scores[i as usize] > scores[scored[*e.get()] as usize] {
                     e.insert(p);
-                } else {
-                    keep[p] = false;
-                    lost_to.push((p, q));
                 }
             }
         }
     }
-    if log.enabled() {
-        // Name the final survivor of each content, not an intermediate one.
-        for &(p, _) in &lost_to {
-            let i = scored[p];
-            let winner = scored[best[items.content(i).unwrap_or_default()]];
-            log.exclude(
-                i,
-                scores[i as usize],
-                Reason::Deduplicated,
-                items.view().tokens(i),
-                0,
-                Some(winner),
-            );
+    let mut unique = Vec::with_capacity(best.len());
+    for (p, &i) in scored.iter().enumerate() {
+        match items.content(i).map(|c| best[c]) {
+            Some(winner) if winner != p => {
+                let kept = scored[winner];
+                let (score, tokens) = (scores[i as usize], items.view().tokens(i));
+                log.exclude(i, score, Reason::Deduplicated, tokens, 0, Some(kept));
+            }
+            _ => unique.push(i),
         }
     }
-    scored
-        .iter()
-        .zip(&keep)
-        .filter(|(_, &k)| k)
-        .map(|(&i, _)| i)
-        .collect()
+    unique
 }

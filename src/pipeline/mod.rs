@@ -85,7 +85,13 @@ impl Pipeline {
         let view = items.view_scored(&scores);
         let effective = budget.effective(classes.pinned_tokens)?;
         let outcome = self.engine.slice_sorted(view, &sorted, effective)?;
-        let pinned = classes.pinned.first().map(|&p| (p, classes.pinned_tokens));
+        let pinned = (classes.pinned.first()).map(|&p| {
+            (
+                p,
+                classes.pinned_tokens,
+                budget.target_tokens() - budget.output_reserve(),
+            )
+        });
         log.slice(view, &sorted, &outcome, pinned);
         // 6. Place: merge, overflow, order.
         let placed = place::place(

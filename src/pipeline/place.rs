@@ -1,6 +1,8 @@
 //! Stage 6, Place (`spec/cupel/pipeline/place.md`): pinned items (score
-//! 1.0) then the sliced items are merged; a total over `target_tokens` is
-//! handled by the overflow strategy; the placer orders the result.
+//! 1.0) then the sliced items in the slicer's output order are merged (the
+//! spec's `merged[length(pinned) + i] <- slicedScored[i]`); a total over
+//! `target_tokens` is handled by the overflow strategy; the placer orders
+//! the result (ties keep merged order).
 
 use super::report::{Log, Reason};
 use crate::error::{Error, Result};
@@ -68,8 +70,9 @@ pub fn place(
                         let available = target_tokens.saturating_sub(used).max(0);
                         match first_pinned {
                             // It would fit but for the pinned items.
-                            Some(by) if used_unpinned.saturating_add(t) <= target_tokens => log
-                                .exclude(i, score, Reason::PinnedOverride, t, available, Some(by)),
+                            Some(by) if used_unpinned.saturating_add(t) <= target_tokens => {
+                                log.exclude(i, score, Reason::PinnedOverride, t, 0, Some(by))
+                            }
                             _ => log.exclude(i, score, Reason::BudgetExceeded, t, available, None),
                         }
                     }

@@ -78,7 +78,7 @@ pub struct Decision {
     pub score: f64,
     pub reason: Reason,
     pub item_tokens: i64,
-    /// BudgetExceeded and PinnedOverride: the tokens that were left.
+    /// BudgetExceeded: the tokens that were left (0 for other reasons).
     pub available_tokens: i64,
     /// Deduplicated: the item kept; PinnedOverride: the pinned item.
     pub related: Option<u32>,
@@ -217,16 +217,20 @@ impl Log {
     }
 
     /// The Slice stage's exclusions: candidates it did not select. With
-    /// pinned items (`pinned`: the first one and all their tokens), an item
-    /// that would have fit the budget but for the pinned tokens was
-    /// displaced by them: PinnedOverride (`conformance/pipeline/
-    /// diag-pinned-override.toml`); otherwise BudgetExceeded.
+    /// pinned items (`pinned`: the first pinned item, the pinned tokens and
+    /// the room they were taken from, `target_tokens - output_reserve`), an
+    /// item that fits that room but not the effective target the pinned
+    /// tokens left was displaced by them: PinnedOverride
+    /// (`conformance/pipeline/diag-pinned-override.toml`: "effective_target
+    /// < item_tokens because pinned_tokens > 0"; the bound is the cupel
+    /// crate's, checked by tests/differential_pipeline.rs); otherwise
+    /// BudgetExceeded.
     pub fn slice(
         &mut self,
         items: View<'_>,
         candidates: &[u32],
         outcome: &Outcome,
-        pinned: Option<(u32, i64)>,
+        pinned: Option<(u32, i64, i64)>,
     ) {
         if !self.enabled {
             return;
@@ -248,16 +252,16 @@ impl Log {
                 continue;
             }
             let t = items.tokens(i);
-            let (reason, by) = match pinned {
-                _ if capped[i as usize] => (Reason::CountCapExceeded, None),
-                Some((first, pinned_tokens))
-                    if pinned_tokens > 0 && t <= available.saturating_add(pinned_tokens) =>
+            let (reason, left, by) = match pinned {
+                _ if capped[i as usize] => (Reason::CountCapExceeded, 0, None),
+                Some((first, pinned_tokens, room))
+                    if pinned_tokens > 0 && t > outcome.effective_target && t <= room =>
                 {
-                    (Reason::PinnedOverride, Some(first))
+                    (Reason::PinnedOverride, 0, Some(first))
                 }
-                _ => (Reason::BudgetExceeded, None),
+                _ => (Reason::BudgetExceeded, available, None),
             };
-            self.exclude(i, items.score(i), reason, t, available, by);
+            self.exclude(i, items.score(i), reason, t, left, by);
         }
         self.stage("Slice", candidates.len());
     }
