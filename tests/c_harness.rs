@@ -71,6 +71,16 @@ fn c_simulation() {
 }
 
 #[test]
+fn c_scorers() {
+    run_suite("test_scorers");
+}
+
+#[test]
+fn c_pipeline() {
+    run_suite("test_pipeline");
+}
+
+#[test]
 fn every_c_suite_has_a_test() {
     let src = std::fs::read_to_string(file!()).unwrap();
     for e in std::fs::read_dir(common::root().join("tests/c")).unwrap() {
