@@ -284,6 +284,145 @@ fn slice_case(
     }
 }
 
+/// The whole pipeline on both sides: Composite(Recency, Kind) scoring,
+/// deduplication (one item in eight repeats an earlier content), Greedy +
+/// Chronological or Knapsack(100) + U-shaped, a pinned system prompt. The
+/// placed contents must be the same; each side's items are built once,
+/// outside the timing (the crate's run clones its items; ours reads them).
+fn pipeline_case(name: &str, n: usize, knapsack: bool) -> Row {
+    let mut rng = Rng(n as u64 ^ 0x5EED);
+    let contents: Vec<String> = (0..n)
+        .map(|i| {
+            if i > 0 && rng.chance(12) {
+                format!("chunk {}", rng.below(i as u64))
+            } else {
+                format!("chunk {i}")
+            }
+        })
+        .collect();
+    let tokens: Vec<i64> = (0..n).map(|_| 1 + rng.below(2000) as i64).collect();
+    let kinds: Vec<&str> = (0..n).map(|_| KINDS[rng.below(4) as usize]).collect();
+    let stamps: Vec<i64> = (0..n)
+        .map(|_| 1_700_000_000_000 + rng.below(30 * 86_400_000) as i64)
+        .collect();
+    let (max, target) = (200_000, 128_000);
+
+    // Ours: the Rust core (the C ABI adds a pointer check per argument).
+    let mut items = Items::new();
+    let batch: Vec<NewItem> = (0..n)
+        .map(|i| NewItem {
+            tokens: tokens[i],
+            score: 0.0,
+            kind: Some(if i == 0 { "SystemPrompt" } else { kinds[i] }),
+        })
+        .collect();
+    items.push_many(&batch).unwrap();
+    for i in 0..n {
+        items.set_content(i, &contents[i]).unwrap();
+        items.set_timestamp(i, stamps[i]).unwrap();
+    }
+    items.set_pinned(0, true).unwrap();
+    let scorer = cupel::scorer::Scorer::composite(vec![
+        (cupel::scorer::Scorer::Recency, 1.0),
+        (cupel::scorer::Scorer::kind(None).unwrap(), 1.0),
+    ])
+    .unwrap();
+    let slicer = if knapsack {
+        Slicer::Knapsack(Knapsack::new(100).unwrap())
+    } else {
+        Slicer::Greedy
+    };
+    let placer = if knapsack {
+        cupel::placer::Placer::UShaped
+    } else {
+        cupel::placer::Placer::Chronological
+    };
+    let mut pipeline =
+        cupel::pipeline::Pipeline::new(Some(scorer), Engine::new(slicer), Some(placer));
+    pipeline.overflow = cupel::pipeline::Overflow::Proceed;
+    let budget = Budget::new(max, target).unwrap();
+    let ours_run = || pipeline.run(&items, &budget, None).unwrap();
+
+    // Theirs.
+    use chrono::TimeZone;
+    let theirs_items: Vec<r::ContextItem> = (0..n)
+        .map(|i| {
+            r::ContextItemBuilder::new(contents[i].clone(), tokens[i])
+                .kind(r::ContextKind::new(if i == 0 { "SystemPrompt" } else { kinds[i] }).unwrap())
+                .timestamp(chrono::Utc.timestamp_millis_opt(stamps[i]).unwrap())
+                .pinned(i == 0)
+                .build()
+                .unwrap()
+        })
+        .collect();
+    let composite = r::scorer::CompositeScorer::new(vec![
+        (
+            Box::new(r::scorer::RecencyScorer) as Box<dyn r::scorer::Scorer>,
+            1.0,
+        ),
+        (Box::new(r::scorer::KindScorer::with_default_weights()), 1.0),
+    ])
+    .unwrap();
+    let builder = r::pipeline::Pipeline::builder()
+        .scorer(Box::new(composite))
+        .deduplication(true)
+        .overflow_strategy(r::model::OverflowStrategy::Proceed);
+    let builder = if knapsack {
+        builder
+            .slicer(Box::new(r::KnapsackSlice::new(100).unwrap()))
+            .placer(Box::new(r::placer::UShapedPlacer))
+    } else {
+        builder
+            .slicer(Box::new(r::GreedySlice))
+            .placer(Box::new(r::placer::ChronologicalPlacer))
+    };
+    let theirs_pipeline = builder.build().unwrap();
+    let rb = r::ContextBudget::new(max, target, 0, Default::default(), 0.0).unwrap();
+    let theirs_run = || theirs_pipeline.run(&theirs_items, &rb);
+
+    let ours_out: Vec<&str> = ours_run()
+        .iter()
+        .map(|&i| contents[i as usize].as_str())
+        .collect();
+    let ours_peak = cold_peak(ours_run);
+    // The crate's first run: its output, peak heap and (at N >= 100,000,
+    // where one run takes tens of seconds) its only timing.
+    let base = CURRENT.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let start = Instant::now();
+    let first = theirs_run();
+    let first_time = start.elapsed();
+    let ref_peak = PEAK.load(Relaxed) - base;
+    let theirs = match first {
+        Err(e) => {
+            println!("<!-- {name}: the crate refused: {e} -->");
+            None
+        }
+        Ok(out) => {
+            let theirs_out: Vec<&str> = out.iter().map(|i| i.content()).collect();
+            assert_eq!(
+                ours_out, theirs_out,
+                "{name}: the two pipelines placed different items"
+            );
+            Some(first_time)
+        }
+    };
+    let (t, rt) = match theirs {
+        Some(first) if n >= 100_000 => (measure(ours_run).0, Some(first)),
+        Some(_) => {
+            let (t, rt) = measure_pair(ours_run, || theirs_run().unwrap());
+            (t, Some(rt))
+        }
+        None => (measure(ours_run).0, None),
+    };
+    Row {
+        name: name.to_string(),
+        ours: (t, ours_peak),
+        theirs: rt.map(|rt| (rt, ref_peak)),
+        cells: None,
+    }
+}
+
 fn knapsack_case(name: &str, n: usize, target: i64, bucket: i64, with_ref: bool) -> Row {
     let x = input(n as u64 ^ bucket as u64, n, 2000);
     let reference = r::KnapsackSlice::new(bucket).unwrap();
@@ -583,6 +722,21 @@ fn main() {
         ));
     }
     cases.push(("abi N=10000".to_string(), Box::new(|| abi_case(10_000))));
+    for n in [1_000usize, 10_000, 100_000] {
+        for knapsack in [false, true] {
+            let name = if knapsack {
+                format!(
+                    "pipeline N={n}: Composite(Recency, Kind) + dedup + Knapsack(100) + U-shaped"
+                )
+            } else {
+                format!("pipeline N={n}: Composite(Recency, Kind) + dedup + Greedy + Chronological")
+            };
+            cases.push((
+                name.clone(),
+                Box::new(move || pipeline_case(&name, n, knapsack)),
+            ));
+        }
+    }
 
     for (name, case) in &cases {
         if wanted(name) {

@@ -1,5 +1,8 @@
-/* libcupel demo: slices a retrieval result (examples/data/rag_candidates.csv)
- * under a 4k-token budget with every slicer and prints what each one chose.
+/* libcupel demo: assembles the context for one question of a coding
+ * assistant from a retrieval result (examples/data/rag_candidates.csv):
+ * the whole pipeline (score, deduplicate, fit the budget, place) with its
+ * report of every decision, then every slicer on its own for comparison,
+ * budget simulation and streaming.
  *
  *   cc -std=c99 -Iinclude examples/demo.c -Ltarget/release -lcupel \
  *      -Wl,-rpath,"$PWD/target/release" -o target/demo
@@ -16,6 +19,9 @@ typedef struct {
   char kind[32];
   int64_t tokens;
   double score;
+  int64_t timestamp; /* UTC ms; meaningful when has_timestamp */
+  int has_timestamp;
+  int pinned;
   char title[96];
 } row;
 
@@ -30,6 +36,22 @@ static void must(cupel_status st, const char *what) {
   }
 }
 
+/* The next comma-separated field of *s (empty fields included), or NULL. */
+static char *field(char **s) {
+  char *start = *s, *comma;
+  if (!start) return NULL;
+  comma = strchr(start, ',');
+  if (comma) {
+    *comma = '\0';
+    *s = comma + 1;
+  } else {
+    start[strcspn(start, "\r\n")] = '\0';
+    *s = NULL;
+  }
+  return start;
+}
+
+/* Columns: kind,tokens,score,timestamp,pinned,title (title last). */
 static void load(const char *path) {
   char line[512];
   FILE *f = fopen(path, "r");
@@ -40,16 +62,105 @@ static void load(const char *path) {
   if (!fgets(line, sizeof line, f)) exit(1); /* header */
   while (n_rows < MAX_ROWS && fgets(line, sizeof line, f)) {
     row *r = &rows[n_rows];
-    char *kind = strtok(line, ","), *tokens = strtok(NULL, ","), *score = strtok(NULL, ","),
-         *title = strtok(NULL, "\n");
-    if (!kind || !tokens || !score || !title) continue;
+    char *rest = line;
+    char *kind = field(&rest), *tokens = field(&rest), *score = field(&rest), *ts = field(&rest),
+         *pinned = field(&rest), *title = rest;
+    if (!kind || !tokens || !score || !ts || !pinned || !title) continue;
+    title[strcspn(title, "\r\n")] = '\0';
     snprintf(r->kind, sizeof r->kind, "%s", kind);
     r->tokens = strtoll(tokens, NULL, 10);
     r->score = strtod(score, NULL);
+    r->has_timestamp = *ts != '\0';
+    r->timestamp = r->has_timestamp ? strtoll(ts, NULL, 10) : 0;
+    r->pinned = *pinned == '1';
     snprintf(r->title, sizeof r->title, "%s", title);
     n_rows++;
   }
   fclose(f);
+}
+
+static const char *reason_name(int32_t reason) {
+  switch (reason) {
+  case CUPEL_REASON_SCORED: return "scored";
+  case CUPEL_REASON_PINNED: return "pinned";
+  case CUPEL_REASON_ZERO_TOKEN: return "zero tokens";
+  case CUPEL_REASON_BUDGET_EXCEEDED: return "over budget";
+  case CUPEL_REASON_DEDUPLICATED: return "duplicate";
+  case CUPEL_REASON_NEGATIVE_TOKENS: return "negative tokens";
+  case CUPEL_REASON_PINNED_OVERRIDE: return "displaced by pinned";
+  case CUPEL_REASON_COUNT_CAP_EXCEEDED: return "count cap";
+  default: return "other";
+  }
+}
+
+/* The whole pipeline: the host's relevance blended with recency and kind,
+ * deduplicated, fitted by GreedySlice, placed chronologically; then the
+ * report: the final context in placed order and why the rest was left out. */
+static void run_pipeline(const cupel_items *items, const cupel_budget *budget, size_t *out) {
+  cupel_scorer *given = NULL, *recency = NULL, *kind = NULL, *blend = NULL;
+  cupel_slicer *greedy = NULL;
+  cupel_placer *chrono = NULL;
+  cupel_pipeline *pipeline = NULL;
+  cupel_report *report = NULL;
+  const cupel_scorer *parts[3];
+  double weights[3] = {0.6, 0.25, 0.15};
+  size_t n = 0, i, by_reason[20] = {0};
+  int64_t tokens = 0;
+
+  must(cupel_scorer_new_given(&given), "given scorer");
+  must(cupel_scorer_new_recency(&recency), "recency scorer");
+  must(cupel_scorer_new_kind(NULL, 0, &kind), "kind scorer");
+  parts[0] = given, parts[1] = recency, parts[2] = kind;
+  must(cupel_scorer_new_composite(parts, weights, 3, &blend), "composite scorer");
+  must(cupel_slicer_new_greedy(&greedy), "greedy");
+  must(cupel_placer_new_chronological(&chrono), "placer");
+  must(cupel_pipeline_new(blend, greedy, chrono, &pipeline), "cupel_pipeline_new");
+  must(cupel_report_new(&report), "cupel_report_new");
+  must(cupel_pipeline_run(pipeline, items, budget, out, n_rows, &n, report), "cupel_pipeline_run");
+
+  printf("Pipeline: scores = 0.6 x retriever score + 0.25 x recency + 0.15 x kind weight;\n"
+         "duplicates removed (byte-identical content, the best-scored copy kept);\n"
+         "GreedySlice; pinned system prompt first; placed oldest first (documents,\n"
+         "which have no timestamp, last).\n\n");
+  printf("Final context, %zu items in placed order (index, kind, tokens, score, why, title):\n", n);
+  for (i = 0; i < n; i++) {
+    cupel_decision d;
+    must(cupel_report_included(report, i, &d), "included");
+    tokens += d.item_tokens;
+    printf("  %4zu  %-12s %5lld  %.3f  %-7s %s\n", d.item_index, rows[d.item_index].kind,
+           (long long)d.item_tokens, d.score, reason_name(d.reason), rows[d.item_index].title);
+  }
+  printf("  = %lld tokens\n\n", (long long)tokens);
+
+  n = cupel_report_excluded_count(report);
+  printf("Left out: %zu items, highest score first; the first 10:\n", n);
+  for (i = 0; i < n; i++) {
+    cupel_decision d;
+    must(cupel_report_excluded(report, i, &d), "excluded");
+    if (d.reason >= 0 && d.reason < 20) by_reason[d.reason]++;
+    if (i >= 10) continue;
+    printf("  %4zu  %-12s %5lld  %.3f  %s", d.item_index, rows[d.item_index].kind,
+           (long long)d.item_tokens, d.score, reason_name(d.reason));
+    if (d.reason == CUPEL_REASON_BUDGET_EXCEEDED)
+      printf(" (needs %lld, %lld left)", (long long)d.item_tokens, (long long)d.available_tokens);
+    if (d.reason == CUPEL_REASON_DEDUPLICATED) printf(" of #%zu", d.related_index);
+    printf("  %s\n", rows[d.item_index].title);
+  }
+  printf("  by reason:");
+  for (i = 0; i < 20; i++)
+    if (by_reason[i]) printf(" %s %zu;", reason_name((int32_t)i), by_reason[i]);
+  printf(" (%lld candidates, %lld tokens considered)\n\n",
+         (long long)cupel_report_total_candidates(report),
+         (long long)cupel_report_total_tokens_considered(report));
+
+  cupel_report_free(report);
+  cupel_pipeline_free(pipeline);
+  cupel_placer_free(chrono);
+  cupel_slicer_free(greedy);
+  cupel_scorer_free(blend);
+  cupel_scorer_free(kind);
+  cupel_scorer_free(recency);
+  cupel_scorer_free(given);
 }
 
 static void print_row(const char *name, const size_t *idx, size_t n, int64_t tokens) {
@@ -87,8 +198,13 @@ int main(int argc, char **argv) {
   load(path);
   out = malloc(sizeof *out * (n_rows ? n_rows : 1));
   must(cupel_items_new(&items), "cupel_items_new");
-  for (i = 0; i < n_rows; i++)
+  for (i = 0; i < n_rows; i++) {
     must(cupel_items_push(items, rows[i].tokens, rows[i].score, rows[i].kind), "cupel_items_push");
+    must(cupel_items_set_content(items, i, rows[i].title), "cupel_items_set_content");
+    if (rows[i].has_timestamp)
+      must(cupel_items_set_timestamp(items, i, rows[i].timestamp), "cupel_items_set_timestamp");
+    must(cupel_items_set_pinned(items, i, rows[i].pinned), "cupel_items_set_pinned");
+  }
 
   /* An 8k context window: 1k kept for the answer, 4k the goal for context. */
   must(cupel_budget_new(8192, 4096, &budget), "cupel_budget_new");
@@ -110,6 +226,8 @@ int main(int argc, char **argv) {
   }
   printf("budget: max 8192, output reserve 1024, target 4096 -> effective max %lld, target %lld\n\n",
          (long long)eff_max, (long long)eff_target);
+  run_pipeline(items, budget, out);
+  printf("Each slicer alone, on the retriever's scores (no deduplication, nothing pinned):\n");
   printf("QuotaSlice: percent of the target per kind, require-cap:");
   for (i = 0; i < 4; i++)
     printf(" %s %g-%g%%", quotas[i].kind, quotas[i].require_percent, quotas[i].cap_percent);
