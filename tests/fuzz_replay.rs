@@ -45,6 +45,7 @@ fn abi_calls_corpus_and_random_programs() {
         ("failed calls", get(&s.failures), 1000),
         ("count slicers built", get(&s.count_slicers), 300),
         ("streams finished", get(&s.stream_finishes), 100),
+        ("pipelines run", get(&s.pipelines_run), 1000),
     ];
     eprintln!("{seen:?}");
     for (what, n, least) in seen {

@@ -10,6 +10,14 @@
 //! output, and a too-small buffer gets CUPEL_ERROR_BUFFER_TOO_SMALL with the
 //! needed length and an untouched buffer.
 //!
+//! The program also sets item attributes (content, timestamp, priority,
+//! pinned, hint, tags, metadata; invalid UTF-8 and out-of-range indices
+//! included), scores items with random scorers, and runs random pipelines
+//! (scorer, any slicer built so far, placer, deduplication, overflow
+//! strategy), checking every decision is reported exactly once, the
+//! report's included list is the placed output, no negative-token item is
+//! selected, and a second run gives the same output.
+//!
 //! `versus_reference` builds small well-formed cases and compares libcupel
 //! with the published cupel 1.2.0 crate (order for Greedy and Knapsack,
 //! sets for the decorators, whose kind order differs by design).
@@ -32,6 +40,7 @@ pub struct Stats {
     pub count_slicers: AtomicUsize,
     pub stream_finishes: AtomicUsize,
     pub compared: AtomicUsize,
+    pub pipelines_run: AtomicUsize,
 }
 
 pub static STATS: Stats = Stats {
@@ -42,6 +51,7 @@ pub static STATS: Stats = Stats {
     count_slicers: AtomicUsize::new(0),
     stream_finishes: AtomicUsize::new(0),
     compared: AtomicUsize::new(0),
+    pipelines_run: AtomicUsize::new(0),
 };
 
 fn bump(counter: &AtomicUsize, by: usize) {
@@ -182,6 +192,7 @@ fn documented(st: cupel_status) {
                 | CUPEL_ERROR_SCARCITY
                 | CUPEL_ERROR_UNSUPPORTED
                 | CUPEL_ERROR_CAPACITY
+                | CUPEL_ERROR_OVERFLOW
         ),
         "undocumented status {st:?}: {}",
         last_error()
@@ -285,6 +296,10 @@ unsafe fn checked_slice(
         selected.iter().all(|&i| i < n),
         "index out of range {selected:?}"
     );
+    assert!(
+        selected.iter().all(|&i| st.tokens[i] >= 0),
+        "a negative-token item was selected {selected:?}"
+    );
     let sum = selected
         .iter()
         .fold(0i64, |a, &i| a.saturating_add(st.tokens[i]));
@@ -325,6 +340,201 @@ unsafe fn checked_slice(
     assert_eq!(&again[..len2], selected, "a second call chose differently");
 }
 
+/// A scorer from the input (composites of up to three of them).
+unsafe fn fuzz_scorer(input: &mut Input, depth: u32) -> *mut cupel_scorer {
+    let mut s = ptr::null_mut();
+    let status = match input.u8() % if depth > 0 { 10 } else { 12 } {
+        0 => cupel_scorer_new_given(&mut s),
+        1 => cupel_scorer_new_recency(&mut s),
+        2 => cupel_scorer_new_priority(&mut s),
+        3 => cupel_scorer_new_kind(ptr::null(), 0, &mut s),
+        4 => {
+            let w = [cupel_tag_weight {
+                tag: c"a".as_ptr(),
+                weight: input.f64(),
+            }];
+            cupel_scorer_new_tag(w.as_ptr(), 1, &mut s)
+        }
+        5 => cupel_scorer_new_frequency(&mut s),
+        6 => cupel_scorer_new_reflexive(&mut s),
+        7 => cupel_scorer_new_metadata_trust(input.f64(), &mut s),
+        8 => cupel_scorer_new_metadata_key(c"k".as_ptr(), c"v".as_ptr(), input.f64(), &mut s),
+        9 => {
+            let w = [cupel_decay_window {
+                max_age_secs: input.f64() * 1e5,
+                score: input.f64(),
+            }];
+            cupel_scorer_new_decay(
+                (input.u8() % 4) as i32,
+                input.f64() * 1e5,
+                w.as_ptr(),
+                input.below(2),
+                input.i64(),
+                input.f64(),
+                &mut s,
+            )
+        }
+        10 => {
+            let kids: Vec<*mut cupel_scorer> = (0..1 + input.below(3))
+                .map(|_| fuzz_scorer(input, depth + 1))
+                .filter(|k| !k.is_null())
+                .collect();
+            let consts: Vec<*const cupel_scorer> = kids.iter().map(|&k| k as *const _).collect();
+            let weights: Vec<f64> = kids.iter().map(|_| input.f64()).collect();
+            let st =
+                cupel_scorer_new_composite(consts.as_ptr(), weights.as_ptr(), consts.len(), &mut s);
+            kids.into_iter().for_each(|k| cupel_scorer_free(k));
+            st
+        }
+        _ => {
+            let inner = fuzz_scorer(input, depth + 1);
+            let st = cupel_scorer_new_scaled(inner, &mut s);
+            cupel_scorer_free(inner);
+            st
+        }
+    };
+    documented(status);
+    assert_eq!(
+        status == CUPEL_OK,
+        !s.is_null(),
+        "a scorer handed out on failure"
+    );
+    s
+}
+
+/// Sets one attribute of a (maybe out-of-range) item from the input.
+unsafe fn fuzz_attribute(input: &mut Input, st: &State) {
+    let n = st.tokens.len();
+    let i = if input.one_in(16) {
+        n + input.below(3)
+    } else {
+        input.below(n.max(1))
+    };
+    const CONTENTS: [&CStr; 6] = [c"a", c"b", c"same", c"", c"xÿ", c"Ã¼"];
+    let text = |input: &mut Input| CONTENTS[input.below(CONTENTS.len())].as_ptr();
+    let op = input.u8() % 8;
+    // The items an OK call may change: `i` alone, or first..first + count.
+    let mut end = i + 1;
+    let status = match op {
+        0 => cupel_items_set_content(st.items, i, text(input)),
+        1 => cupel_items_set_timestamp(st.items, i, input.i64()),
+        2 => cupel_items_set_priority(st.items, i, input.i64()),
+        3 => cupel_items_set_pinned(st.items, i, input.one_in(2)),
+        4 => cupel_items_set_relevance_hint(st.items, i, input.f64()),
+        5 => cupel_items_add_tag(st.items, i, text(input)),
+        6 => cupel_items_set_metadata(st.items, i, c"cupel:trust".as_ptr(), text(input)),
+        _ => {
+            let count = input.below(4);
+            end = i + count;
+            let stamps: Vec<i64> = (0..count).map(|_| input.i64()).collect();
+            cupel_items_set_timestamps(st.items, i, count, stamps.as_ptr())
+        }
+    };
+    documented(status);
+    if end > n && status == CUPEL_OK {
+        panic!("attributes were set on items {i}..{end} of {n}");
+    }
+    assert_eq!(
+        cupel_items_len(st.items),
+        n,
+        "an attribute changed the item count"
+    );
+}
+
+/// One pipeline run with a random configuration, checked.
+unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
+    let n = st.tokens.len();
+    let scorer = if input.one_in(4) {
+        ptr::null_mut()
+    } else {
+        fuzz_scorer(input, 0)
+    };
+    let slicer = st.slicers.0[input.below(st.slicers.0.len())].0;
+    let mut placer = ptr::null_mut();
+    match input.u8() % 3 {
+        0 => assert_eq!(cupel_placer_new_chronological(&mut placer), CUPEL_OK),
+        1 => assert_eq!(cupel_placer_new_u_shaped(&mut placer), CUPEL_OK),
+        _ => {}
+    }
+    let mut p = ptr::null_mut();
+    assert_eq!(cupel_pipeline_new(scorer, slicer, placer, &mut p), CUPEL_OK);
+    cupel_scorer_free(scorer);
+    cupel_placer_free(placer);
+    assert_eq!(
+        cupel_pipeline_set_deduplication(p, input.one_in(2)),
+        CUPEL_OK
+    );
+    documented(cupel_pipeline_set_overflow(p, (input.u8() % 4) as i32));
+    let capacity = if input.one_in(8) {
+        input.below(n + 1)
+    } else {
+        n
+    };
+    let mut out = vec![usize::MAX; capacity];
+    let mut len = usize::MAX;
+    let status = cupel_pipeline_run(
+        p,
+        st.items,
+        st.budget,
+        out.as_mut_ptr(),
+        capacity,
+        &mut len,
+        st.report,
+    );
+    documented(status);
+    if status == CUPEL_OK {
+        bump(&STATS.pipelines_run, 1);
+        let placed = &out[..len];
+        let mut seen = vec![0u8; n];
+        assert_eq!(cupel_report_included_count(st.report), len);
+        for (k, &i) in placed.iter().enumerate() {
+            assert!(i < n && st.tokens[i] >= 0, "placed {i} of {n} ({placed:?})");
+            let mut d = std::mem::zeroed::<cupel_decision>();
+            assert_eq!(cupel_report_included(st.report, k, &mut d), CUPEL_OK);
+            assert_eq!(d.item_index, i, "the report's included list is the output");
+            seen[i] += 1;
+        }
+        for k in 0..cupel_report_excluded_count(st.report) {
+            let mut d = std::mem::zeroed::<cupel_decision>();
+            assert_eq!(cupel_report_excluded(st.report, k, &mut d), CUPEL_OK);
+            seen[d.item_index] += 1;
+            if st.tokens[d.item_index] < 0 {
+                assert_eq!(d.reason, CUPEL_REASON_NEGATIVE_TOKENS as i32);
+            }
+        }
+        assert!(
+            seen.iter().all(|&c| c == 1),
+            "every item decided once: {seen:?}"
+        );
+        let mut json_len = 0;
+        let st_json = cupel_report_json(st.report, st.items, ptr::null_mut(), 0, &mut json_len);
+        assert!(st_json == CUPEL_ERROR_BUFFER_TOO_SMALL && json_len > 0);
+        let mut again = vec![0usize; capacity];
+        let mut len2 = 0;
+        let status = cupel_pipeline_run(
+            p,
+            st.items,
+            st.budget,
+            again.as_mut_ptr(),
+            capacity,
+            &mut len2,
+            ptr::null_mut(),
+        );
+        assert_eq!(status, CUPEL_OK);
+        assert_eq!(&again[..len2], placed, "a second run placed differently");
+    } else {
+        assert_eq!(
+            cupel_report_included_count(st.report),
+            0,
+            "report not emptied"
+        );
+        if status == CUPEL_ERROR_BUFFER_TOO_SMALL {
+            assert!(len > capacity && out.iter().all(|&x| x == usize::MAX));
+        }
+    }
+    cupel_pipeline_free(p);
+}
+
 /// Arbitrary sequences of C ABI calls with arbitrary values.
 pub fn abi_program(data: &[u8]) {
     let mut input = Input { data, pos: 0 };
@@ -358,7 +568,7 @@ pub fn abi_program(data: &[u8]) {
             }
             let pick =
                 |input: &mut Input, st: &State| st.slicers.0[input.below(st.slicers.0.len())];
-            match input.u8() % 16 {
+            match input.u8() % 20 {
                 0 | 13 if st.tokens.len() < MAX_ITEMS => {
                     let (t, s, k) = (input.tokens(), input.f64(), input.kind());
                     let status = cupel_items_push(st.items, t, s, kind_ptr(k));
@@ -601,6 +811,20 @@ pub fn abi_program(data: &[u8]) {
                 12 if input.one_in(4) => {
                     cupel_items_clear(st.items);
                     st.tokens.clear();
+                }
+                16 | 17 => fuzz_attribute(&mut input, &st),
+                18 => fuzz_pipeline(&mut input, &st),
+                19 => {
+                    let s = fuzz_scorer(&mut input, 0);
+                    if !s.is_null() {
+                        let n = st.tokens.len();
+                        let mut out = vec![0.0; n];
+                        let mut len = 0;
+                        let status = cupel_scorer_score(s, st.items, out.as_mut_ptr(), n, &mut len);
+                        assert_eq!(status, CUPEL_OK, "{}", last_error());
+                        assert_eq!(len, n);
+                        cupel_scorer_free(s);
+                    }
                 }
                 _ => {}
             }
