@@ -89,6 +89,9 @@ impl Scorer {
     pub fn tag(weights: Vec<(String, f64)>) -> Result<Scorer> {
         let mut seen = std::collections::HashSet::new();
         for (i, (tag, w)) in weights.iter().enumerate() {
+            if tag.is_empty() {
+                return invalid!("weights[{i}].tag is empty; a tag needs a name");
+            }
             check_weight(&format!("weights[{i}].weight (tag {tag:?})"), *w)?;
             if !seen.insert(tag.as_str()) {
                 return invalid!("weights[{i}]: tag {tag:?} is configured twice");
@@ -124,6 +127,9 @@ impl Scorer {
     }
 
     pub fn metadata_key(key: &str, value: &str, boost: f64) -> Result<Scorer> {
+        if key.is_empty() {
+            return invalid!("key is empty; a metadata key needs a name");
+        }
         if !boost.is_finite() || boost <= 0.0 {
             return invalid!("boost is {boost}; it must be finite and > 0");
         }
@@ -230,5 +236,112 @@ impl Scorer {
             "given" => Scorer::Given,
             _ => return None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::items::NewItem;
+    use crate::testing::Rng;
+
+    /// RECENCY-SCORE / PRIORITY-SCORE as the spec writes them.
+    fn spec_rank(keys: &[Option<i64>], k: usize) -> f64 {
+        let Some(mine) = keys[k] else { return 0.0 };
+        let count = keys.iter().flatten().count();
+        let rank = keys.iter().flatten().filter(|&&x| x < mine).count();
+        if count <= 1 {
+            1.0
+        } else {
+            rank as f64 / (count - 1) as f64
+        }
+    }
+
+    /// FREQUENCY-SCORE as the spec writes it.
+    fn spec_frequency(tags: &[Vec<String>], k: usize) -> f64 {
+        if tags[k].is_empty() || tags.len() <= 1 {
+            return 0.0;
+        }
+        let shares = |a: &[String], b: &[String]| {
+            a.iter()
+                .any(|x| b.iter().any(|y| x.eq_ignore_ascii_case(y)))
+        };
+        let matching = (0..tags.len())
+            .filter(|&q| q != k && !tags[q].is_empty() && shares(&tags[k], &tags[q]))
+            .count();
+        matching as f64 / (tags.len() - 1) as f64
+    }
+
+    #[test]
+    #[allow(clippy::needless_range_loop)] // k indexes the spec's lists and `out` alike
+    fn relative_scorers_match_the_spec_pseudocode() {
+        const TAGS: [&str; 6] = ["a", "A", "b", "c", "d", "B"];
+        let mut rng = Rng(0x5C0_4E5);
+        for case in 0..300 {
+            let n = rng.below(40) as usize;
+            let mut items = Items::new();
+            let mut stamps = Vec::new();
+            let mut prios = Vec::new();
+            let mut tags = Vec::new();
+            for i in 0..n {
+                let it = NewItem {
+                    tokens: 1,
+                    score: 0.5,
+                    kind: None,
+                };
+                items.push(it).unwrap();
+                let ts = rng.chance(70).then(|| rng.below(10) as i64 - 5);
+                let pr = rng.chance(60).then(|| rng.below(6) as i64);
+                let tg: Vec<String> = (0..rng.below(4))
+                    .map(|_| TAGS[rng.below(6) as usize].to_string())
+                    .collect();
+                if let Some(t) = ts {
+                    items.set_timestamp(i, t).unwrap();
+                }
+                if let Some(p) = pr {
+                    items.set_priority(i, p).unwrap();
+                }
+                for t in &tg {
+                    items.add_tag(i, t).unwrap();
+                }
+                stamps.push(ts);
+                prios.push(pr);
+                tags.push(tg);
+            }
+            let all: Vec<u32> = (0..n as u32).collect();
+            let mut out = vec![0.0; n];
+            Scorer::Recency.score(&items, &all, &mut out);
+            for k in 0..n {
+                assert_eq!(out[k], spec_rank(&stamps, k), "case {case} recency {k}");
+            }
+            Scorer::Priority.score(&items, &all, &mut out);
+            for k in 0..n {
+                assert_eq!(out[k], spec_rank(&prios, k), "case {case} priority {k}");
+            }
+            Scorer::Frequency.score(&items, &all, &mut out);
+            for k in 0..n {
+                assert_eq!(
+                    out[k],
+                    spec_frequency(&tags, k),
+                    "case {case} frequency {k}"
+                );
+            }
+            // SCALED-SCORE over Priority: min-max of the inner scores.
+            Scorer::Scaled(Box::new(Scorer::Priority)).score(&items, &all, &mut out);
+            let inner: Vec<f64> = (0..n).map(|k| spec_rank(&prios, k)).collect();
+            let (lo, hi) = inner
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| {
+                    (a.min(x), b.max(x))
+                });
+            for k in 0..n {
+                let want = if hi == lo {
+                    0.5
+                } else {
+                    (inner[k] - lo) / (hi - lo)
+                };
+                assert_eq!(out[k], want, "case {case} scaled {k}");
+            }
+        }
     }
 }

@@ -20,48 +20,87 @@ pub fn tag(items: &Items, all: &[u32], weights: &[(String, f64)], out: &mut [f64
     }
 }
 
+/// A tag compared and hashed with ASCII case folding, without a folded copy.
+#[derive(Clone, Copy)]
+struct Folded<'a>(&'a str);
+
+impl PartialEq for Folded<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.eq_ignore_ascii_case(other.0)
+    }
+}
+
+impl Eq for Folded<'_> {}
+
+impl std::hash::Hash for Folded<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        for b in self.0.bytes() {
+            h.write_u8(b.to_ascii_lowercase());
+        }
+        h.write_u8(0xFF);
+    }
+}
+
 /// The share of the other items (of `all.len() - 1`) that share at least
 /// one tag with the item, tags compared with ASCII case folding. Items with
-/// the same set of tags share one count.
+/// the same set of tags share one count. No allocation per item: tag ids
+/// go to one flat list, each item's distinct ids a range of it.
 pub fn frequency(items: &Items, all: &[u32], out: &mut [f64]) {
     out.fill(0.0);
     if all.len() <= 1 {
         return;
     }
-    // Folded tag -> id; per position, its distinct tag ids; per id, positions.
-    let mut ids: HashMap<String, u32> = HashMap::new();
-    let mut holders: Vec<Vec<u32>> = Vec::new();
-    let mut sets: Vec<Vec<u32>> = Vec::with_capacity(all.len());
-    for (p, &i) in all.iter().enumerate() {
-        let mut set: Vec<u32> = items
-            .tags(i)
-            .iter()
-            .map(|t| {
-                let next = ids.len() as u32;
-                *ids.entry(t.to_ascii_lowercase()).or_insert(next)
-            })
-            .collect();
-        set.sort_unstable();
-        set.dedup();
-        for &t in &set {
-            if t as usize == holders.len() {
-                holders.push(Vec::new());
-            }
-            holders[t as usize].push(p as u32);
+    let mut ids: HashMap<Folded<'_>, u32> = HashMap::new();
+    // Per position, its distinct tag ids: flat[starts[p]..starts[p + 1]].
+    let mut flat: Vec<u32> = Vec::new();
+    let mut starts: Vec<usize> = Vec::with_capacity(all.len() + 1);
+    for &i in all {
+        let start = flat.len();
+        starts.push(start);
+        for t in items.tags(i) {
+            let next = ids.len() as u32;
+            flat.push(*ids.entry(Folded(t)).or_insert(next));
         }
-        sets.push(set);
+        flat[start..].sort_unstable();
+        let mut unique = start;
+        for k in start..flat.len() {
+            if k == start || flat[k] != flat[unique - 1] {
+                flat[unique] = flat[k];
+                unique += 1;
+            }
+        }
+        flat.truncate(unique);
+    }
+    starts.push(flat.len());
+    let set = |p: usize| &flat[starts[p]..starts[p + 1]];
+    // Per tag id, the positions holding it (one flat list, counting sort).
+    let mut holder_starts = vec![0usize; ids.len() + 1];
+    for &t in &flat {
+        holder_starts[t as usize + 1] += 1;
+    }
+    for t in 0..ids.len() {
+        holder_starts[t + 1] += holder_starts[t];
+    }
+    let mut holders = vec![0u32; flat.len()];
+    let mut fill = holder_starts.clone();
+    for p in 0..all.len() {
+        for &t in set(p) {
+            holders[fill[t as usize]] = p as u32;
+            fill[t as usize] += 1;
+        }
     }
     let mut seen = vec![u32::MAX; all.len()];
     let mut by_set: HashMap<&[u32], usize> = HashMap::new();
     let peers = (all.len() - 1) as f64;
-    for (p, set) in sets.iter().enumerate() {
-        if set.is_empty() {
+    for (p, o) in out.iter_mut().enumerate() {
+        let tags = set(p);
+        if tags.is_empty() {
             continue;
         }
-        let union = *by_set.entry(set.as_slice()).or_insert_with(|| {
+        let union = *by_set.entry(tags).or_insert_with(|| {
             let mut n = 0;
-            for &t in set {
-                for &q in &holders[t as usize] {
+            for &t in tags {
+                for &q in &holders[holder_starts[t as usize]..holder_starts[t as usize + 1]] {
                     if seen[q as usize] != p as u32 {
                         seen[q as usize] = p as u32;
                         n += 1;
@@ -71,6 +110,6 @@ pub fn frequency(items: &Items, all: &[u32], out: &mut [f64]) {
             n
         });
         // The union holds the item itself.
-        out[p] = (union - 1) as f64 / peers;
+        *o = (union - 1) as f64 / peers;
     }
 }

@@ -179,6 +179,13 @@ static void test_errors(void) {
   CHECK_STATUS(cupel_scorer_new_metadata_key("k", "v", -1.0, &s), CUPEL_ERROR_INVALID_ARGUMENT);
   CHECK_STATUS(cupel_scorer_new_metadata_key(NULL, "v", 1.0, &s), CUPEL_ERROR_NULL_POINTER);
   CHECK_MSG("key is NULL");
+  CHECK_STATUS(cupel_scorer_new_metadata_key("", "v", 1.0, &s), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("key is empty");
+  {
+    cupel_tag_weight empty_tag[] = {{"", 1.0}};
+    CHECK_STATUS(cupel_scorer_new_tag(empty_tag, 1, &s), CUPEL_ERROR_INVALID_ARGUMENT);
+    CHECK_MSG("weights[0].tag is empty");
+  }
   CHECK_STATUS(cupel_scorer_new_metadata_key("k", "\xff", 1.0, &s), CUPEL_ERROR_INVALID_ARGUMENT);
   CHECK_MSG("value is not valid UTF-8");
   CHECK_STATUS(cupel_scorer_new_decay(7, 1.0, NULL, 0, REF, 0.5, &s), CUPEL_ERROR_INVALID_ARGUMENT);
