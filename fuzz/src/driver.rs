@@ -20,12 +20,17 @@
 //!
 //! `versus_reference` builds small well-formed cases and compares libcupel
 //! with the published cupel 1.2.0 crate (order for Greedy and Knapsack,
-//! sets for the decorators, whose kind order differs by design).
+//! sets for the decorators, whose kind order differs by design), and whole
+//! pipelines (`pipeline_ref::compare`: placed output and every decision).
 
 #![allow(dead_code)]
 
 use cupel::ffi::*;
 use cupel_ref as r;
+
+// The pipeline oracle, shared with tests/differential_pipeline.rs.
+#[path = "pipeline_ref.rs"]
+mod pipeline_ref;
 use std::ffi::{c_char, CStr, CString};
 use std::ptr;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -958,9 +963,94 @@ fn as_set(mut v: Vec<usize>) -> Vec<usize> {
 }
 
 /// libcupel against the cupel 1.2.0 crate on a small well-formed case.
+/// A small pipeline case from the input: every item field, a scorer,
+/// Greedy or Knapsack, a placer, deduplication, an overflow strategy.
+fn pipeline_case(input: &mut Input) -> pipeline_ref::Case {
+    use pipeline_ref::{Case, Item, ScorerSpec, SlicerSpec, REFERENCE_MS};
+    const KINDS: [&str; 5] = [
+        "Message",
+        "Document",
+        "ToolOutput",
+        "Memory",
+        "SystemPrompt",
+    ];
+    const TAGS: [&str; 4] = ["a", "A", "b", "c"];
+    let dedup = input.one_in(2);
+    let n = input.below(12);
+    let items = (0..n)
+        .map(|i| Item {
+            // Repeated contents only where deduplication runs (departure 1).
+            content: if dedup {
+                format!("c{}", input.below(4))
+            } else {
+                format!("u{i}")
+            },
+            tokens: input.below(300) as i64 - if input.one_in(10) { 350 } else { 0 },
+            kind: KINDS[input.below(5)].to_string(),
+            timestamp: input
+                .one_in(4)
+                .then(|| REFERENCE_MS - input.below(100_000) as i64 * 1000),
+            priority: input.one_in(2).then(|| input.below(5) as i64),
+            pinned: input.one_in(12),
+            hint: input.one_in(2).then(|| input.below(15) as f64 / 10.0 - 0.2),
+            tags: (0..input.below(3))
+                .map(|_| TAGS[input.below(4)].to_string())
+                .collect(),
+            metadata: if input.one_in(2) {
+                vec![(
+                    "cupel:trust".to_string(),
+                    ["0.3", "x", "2"][input.below(3)].to_string(),
+                )]
+            } else {
+                vec![]
+            },
+        })
+        .collect();
+    let simple = |input: &mut Input| match input.below(6) {
+        0 => ScorerSpec::Recency,
+        1 => ScorerSpec::Priority,
+        2 => ScorerSpec::Kind(None),
+        3 => ScorerSpec::Frequency,
+        4 => ScorerSpec::Reflexive,
+        _ => ScorerSpec::Trust(0.5),
+    };
+    let scorer = match input.below(4) {
+        0 => ScorerSpec::Composite(vec![(simple(input), 1.0), (simple(input), 2.0)]),
+        1 => ScorerSpec::Scaled(Box::new(simple(input))),
+        _ => simple(input),
+    };
+    let max = 100 + input.below(2000) as i64;
+    Case {
+        items,
+        scorer,
+        slicer: if input.one_in(2) {
+            SlicerSpec::Greedy
+        } else {
+            SlicerSpec::Knapsack([1, 10, 100][input.below(3)])
+        },
+        u_shaped: input.one_in(2),
+        dedup,
+        overflow: input.below(3) as i32,
+        max,
+        target: input.below(max as usize + 1) as i64,
+        reserve: if input.one_in(3) {
+            input.below(50) as i64
+        } else {
+            0
+        },
+    }
+}
+
 pub fn versus_reference(data: &[u8]) {
     bump(&STATS.compared, 1);
     let mut input = Input { data, pos: 0 };
+    if input.one_in(3) {
+        let c = pipeline_case(&mut input);
+        if let Err(e) = pipeline_ref::compare(&c) {
+            panic!("pipeline differs from the crate: {e}\n{c:#?}");
+        }
+        return;
+    }
     let c = case(&mut input);
     let bucket = [1i64, 7, 100][input.below(3)];
     unsafe {

@@ -260,7 +260,7 @@ static void test_attributes_bad_input(void) {
     cupel_budget *b = make_budget(100, 100);
     cupel_report *r = NULL;
     size_t out[2], n = 0, len = 0;
-    char buf[512];
+    char buf[4096]; /* the JSON carries wall-clock durations: its length varies */
     CHECK_OK(cupel_pipeline_new(NULL, g, NULL, &p));
     CHECK_OK(cupel_report_new(&r));
     CHECK_OK(cupel_pipeline_run(p, items, b, out, 2, &n, r));
