@@ -390,35 +390,6 @@ impl Items {
         self.tokens.is_empty()
     }
 
-    #[inline]
-    pub fn tokens(&self, i: u32) -> i64 {
-        self.tokens[i as usize]
-    }
-
-    #[inline]
-    pub fn score(&self, i: u32) -> f64 {
-        self.scores[i as usize]
-    }
-
-    /// The interned kind id of item `i`.
-    #[inline]
-    pub fn kind(&self, i: u32) -> u32 {
-        self.kinds[i as usize]
-    }
-
-    /// Every item's tokens, by index.
-    pub fn tokens_slice(&self) -> &[i64] {
-        &self.tokens
-    }
-
-    pub fn scores(&self) -> &[f64] {
-        &self.scores
-    }
-
-    pub fn kind_table(&self) -> &KindTable {
-        &self.kind_table
-    }
-
     /// Test helper: items from (tokens, score, kind) triples.
     #[cfg(test)]
     pub(crate) fn from_spec(spec: &[(i64, f64, &str)]) -> Items {
@@ -432,13 +403,6 @@ impl Items {
             items.push(item).unwrap();
         }
         items
-    }
-
-    /// Sum of the tokens of `indices`, saturating at `i64::MAX`.
-    pub fn sum_tokens(&self, indices: &[u32]) -> i64 {
-        indices
-            .iter()
-            .fold(0i64, |acc, &i| acc.saturating_add(self.tokens(i)))
     }
 }
 
@@ -470,23 +434,23 @@ mod tests {
         );
         assert_eq!(s.len(), 1);
         assert_eq!(
-            s.kind_table().len(),
+            s.view().kind_table().len(),
             1,
             "no kind of the failed batch is interned"
         );
         // The caches forgot the rolled-back kinds too: "b" and "a" get fresh ids.
         s.push(item(4, 0.4, Some("b"))).unwrap();
         s.push(item(5, 0.5, Some("A"))).unwrap();
-        assert_eq!(s.kind_table().len(), 3);
-        assert_eq!(s.kind_table().name(1), "b");
-        assert_eq!(s.kind_table().name(2), "A");
+        assert_eq!(s.view().kind_table().len(), 3);
+        assert_eq!(s.view().kind_table().name(1), "b");
+        assert_eq!(s.view().kind_table().name(2), "A");
     }
 
     #[test]
     fn negative_zero_score_is_stored_as_zero() {
         let mut s = Items::new();
         s.push(item(1, -0.0, None)).unwrap();
-        assert!(s.score(0).is_sign_positive());
+        assert!(s.view().score(0).is_sign_positive());
     }
 
     #[test]

@@ -45,7 +45,7 @@ fn find_min_budget_answer_is_the_threshold_for_greedy() {
         } else {
             0
         };
-        let tokens = items.tokens(target as u32);
+        let tokens = items.view().tokens(target as u32);
         let ceiling = tokens + rng.below(3000) as i64;
         let found = engine
             .find_min_budget(&items, pinned, target, ceiling)

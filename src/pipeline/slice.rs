@@ -171,7 +171,7 @@ impl Engine {
             );
         }
         let target = target_index as u32;
-        let tokens = items.tokens(target);
+        let tokens = items.view().tokens(target);
         if tokens < 0 {
             // A negative-token item is never selected (supplement 1).
             return Ok(None);

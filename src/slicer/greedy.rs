@@ -208,7 +208,7 @@ mod tests {
         let got = greedy(&it.view(), &c, i64::MAX);
         let mut want: Vec<u32> = c.clone();
         want.sort_by(|&a, &b| {
-            let d = |i: u32| it.score(i) / it.tokens(i) as f64;
+            let d = |i: u32| it.view().score(i) / it.view().tokens(i) as f64;
             d(b).partial_cmp(&d(a)).unwrap()
         }); // stable: ties keep Sort-stage order
         assert_eq!(got, want);

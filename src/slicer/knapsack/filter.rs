@@ -195,7 +195,13 @@ mod tests {
         let cands = crate::sort::sort_stage(&items.view());
         let mut rows: Vec<(u32, i64, i64)> = cands
             .iter()
-            .map(|&i| (i, items.tokens(i), scaled_value(items.score(i))))
+            .map(|&i| {
+                (
+                    i,
+                    items.view().tokens(i),
+                    scaled_value(items.view().score(i)),
+                )
+            })
             .filter(|r| r.2 > 0)
             .collect();
         let mut per_weight_count = [0i64; 41];
@@ -212,7 +218,13 @@ mod tests {
         );
         assert_eq!(
             knapsack(&items.view(), &cands, 400, 1, usize::MAX).unwrap(),
-            reference::knapsack(items.tokens_slice(), items.scores(), &cands, 400, 1)
+            reference::knapsack(
+                items.view().tokens_slice(),
+                items.view().scores(),
+                &cands,
+                400,
+                1
+            )
         );
     }
 }

@@ -270,8 +270,13 @@ mod tests {
                 }
             }
             let got = knapsack(&items.view(), &cands, target, bucket, usize::MAX).unwrap();
-            let want =
-                reference::knapsack(items.tokens_slice(), items.scores(), &cands, target, bucket);
+            let want = reference::knapsack(
+                items.view().tokens_slice(),
+                items.view().scores(),
+                &cands,
+                target,
+                bucket,
+            );
             assert_eq!(
                 got, want,
                 "case {case}: n {n} target {target} bucket {bucket}"
