@@ -310,6 +310,19 @@ unsafe fn push_items(list: &[Value]) -> (*mut cupel_items, Vec<String>) {
     (items, contents)
 }
 
+/// The `name` strings and weights of `[[config.<list>]]` entries, the
+/// strings kept alive for the call.
+fn named_weights(list: &[Value], name: &str) -> (Vec<CString>, Vec<f64>) {
+    list.iter()
+        .map(|w| {
+            (
+                cstring(w[name].as_str().unwrap()),
+                w["weight"].as_float().unwrap(),
+            )
+        })
+        .unzip()
+}
+
 /// Builds the scorer `name` with `config`; the status when it is refused.
 unsafe fn build_scorer(name: &str, config: &Value) -> Result<*mut cupel_scorer, cupel_status> {
     let mut s = ptr::null_mut();
@@ -323,16 +336,11 @@ unsafe fn build_scorer(name: &str, config: &Value) -> Result<*mut cupel_scorer, 
             let use_default = config.get("use_default_weights").and_then(Value::as_bool);
             match (custom, use_default) {
                 (Some(list), Some(false) | None) => {
-                    let kinds: Vec<CString> = list
-                        .iter()
-                        .map(|w| cstring(w["kind"].as_str().unwrap()))
-                        .collect();
-                    let weights: Vec<cupel_kind_weight> = list
-                        .iter()
-                        .zip(&kinds)
-                        .map(|(w, k)| cupel_kind_weight {
+                    let (kinds, w) = named_weights(list, "kind");
+                    let weights: Vec<cupel_kind_weight> = (kinds.iter().zip(&w))
+                        .map(|(k, &weight)| cupel_kind_weight {
                             kind: k.as_ptr(),
-                            weight: w["weight"].as_float().unwrap(),
+                            weight,
                         })
                         .collect();
                     cupel_scorer_new_kind(weights.as_ptr(), weights.len(), &mut s)
@@ -341,21 +349,12 @@ unsafe fn build_scorer(name: &str, config: &Value) -> Result<*mut cupel_scorer, 
             }
         }
         "tag" => {
-            let list = config
-                .get("tag_weights")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            let tags: Vec<CString> = list
-                .iter()
-                .map(|w| cstring(w["tag"].as_str().unwrap()))
-                .collect();
-            let weights: Vec<cupel_tag_weight> = list
-                .iter()
-                .zip(&tags)
-                .map(|(w, t)| cupel_tag_weight {
+            let list = config.get("tag_weights").and_then(Value::as_array);
+            let (tags, w) = named_weights(list.map_or(&[][..], |l| l.as_slice()), "tag");
+            let weights: Vec<cupel_tag_weight> = (tags.iter().zip(&w))
+                .map(|(t, &weight)| cupel_tag_weight {
                     tag: t.as_ptr(),
-                    weight: w["weight"].as_float().unwrap(),
+                    weight,
                 })
                 .collect();
             cupel_scorer_new_tag(weights.as_ptr(), weights.len(), &mut s)

@@ -139,10 +139,7 @@ ffi_fn! {
         report: *mut cupel_report,
     ) -> cupel_status {
         // SAFETY: `report` is NULL or valid as documented (the caller's promise).
-        let mut report = unsafe { arg_opt_mut(report, "report") }?;
-        if let Some(r) = report.as_deref_mut() {
-            *r = cupel_report::empty();
-        }
+        let report = unsafe { report_arg(report) }?;
         // SAFETY: each pointer is NULL or valid as documented (the caller's promise).
         let (pipeline, items, budget, buf, out_len) = unsafe {
             (

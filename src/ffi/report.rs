@@ -36,6 +36,22 @@ impl cupel_report {
     }
 }
 
+/// The optional report argument of a call that fills one, checked and
+/// emptied first, so that a call failing later leaves it empty.
+///
+/// # Safety
+/// `report` is NULL or a valid report handle that nothing else uses.
+pub(crate) unsafe fn report_arg<'a>(
+    report: *mut cupel_report,
+) -> Result<Option<&'a mut cupel_report>> {
+    // SAFETY: the caller's promise, passed on.
+    let report = unsafe { arg_opt_mut(report, "report") }?;
+    Ok(report.map(|r| {
+        *r = cupel_report::empty();
+        r
+    }))
+}
+
 ffi_fn! {
     /// Creates an empty report. Free it exactly once with `cupel_report_free`.
     ///
