@@ -396,6 +396,9 @@ impl Report {
                     m.insert("displaced_by".into(), by);
                 }
                 Reason::CountCapExceeded => {
+                    let view = items.view();
+                    let kind = view.kind_table().name(view.kind(d.item));
+                    m.insert("kind".into(), kind.into());
                     m.insert("item_tokens".into(), d.item_tokens.into());
                 }
                 _ => {}

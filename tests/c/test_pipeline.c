@@ -334,11 +334,41 @@ static void test_slice_report(void) {
   cupel_items_free(items);
 }
 
+/* A count slicer's cap exclusions are reported with their reason and kind. */
+static void test_count_cap_reason(void) {
+  const int64_t t[] = {10, 10, 10};
+  const double s[] = {0.9, 0.8, 0.7};
+  const char *k[] = {"tool", "tool", "tool"};
+  cupel_items *items = make_items(3, t, s, k);
+  cupel_count_quota e[] = {{"tool", 0, 1}};
+  cupel_slicer *cq = count_quota(e, 1, CUPEL_SCARCITY_DEGRADE);
+  cupel_pipeline *p = NULL;
+  cupel_report *r = NULL;
+  cupel_budget *b = make_budget(100, 100);
+  size_t out[3], n = 0, len = 0;
+  char buf[4096];
+  CHECK_OK(cupel_pipeline_new(NULL, cq, NULL, &p));
+  CHECK_OK(cupel_report_new(&r));
+  CHECK_OK(cupel_pipeline_run(p, items, b, out, 3, &n, r));
+  CHECK_INDICES(out, n, 0);
+  CHECK(cupel_report_excluded_count(r) == 2);
+  CHECK(excluded(r, 0).reason == CUPEL_REASON_COUNT_CAP_EXCEEDED && excluded(r, 0).item_index == 1);
+  CHECK(excluded(r, 1).reason == CUPEL_REASON_COUNT_CAP_EXCEEDED);
+  CHECK_OK(cupel_report_json(r, items, buf, sizeof buf, &len));
+  CHECK(strstr(buf, "\"kind\":\"tool\",\"reason\":\"CountCapExceeded\"") != NULL);
+  cupel_report_free(r);
+  cupel_budget_free(b);
+  cupel_pipeline_free(p);
+  cupel_slicer_free(cq);
+  cupel_items_free(items);
+}
+
 int main(void) {
   test_run_and_report();
   test_overflow_and_pinned();
   test_attributes_bad_input();
   test_placers();
   test_slice_report();
+  test_count_cap_reason();
   return check_summary("test_pipeline");
 }
