@@ -2,7 +2,6 @@
 //! items. Both sort (item, score) pairs given in merged order and break
 //! ties by that position.
 
-use crate::error::{invalid, Result};
 use crate::items::Items;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,15 +46,6 @@ impl Placer {
                 }
                 out
             }
-        }
-    }
-
-    /// The placer for a name of the conformance vectors.
-    pub fn from_name(name: &str) -> Result<Placer> {
-        match name {
-            "chronological" => Ok(Placer::Chronological),
-            "u-shaped" | "u_shaped" | "ushaped" => Ok(Placer::UShaped),
-            other => invalid!("placer {other:?} is unknown"),
         }
     }
 }

@@ -223,20 +223,6 @@ impl Scorer {
             Scorer::Decay(d) => each(out, &|i| d.score(items.timestamp(i))),
         }
     }
-
-    /// The scorer for a name of the conformance vectors, without
-    /// configuration (`None` for one that needs some).
-    pub fn from_name(name: &str) -> Option<Scorer> {
-        Some(match name {
-            "recency" => Scorer::Recency,
-            "priority" => Scorer::Priority,
-            "kind" => Scorer::kind(None).ok()?,
-            "frequency" => Scorer::Frequency,
-            "reflexive" => Scorer::Reflexive,
-            "given" => Scorer::Given,
-            _ => return None,
-        })
-    }
 }
 
 #[cfg(test)]
