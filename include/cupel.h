@@ -290,6 +290,17 @@ typedef struct cupel_decision {
    * displaced it; SIZE_MAX when none.
    */
   size_t related_index;
+  /**
+   * The item's keep-together group (`cupel_items_set_group`); 0 when none.
+   * Every member of a group gets the same reason.
+   */
+  uint64_t group;
+  /**
+   * The tokens the decision was made on: the group's summed tokens for a
+   * grouped item (a BudgetExceeded group did not fit as a whole), the
+   * item's own `item_tokens` otherwise.
+   */
+  int64_t group_tokens;
 } cupel_decision;
 
 /**
@@ -584,6 +595,56 @@ enum cupel_status cupel_items_set_relevance_hint(struct cupel_items *items,
                                                  double hint);
 
 /**
+ * Puts item `index` in keep-together group `group` (0: in none, the
+ * default). Items that share a non-zero id form one group: they are
+ * selected all together or not at all, and placed next to each other in
+ * push order (a tool call and its result are never split). Setting again
+ * replaces.
+ *
+ * Groups (README "Groups" has the full rules and examples):
+ * - Everywhere: `cupel_slice` with every slicer and nesting,
+ *   `cupel_pipeline_run`, `cupel_marginal_items` and
+ *   `cupel_find_min_budget` select a group whole or not at all.
+ * - A slicer sees a group as one candidate: tokens = the members' summed
+ *   tokens, score = their summed score, kind = the kind of its first
+ *   member in push order; where an order breaks ties it stands at its
+ *   member that comes first in Sort order (score descending, then index).
+ * - GreedySlice: density = summed score / summed tokens; equal densities
+ *   in that order.
+ * - KnapsackSlice: one DP row, value = the sum of the members' integer
+ *   values (floor(score x 10000), at least 0, each), weight =
+ *   ceil(summed tokens / bucket_size): the optimum of the grouped problem.
+ * - QuotaSlice: a group's tokens count for its first member's kind.
+ *   CountQuotaSlice and CountConstrainedKnapsackSlice: a group counts as
+ *   one item of its first member's kind toward require_count and
+ *   cap_count.
+ * - A group whose members all have 0 tokens is a zero-token candidate
+ *   (always selected). A group with a negative-token member is never
+ *   selected: every member is excluded as CUPEL_REASON_NEGATIVE_TOKENS.
+ * - Pipeline: pinning one member pins the whole group (all members are
+ *   included as pinned and their tokens come off the budget first).
+ *   Deduplication leaves grouped items alone (they neither remove nor are
+ *   removed). Overflow truncation keeps or drops a group whole. The
+ *   placer orders a group by its first member in push order and the
+ *   other members follow it.
+ * - Report: every member of an excluded group gets the group's reason,
+ *   decided on the group's summed tokens; `cupel_decision.group` and
+ *   `.group_tokens` show the group (JSON: `"group"` in the item,
+ *   `"group_tokens"` in the reason).
+ * - A group whose summed tokens pass INT64_MAX is refused, not saturated:
+ *   the slice or run fails with CUPEL_ERROR_INVALID_ARGUMENT naming it.
+ * - StreamSlice has its own form: `cupel_stream_push_grouped`.
+ * - Cost: a list with no grouped item runs exactly as it would without
+ *   this call; grouping is one O(N) pass per call.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_group(struct cupel_items *items,
+                                        size_t index,
+                                        uint64_t group);
+
+/**
  * Sets item `index`'s source ("Chat" when never set; "Tool", "Rag" or
  * any other visible name). Reported in the JSON report only.
  *
@@ -666,6 +727,18 @@ enum cupel_status cupel_items_set_relevance_hints(struct cupel_items *items,
                                                   size_t first,
                                                   size_t count,
                                                   const double *hints);
+
+/**
+ * Bulk form of `cupel_items_set_group`: item `first + k` gets
+ * `groups[k]` for k < `count` (0: no group).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_groups(struct cupel_items *items,
+                                         size_t first,
+                                         size_t count,
+                                         const uint64_t *groups);
 
 /**
  * Bulk form of `cupel_items_set_content`: item `first + k` gets
@@ -1295,6 +1368,26 @@ enum cupel_status cupel_stream_push(struct cupel_stream *stream,
                                     int64_t tokens,
                                     double score,
                                     bool *out_full);
+
+/**
+ * `cupel_stream_push` for a member of keep-together group `group` (0: none,
+ * the same as `cupel_stream_push`). A group's members are pushed one after
+ * another; the group ends at the next push with another group or none. The
+ * stream decides a group as one candidate of its batch (summed tokens and
+ * score), taking all its items or none; a batch closes only between
+ * candidates (the batch size counts a group once), so a group is never
+ * split across batches. A group that began on a full stream is not taken.
+ *
+ * Errors: those of `cupel_stream_push`, and CUPEL_ERROR_INVALID_ARGUMENT
+ * when `group` already ended (its members were not pushed one after
+ * another) or the group's tokens would sum past INT64_MAX. On error the
+ * stream is unchanged.
+ */
+enum cupel_status cupel_stream_push_grouped(struct cupel_stream *stream,
+                                            int64_t tokens,
+                                            double score,
+                                            uint64_t group,
+                                            bool *out_full);
 
 /**
  * Ends the stream: decides the partial last batch (if budget remains) and

@@ -53,6 +53,8 @@ pub struct Attrs {
     source: Vec<Option<Box<str>>>,
     tags: Vec<Vec<Box<str>>>,
     metadata: Vec<Vec<(Box<str>, Box<str>)>>,
+    /// Keep-together group id (0: none). See [`crate::group`].
+    group: Vec<u64>,
 }
 
 /// `column[i]`, or the default (absent) past its end.
@@ -77,9 +79,43 @@ pub struct View<'a> {
     scores: &'a [f64],
     kinds: &'a [u32],
     kind_table: &'a KindTable,
+    /// KnapsackSlice's integer values, when they are not the scaled scores
+    /// (a group's value is the sum of its members': [`crate::group`]).
+    values: Option<&'a [i64]>,
 }
 
 impl<'a> View<'a> {
+    /// A view of candidates that are not the pushed items (the units of a
+    /// grouped list): the columns by candidate index, kinds interned in
+    /// `kind_table`, `values` the knapsack values.
+    pub fn of_columns(
+        tokens: &'a [i64],
+        scores: &'a [f64],
+        kinds: &'a [u32],
+        kind_table: &'a KindTable,
+        values: &'a [i64],
+    ) -> View<'a> {
+        assert!(scores.len() == tokens.len() && kinds.len() == tokens.len());
+        assert_eq!(values.len(), tokens.len());
+        View {
+            tokens,
+            scores,
+            kinds,
+            kind_table,
+            values: Some(values),
+        }
+    }
+
+    /// KnapsackSlice's integer value of candidate `i`: `scaled(score)`
+    /// unless the view carries its own values.
+    #[inline]
+    pub fn value(&self, i: u32, scaled: impl Fn(f64) -> i64) -> i64 {
+        match self.values {
+            Some(v) => v[i as usize],
+            None => scaled(self.score(i)),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.tokens.len()
     }
@@ -238,6 +274,7 @@ impl Items {
             scores,
             kinds: &self.kinds,
             kind_table: &self.kind_table,
+            values: None,
         }
     }
 
@@ -321,6 +358,24 @@ impl Items {
             None => entries.push((key.into(), value.into())),
         }
         Ok(())
+    }
+
+    /// Puts item `index` in keep-together group `group` (0: in none).
+    pub fn set_group(&mut self, index: usize, group: u64) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.group, len)[i] = group;
+        Ok(())
+    }
+
+    /// The keep-together group of item `i` (0: none).
+    pub fn group(&self, i: u32) -> u64 {
+        cell(&self.attrs.group, i)
+    }
+
+    /// The group column (shorter than the list when never set past its end).
+    pub fn groups(&self) -> &[u64] {
+        &self.attrs.group
     }
 
     pub fn content(&self, i: u32) -> Option<&str> {

@@ -10,6 +10,7 @@
 pub mod budget;
 pub mod error;
 pub mod ffi;
+pub mod group;
 pub mod items;
 pub mod kind;
 pub mod pipeline;

@@ -1,5 +1,13 @@
 //! StreamSlice (supplement 7): items arrive one at a time and are decided a
 //! batch at a time against a target budget.
+//!
+//! Groups (README "Groups"): the members of a keep-together group are
+//! pushed one after another; the group ends at the next push with another
+//! group (or none). It is one candidate of its batch, with its summed
+//! tokens and score, taken whole or not at all; a batch closes only between
+//! candidates, so a group is never split across batches.
+
+use std::collections::HashSet;
 
 use crate::error::{invalid, Result};
 use crate::sort::{desc_key, key_position};
@@ -7,19 +15,32 @@ use crate::sort::{desc_key, key_position};
 /// Default batch size.
 pub const DEFAULT_BATCH_SIZE: usize = 32;
 
+/// One candidate of a batch: an item, or a whole group of consecutive items.
+#[derive(Debug, Clone, Copy)]
+struct Cand {
+    tokens: i64,
+    score: f64,
+    /// Index of its first item; its items are `first .. first + count`.
+    first: u64,
+    count: u64,
+}
+
 #[derive(Debug, Clone)]
 pub struct Stream {
     remaining: i64,
     batch_size: usize,
-    /// (tokens, score) of the pending batch; its first item has index `batch_start`.
-    batch: Vec<(i64, f64)>,
-    batch_start: u64,
+    /// The pending batch; its last candidate is still growing when `open`.
+    batch: Vec<Cand>,
     /// Sort keys of the batch being decided, kept to reuse their memory.
     keys: Vec<u128>,
     pushed: u64,
     full: bool,
     finished: bool,
     taken: Vec<u64>,
+    /// The group of the last pushed item, if it had one (it may continue).
+    open: Option<u64>,
+    /// Groups that ended: another push came after their last member.
+    ended: HashSet<u64>,
 }
 
 impl Stream {
@@ -35,11 +56,12 @@ impl Stream {
             batch_size,
             batch: Vec::with_capacity(batch_size.min(1024)),
             keys: Vec::new(),
-            batch_start: 0,
             pushed: 0,
             full: target_tokens <= 0,
             finished: false,
             taken: Vec::new(),
+            open: None,
+            ended: HashSet::new(),
         }
     }
 
@@ -51,6 +73,13 @@ impl Stream {
     /// Offers one item (its index is the push order). An item pushed once the
     /// stream is full is counted but never taken. Returns `is_full()`.
     pub fn push(&mut self, tokens: i64, score: f64) -> Result<bool> {
+        self.push_grouped(tokens, score, 0)
+    }
+
+    /// [`Stream::push`] for a member of keep-together group `group` (0:
+    /// none). Refused, the stream unchanged, when `group` ended earlier or
+    /// its tokens would sum past `i64::MAX`.
+    pub fn push_grouped(&mut self, tokens: i64, score: f64, group: u64) -> Result<bool> {
         if self.finished {
             return invalid!("the stream is finished; it accepts no more pushes");
         }
@@ -60,27 +89,72 @@ impl Stream {
         if !score.is_finite() {
             return invalid!("score is {score}; scores must be finite");
         }
+        let joins = group != 0 && self.open == Some(group);
+        if group != 0 && !joins && self.ended.contains(&group) {
+            return invalid!(
+                "group is {group}, which ended before item {}: a group's members must be \
+                 pushed one after another",
+                self.pushed
+            );
+        }
+        let last = self.batch.last_mut().filter(|_| joins && !self.full);
+        if let Some(last) = &last {
+            if last.tokens.checked_add(tokens).is_none() {
+                return invalid!(
+                    "tokens is {tokens}: group {group}'s tokens ({} so far) would sum past \
+                     INT64_MAX",
+                    last.tokens
+                );
+            }
+        }
         self.pushed += 1;
+        if let Some(last) = last {
+            last.tokens += tokens;
+            last.score = crate::group::saturating_sum(last.score, score);
+            last.count += 1;
+            return Ok(self.full);
+        }
+        if joins {
+            // A member of a group pushed while the stream was full.
+            return Ok(true);
+        }
+        // The last candidate (if a group) is complete: close it.
+        if let Some(ended) = self.open.take() {
+            self.ended.insert(ended);
+            self.close_candidate();
+        }
+        if group != 0 {
+            self.open = Some(group);
+        }
         if self.full {
             return Ok(true);
         }
-        if self.batch.is_empty() {
-            self.batch_start = self.pushed - 1;
+        self.batch.push(Cand {
+            tokens,
+            score,
+            first: self.pushed - 1,
+            count: 1,
+        });
+        if group == 0 {
+            self.close_candidate();
         }
-        self.batch.push((tokens, score));
-        if self.batch.len() >= self.batch_size {
+        Ok(self.full)
+    }
+
+    /// The last candidate of the batch is complete: decide the batch if it
+    /// is full.
+    fn close_candidate(&mut self) {
+        if !self.full && self.batch.len() >= self.batch_size {
             self.process_batch();
             if self.remaining <= 0 {
                 self.full = true;
             }
         }
-        Ok(self.full)
     }
 
     fn process_batch(&mut self) {
         decide(
             &self.batch,
-            self.batch_start,
             &mut self.remaining,
             &mut self.keys,
             &mut self.taken,
@@ -97,7 +171,6 @@ impl Stream {
         let mut last = Vec::new();
         decide(
             &self.batch,
-            self.batch_start,
             &mut self.remaining.clone(),
             &mut Vec::new(),
             &mut last,
@@ -114,36 +187,31 @@ impl Stream {
             }
             self.batch = Vec::new();
             self.keys = Vec::new();
+            self.ended = HashSet::new();
+            self.open = None;
             self.finished = true;
         }
         &self.taken
     }
 }
 
-/// Decides one batch (its first item has index `start`): in score order,
-/// each item taken while it fits `remaining` (zero-token items always).
+/// Decides one batch: in score order, each candidate taken while it fits
+/// `remaining` (zero-token ones always), a group's items all together.
 /// `keys` is scratch for the sort keys.
-fn decide(
-    batch: &[(i64, f64)],
-    start: u64,
-    remaining: &mut i64,
-    keys: &mut Vec<u128>,
-    taken: &mut Vec<u64>,
-) {
+fn decide(batch: &[Cand], remaining: &mut i64, keys: &mut Vec<u128>, taken: &mut Vec<u64>) {
     keys.clear();
     keys.extend(
         batch
             .iter()
             .enumerate()
-            .map(|(p, &(_, score))| desc_key(score, p as u32)),
+            .map(|(p, c)| desc_key(c.score, p as u32)),
     );
     keys.sort_unstable();
     for &key in keys.iter() {
-        let p = key_position(key) as usize;
-        let tokens = batch[p].0;
-        if tokens == 0 || tokens <= *remaining {
-            taken.push(start + p as u64);
-            *remaining -= tokens;
+        let c = batch[key_position(key) as usize];
+        if c.tokens == 0 || c.tokens <= *remaining {
+            taken.extend(c.first..c.first + c.count);
+            *remaining -= c.tokens;
         }
     }
 }

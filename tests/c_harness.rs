@@ -81,6 +81,11 @@ fn c_pipeline() {
 }
 
 #[test]
+fn c_groups() {
+    run_suite("test_groups");
+}
+
+#[test]
 fn every_c_suite_has_a_test() {
     let src = std::fs::read_to_string(file!()).unwrap();
     for e in std::fs::read_dir(common::root().join("tests/c")).unwrap() {

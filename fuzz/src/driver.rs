@@ -996,6 +996,7 @@ fn pipeline_case(input: &mut Input) -> pipeline_ref::Case {
             tags: (0..input.below(3))
                 .map(|_| TAGS[input.below(4)].to_string())
                 .collect(),
+            group: 0,
             metadata: if input.one_in(2) {
                 vec![(
                     "cupel:trust".to_string(),

@@ -31,6 +31,9 @@ pub struct Item {
     pub hint: Option<f64>,
     pub tags: Vec<String>,
     pub metadata: Vec<(String, String)>,
+    /// Keep-together group (0: none); the crate has no groups, so the
+    /// differential cases leave it 0.
+    pub group: u64,
 }
 
 #[derive(Debug, Clone)]
@@ -174,10 +177,10 @@ fn their_slicer(s: &SlicerSpec) -> Box<dyn r::slicer::Slicer> {
 /// A decision as both sides report it: item index, score, reason name,
 /// and the reason's data (tokens, or the content of the related item: the
 /// crate names it by content, which duplicates make ambiguous as an index).
-type Decided = (usize, f64, String, i64, i64, Option<String>);
+pub type Decided = (usize, f64, String, i64, i64, Option<String>);
 
 /// A run's placed item indices, included and excluded decisions.
-type Run = (Vec<usize>, Vec<Decided>, Vec<Decided>);
+pub type Run = (Vec<usize>, Vec<Decided>, Vec<Decided>);
 
 fn idx(item: &r::model::ContextItem) -> usize {
     item.metadata()["_idx"].parse().unwrap()
@@ -402,7 +405,7 @@ unsafe fn our_scorer(s: &ScorerSpec) -> *mut cupel_scorer {
     out
 }
 
-unsafe fn our_slicer(s: &SlicerSpec) -> *mut cupel_slicer {
+pub unsafe fn our_slicer(s: &SlicerSpec) -> *mut cupel_slicer {
     let mut out = ptr::null_mut();
     let mut greedy = ptr::null_mut();
     ok(cupel_slicer_new_greedy(&mut greedy));
@@ -469,7 +472,16 @@ unsafe fn our_slicer(s: &SlicerSpec) -> *mut cupel_slicer {
     out
 }
 
+/// Our run with the report's raw decisions: (placed, included, excluded).
+pub type Raw = (Vec<usize>, Vec<cupel_decision>, Vec<cupel_decision>);
+
 pub unsafe fn ours(c: &Case) -> Result<Run, cupel_status> {
+    ours_raw(c).map(|(run, _)| run)
+}
+
+/// [`ours`], and the same run with the report's decisions as the C ABI
+/// gives them (group fields included).
+pub unsafe fn ours_raw(c: &Case) -> Result<(Run, Raw), cupel_status> {
     let mut items = ptr::null_mut();
     ok(cupel_items_new(&mut items));
     for (i, it) in c.items.iter().enumerate() {
@@ -490,6 +502,9 @@ pub unsafe fn ours(c: &Case) -> Result<Run, cupel_status> {
             ok(cupel_items_set_relevance_hint(items, i, h));
         }
         ok(cupel_items_set_pinned(items, i, it.pinned));
+        if it.group != 0 {
+            ok(cupel_items_set_group(items, i, it.group));
+        }
         for t in &it.tags {
             ok(cupel_items_add_tag(
                 items,
@@ -533,7 +548,7 @@ pub unsafe fn ours(c: &Case) -> Result<Run, cupel_status> {
         &mut n,
         report,
     );
-    let list = |included: bool| -> Vec<Decided> {
+    let raw = |included: bool| -> Vec<cupel_decision> {
         let count = if included {
             cupel_report_included_count(report)
         } else {
@@ -547,6 +562,14 @@ pub unsafe fn ours(c: &Case) -> Result<Run, cupel_status> {
                 } else {
                     ok(cupel_report_excluded(report, k, &mut d));
                 }
+                d
+            })
+            .collect()
+    };
+    let list = |included: bool| -> Vec<Decided> {
+        raw(included)
+            .into_iter()
+            .map(|d| {
                 let name = reason_name(d.reason);
                 let related = (d.related_index != usize::MAX)
                     .then(|| c.items[d.related_index].content.clone());
@@ -562,7 +585,11 @@ pub unsafe fn ours(c: &Case) -> Result<Run, cupel_status> {
             .collect()
     };
     let result = if status == CUPEL_OK {
-        Ok((out[..n].to_vec(), list(true), list(false)))
+        let placed = out[..n].to_vec();
+        Ok((
+            (placed.clone(), list(true), list(false)),
+            (placed, raw(true), raw(false)),
+        ))
     } else {
         Err(status)
     };

@@ -303,6 +303,62 @@ ffi_fn! {
 }
 
 ffi_fn! {
+    /// Puts item `index` in keep-together group `group` (0: in none, the
+    /// default). Items that share a non-zero id form one group: they are
+    /// selected all together or not at all, and placed next to each other in
+    /// push order (a tool call and its result are never split). Setting again
+    /// replaces.
+    ///
+    /// Groups (README "Groups" has the full rules and examples):
+    /// - Everywhere: `cupel_slice` with every slicer and nesting,
+    ///   `cupel_pipeline_run`, `cupel_marginal_items` and
+    ///   `cupel_find_min_budget` select a group whole or not at all.
+    /// - A slicer sees a group as one candidate: tokens = the members' summed
+    ///   tokens, score = their summed score, kind = the kind of its first
+    ///   member in push order; where an order breaks ties it stands at its
+    ///   member that comes first in Sort order (score descending, then index).
+    /// - GreedySlice: density = summed score / summed tokens; equal densities
+    ///   in that order.
+    /// - KnapsackSlice: one DP row, value = the sum of the members' integer
+    ///   values (floor(score x 10000), at least 0, each), weight =
+    ///   ceil(summed tokens / bucket_size): the optimum of the grouped problem.
+    /// - QuotaSlice: a group's tokens count for its first member's kind.
+    ///   CountQuotaSlice and CountConstrainedKnapsackSlice: a group counts as
+    ///   one item of its first member's kind toward require_count and
+    ///   cap_count.
+    /// - A group whose members all have 0 tokens is a zero-token candidate
+    ///   (always selected). A group with a negative-token member is never
+    ///   selected: every member is excluded as CUPEL_REASON_NEGATIVE_TOKENS.
+    /// - Pipeline: pinning one member pins the whole group (all members are
+    ///   included as pinned and their tokens come off the budget first).
+    ///   Deduplication leaves grouped items alone (they neither remove nor are
+    ///   removed). Overflow truncation keeps or drops a group whole. The
+    ///   placer orders a group by its first member in push order and the
+    ///   other members follow it.
+    /// - Report: every member of an excluded group gets the group's reason,
+    ///   decided on the group's summed tokens; `cupel_decision.group` and
+    ///   `.group_tokens` show the group (JSON: `"group"` in the item,
+    ///   `"group_tokens"` in the reason).
+    /// - A group whose summed tokens pass INT64_MAX is refused, not saturated:
+    ///   the slice or run fails with CUPEL_ERROR_INVALID_ARGUMENT naming it.
+    /// - StreamSlice has its own form: `cupel_stream_push_grouped`.
+    /// - Cost: a list with no grouped item runs exactly as it would without
+    ///   this call; grouping is one O(N) pass per call.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`index` out of range).
+    unsafe fn cupel_items_set_group(
+        items: *mut cupel_items,
+        index: usize,
+        group: u64,
+    ) -> cupel_status {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_mut(items, "items") }?;
+        items.inner.set_group(index, group)
+    }
+}
+
+ffi_fn! {
     /// Sets item `index`'s source ("Chat" when never set; "Tool", "Rag" or
     /// any other visible name). Reported in the JSON report only.
     ///
@@ -458,6 +514,23 @@ ffi_fn! {
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
         unsafe { set_column(items, first, count, hints, "hints", Items::set_relevance_hint) }
+    }
+}
+
+ffi_fn! {
+    /// Bulk form of `cupel_items_set_group`: item `first + k` gets
+    /// `groups[k]` for k < `count` (0: no group).
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+    /// range goes past the end; nothing is set).
+    unsafe fn cupel_items_set_groups(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        groups: *const u64,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { set_column(items, first, count, groups, "groups", Items::set_group) }
     }
 }
 

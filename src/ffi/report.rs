@@ -245,6 +245,13 @@ pub struct cupel_decision {
     /// Deduplicated: the item kept; PinnedOverride: the pinned item that
     /// displaced it; SIZE_MAX when none.
     pub related_index: usize,
+    /// The item's keep-together group (`cupel_items_set_group`); 0 when none.
+    /// Every member of a group gets the same reason.
+    pub group: u64,
+    /// The tokens the decision was made on: the group's summed tokens for a
+    /// grouped item (a BudgetExceeded group did not fit as a whole), the
+    /// item's own `item_tokens` otherwise.
+    pub group_tokens: i64,
 }
 
 pub use cupel_reason::*;
@@ -257,6 +264,8 @@ fn decision_of(d: &Decision) -> cupel_decision {
         item_tokens: d.item_tokens,
         available_tokens: d.available_tokens,
         related_index: d.related.map_or(usize::MAX, |r| r as usize),
+        group: d.group,
+        group_tokens: d.group_tokens,
     }
 }
 

@@ -49,7 +49,7 @@ ffi_fn! {
             .slice(&items.inner, &budget.inner, pinned_tokens)?;
         buf.write_all(&outcome.selected, out_len, "out_indices", |i| i as usize)?;
         if let Some(r) = report {
-            r.fill(Report::of_slice(items.inner.view(), outcome));
+            r.fill(Report::of_slice(&items.inner, outcome));
         }
         Ok(())
     }

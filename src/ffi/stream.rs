@@ -68,6 +68,38 @@ ffi_fn! {
 }
 
 ffi_fn! {
+    /// `cupel_stream_push` for a member of keep-together group `group` (0: none,
+    /// the same as `cupel_stream_push`). A group's members are pushed one after
+    /// another; the group ends at the next push with another group or none. The
+    /// stream decides a group as one candidate of its batch (summed tokens and
+    /// score), taking all its items or none; a batch closes only between
+    /// candidates (the batch size counts a group once), so a group is never
+    /// split across batches. A group that began on a full stream is not taken.
+    ///
+    /// Errors: those of `cupel_stream_push`, and CUPEL_ERROR_INVALID_ARGUMENT
+    /// when `group` already ended (its members were not pushed one after
+    /// another) or the group's tokens would sum past INT64_MAX. On error the
+    /// stream is unchanged.
+    unsafe fn cupel_stream_push_grouped(
+        stream: *mut cupel_stream,
+        tokens: i64,
+        score: f64,
+        group: u64,
+        out_full: *mut bool,
+    ) -> cupel_status {
+        // SAFETY: `stream`, `out_full` are NULL or valid as documented (the caller's promise).
+        let (stream, out_full) = unsafe {
+            (
+                arg_mut(stream, "stream")?,
+                Out::new(out_full, "out_full")?,
+            )
+        };
+        out_full.set(stream.inner.push_grouped(tokens, score, group)?);
+        Ok(())
+    }
+}
+
+ffi_fn! {
     /// Ends the stream: decides the partial last batch (if budget remains) and
     /// writes the taken item indices, in the order they were taken. Output buffer
     /// rules as in `cupel_slice`; on CUPEL_ERROR_BUFFER_TOO_SMALL call again with

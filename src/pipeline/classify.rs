@@ -1,11 +1,14 @@
 //! Stage 1, Classify (`spec/cupel/pipeline/classify.md`): items with a
 //! negative token count are excluded (NegativeTokens); the rest are split,
 //! in push order, into pinned and scoreable; the pinned items must fit in
-//! `max_tokens - output_reserve`.
+//! `max_tokens - output_reserve`. A group goes as one: every member of a
+//! group with a negative-token member is excluded (NegativeTokens), and
+//! every member of a group with a pinned member is pinned.
 
 use super::report::{Log, Reason};
 use crate::budget::Budget;
 use crate::error::{invalid, Result};
+use crate::group::Groups;
 use crate::items::Items;
 
 /// The two partitions, as item indices in push order.
@@ -17,15 +20,20 @@ pub struct Classes {
     pub pinned_tokens: i64,
 }
 
-pub fn classify(items: &Items, budget: &Budget, log: &mut Log) -> Result<Classes> {
+pub fn classify(
+    items: &Items,
+    budget: &Budget,
+    groups: Option<&Groups>,
+    log: &mut Log,
+) -> Result<Classes> {
     let mut c = Classes::default();
     let any_pinned = items.any_pinned();
     c.scoreable.reserve(items.len());
     for i in 0..items.len() as u32 {
         let tokens = items.view().tokens(i);
-        if tokens < 0 {
+        if tokens < 0 || groups.is_some_and(|g| g.negative(i)) {
             log.exclude(i, 0.0, Reason::NegativeTokens, tokens, 0, None);
-        } else if any_pinned && items.pinned(i) {
+        } else if any_pinned && (items.pinned(i) || groups.is_some_and(|g| g.pinned(i))) {
             c.pinned.push(i);
             c.pinned_tokens = c.pinned_tokens.saturating_add(tokens);
         } else {

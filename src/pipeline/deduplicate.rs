@@ -1,7 +1,9 @@
 //! Stage 3, Deduplicate (`spec/cupel/pipeline/deduplicate.md`): among items
 //! with byte-identical content, the highest score survives (the earliest on
 //! a tie); the survivors keep their order. An item without content is
-//! unique. Each content is hashed once.
+//! unique. Each content is hashed once. A grouped item takes no part: it
+//! neither removes nor is removed (removing one member would split its
+//! group; README "Groups").
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
@@ -16,8 +18,9 @@ pub fn deduplicate(items: &Items, scored: &[u32], scores: &[f64], log: &mut Log)
     // content -> position in `scored` of the best item (highest score, the
     // earliest on a tie)
     let mut best: HashMap<&str, usize> = HashMap::with_capacity(scored.len());
+    let content = |i: u32| items.content(i).filter(|_| items.group(i) == 0);
     for (p, &i) in scored.iter().enumerate() {
-        let Some(content) = items.content(i) else {
+        let Some(content) = content(i) else {
             continue;
         };
         match best.entry(content) {
@@ -33,7 +36,7 @@ pub fn deduplicate(items: &Items, scored: &[u32], scores: &[f64], log: &mut Log)
     }
     let mut unique = Vec::with_capacity(best.len());
     for (p, &i) in scored.iter().enumerate() {
-        match items.content(i).map(|c| best[c]) {
+        match content(i).map(|c| best[c]) {
             Some(winner) if winner != p => {
                 let kept = scored[winner];
                 let (score, tokens) = (scores[i as usize], items.view().tokens(i));

@@ -25,6 +25,7 @@ pub use slice::{Engine, Outcome};
 
 use crate::budget::Budget;
 use crate::error::Result;
+use crate::group::Groups;
 use crate::items::Items;
 use crate::placer::Placer;
 use crate::scorer::Scorer;
@@ -61,15 +62,20 @@ impl Pipeline {
         report: Option<&mut Report>,
     ) -> Result<Vec<u32>> {
         let mut log = report::Log::new(report.is_some());
-        // 1. Classify: negative-token items out, pinned ones aside.
-        let classes = classify::classify(items, budget, &mut log)?;
+        // Keep-together groups (none: nothing is built).
+        let groups = Groups::of(items);
+        let groups = groups.as_ref();
+        // 1. Classify: negative-token items out, pinned ones aside (a group
+        // goes as one).
+        let classes = classify::classify(items, budget, groups, &mut log)?;
         // 2. Score the scoreable items (scores by item index).
         let scores = match &self.scorer {
             Some(scorer) => scorer.score_all(items, &classes.scoreable),
             None => items.view().scores().to_vec(),
         };
         log.stage("Score", classes.scoreable.len());
-        // 3. Deduplicate (byte-exact content, highest score wins).
+        // 3. Deduplicate (byte-exact content, highest score wins; grouped
+        // items take no part).
         let unique = if self.deduplication {
             deduplicate::deduplicate(items, &classes.scoreable, &scores, &mut log)
         } else {
@@ -84,7 +90,7 @@ impl Pipeline {
         // 5. Slice with the budget left after the pinned items.
         let view = items.view_scored(&scores);
         let effective = budget.effective(classes.pinned_tokens)?;
-        let outcome = self.engine.slice_sorted(view, &sorted, effective)?;
+        let outcome = self.engine.slice_sorted(view, &sorted, effective, groups)?;
         let pinned = (classes.pinned.first()).map(|&p| {
             (
                 p,
@@ -92,7 +98,7 @@ impl Pipeline {
                 budget.target_tokens() - budget.output_reserve(),
             )
         });
-        log.slice(view, &sorted, &outcome, pinned);
+        log.slice(view, &sorted, &outcome, pinned, groups);
         // 6. Place: merge, overflow, order.
         let placed = place::place(
             items,
@@ -102,10 +108,11 @@ impl Pipeline {
             budget.target_tokens(),
             self.overflow,
             self.placer.as_ref(),
+            groups,
             &mut log,
         )?;
         if let Some(report) = report {
-            *report = log.finish(items, &placed, outcome);
+            *report = log.finish(items, &placed, &classes.pinned, outcome, groups);
         }
         Ok(placed)
     }

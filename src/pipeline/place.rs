@@ -6,6 +6,7 @@
 
 use super::report::{Log, Reason};
 use crate::error::{Error, Result};
+use crate::group::Groups;
 use crate::items::Items;
 use crate::placer::Placer;
 
@@ -32,13 +33,31 @@ pub fn place(
     target_tokens: i64,
     overflow: Overflow,
     placer: Option<&Placer>,
+    groups: Option<&Groups>,
     log: &mut Log,
 ) -> Result<Vec<u32>> {
-    let tokens = |i: u32| items.view().tokens(i);
+    let view = items.view();
     // Step 1: merge, pinned first.
     let mut merged: Vec<(u32, f64)> = Vec::with_capacity(pinned.len() + sliced.len());
     merged.extend(pinned.iter().map(|&i| (i, PINNED_SCORE)));
     merged.extend(sliced.iter().map(|&i| (i, scores[i as usize])));
+    // A group is one entry from here on: its first member in push order
+    // (which is where the group first appears in `merged`: pinned items
+    // and each sliced group come in push order) stands for it, with the
+    // group's tokens; it is expanded after placing.
+    let pinned_len = match groups {
+        None => pinned.len(),
+        Some(g) => {
+            let first = |&(i, _): &(u32, f64)| g.unit(&i)[0] == i;
+            let n = merged[..pinned.len()].iter().filter(|e| first(e)).count();
+            merged.retain(first);
+            n
+        }
+    };
+    let tokens = |i: u32| match groups {
+        None => view.tokens(i),
+        Some(g) => g.unit_tokens(view, i),
+    };
     // Step 2: overflow against the original target.
     let total = merged
         .iter()
@@ -59,7 +78,7 @@ pub fn place(
                 let (mut used, mut used_unpinned) = (0i64, 0i64);
                 for (p, &(i, score)) in merged.iter().enumerate() {
                     let t = tokens(i);
-                    if p < pinned.len() {
+                    if p < pinned_len {
                         kept.push((i, score));
                         used = used.saturating_add(t);
                     } else if used.saturating_add(t) <= target_tokens {
@@ -68,12 +87,23 @@ pub fn place(
                         used_unpinned = used_unpinned.saturating_add(t);
                     } else {
                         let available = target_tokens.saturating_sub(used).max(0);
-                        match first_pinned {
-                            // It would fit but for the pinned items.
-                            Some(by) if used_unpinned.saturating_add(t) <= target_tokens => {
-                                log.exclude(i, score, Reason::PinnedOverride, t, 0, Some(by))
+                        // It would fit but for the pinned items.
+                        let displaced = used_unpinned.saturating_add(t) <= target_tokens;
+                        for &m in groups.map_or(std::slice::from_ref(&i), |g| g.unit(&i)) {
+                            let (score, t) = (scores[m as usize], view.tokens(m));
+                            match first_pinned {
+                                Some(by) if displaced => {
+                                    log.exclude(m, score, Reason::PinnedOverride, t, 0, Some(by))
+                                }
+                                _ => log.exclude(
+                                    m,
+                                    score,
+                                    Reason::BudgetExceeded,
+                                    t,
+                                    available,
+                                    None,
+                                ),
                             }
-                            _ => log.exclude(i, score, Reason::BudgetExceeded, t, available, None),
                         }
                     }
                 }
@@ -85,6 +115,24 @@ pub fn place(
     let placed = match placer {
         Some(p) => p.place(items, &merged),
         None => merged.iter().map(|&(i, _)| i).collect(),
+    };
+    let (merged, placed) = match groups {
+        None => (merged, placed),
+        Some(g) => {
+            // Each group's members, in push order, where the group stands.
+            // Pinned as Classify decided: the item's flag or its group's.
+            let score = |m: u32| match items.pinned(m) || g.pinned(m) {
+                true => PINNED_SCORE,
+                false => scores[m as usize],
+            };
+            let expand = |i: &u32| g.unit(i).to_vec();
+            let merged = merged
+                .iter()
+                .flat_map(|(i, _)| expand(i))
+                .map(|m| (m, score(m)))
+                .collect();
+            (merged, placed.iter().flat_map(expand).collect())
+        }
     };
     log.placed(&merged);
     log.stage("Place", placed.len());

@@ -8,6 +8,7 @@
 use std::collections::HashMap;
 
 use super::slice::Outcome;
+use crate::group::Groups;
 use crate::items::{Items, View};
 
 /// Why an item was included or excluded. The numbers are the C ABI's
@@ -82,6 +83,11 @@ pub struct Decision {
     pub available_tokens: i64,
     /// Deduplicated: the item kept; PinnedOverride: the pinned item.
     pub related: Option<u32>,
+    /// The item's keep-together group id (0: none).
+    pub group: u64,
+    /// The tokens the decision was made on: the group's summed tokens for
+    /// a grouped item, its own otherwise.
+    pub group_tokens: i64,
 }
 
 /// One stage-level TraceEvent.
@@ -121,18 +127,21 @@ impl Report {
 
     /// The report of one `cupel_slice` call (the Slice stage alone): the
     /// selection in slicer order, everything else excluded.
-    pub fn of_slice(items: View<'_>, outcome: Outcome) -> Report {
+    /// A member of a group with a negative-token member is excluded as
+    /// NegativeTokens too (no member of that group can be selected).
+    pub fn of_slice(all: &Items, outcome: Outcome) -> Report {
+        let (items, groups) = (all.view(), Groups::of(all));
         let mut log = Log::new(true);
+        let negative =
+            |i: u32| items.tokens(i) < 0 || groups.as_ref().is_some_and(|g| g.negative(i));
         for i in 0..items.len() as u32 {
-            let t = items.tokens(i);
-            if t < 0 {
+            if negative(i) {
+                let t = items.tokens(i);
                 log.exclude(i, items.score(i), Reason::NegativeTokens, t, 0, None);
             }
         }
-        let candidates: Vec<u32> = (0..items.len() as u32)
-            .filter(|&i| items.tokens(i) >= 0)
-            .collect();
-        log.slice(items, &candidates, &outcome, None);
+        let candidates: Vec<u32> = (0..items.len() as u32).filter(|&i| !negative(i)).collect();
+        log.slice(items, &candidates, &outcome, None, groups.as_ref());
         let merged: Vec<(u32, f64)> = outcome
             .selected
             .iter()
@@ -140,7 +149,7 @@ impl Report {
             .collect();
         log.placed(&merged);
         let placed = outcome.selected.clone();
-        log.finish_with(items, &placed, outcome)
+        log.finish_with(items, &placed, outcome, groups.as_ref())
     }
 }
 
@@ -212,6 +221,8 @@ impl Log {
                 item_tokens,
                 available_tokens,
                 related,
+                group: 0,
+                group_tokens: item_tokens,
             });
         }
     }
@@ -224,13 +235,14 @@ impl Log {
     /// (`conformance/pipeline/diag-pinned-override.toml`: "effective_target
     /// < item_tokens because pinned_tokens > 0"; the bound is the cupel
     /// crate's, checked by tests/differential_pipeline.rs); otherwise
-    /// BudgetExceeded.
+    /// BudgetExceeded. A grouped item is judged by its group's tokens.
     pub fn slice(
         &mut self,
         items: View<'_>,
         candidates: &[u32],
         outcome: &Outcome,
         pinned: Option<(u32, i64, i64)>,
+        groups: Option<&Groups>,
     ) {
         if !self.enabled {
             return;
@@ -251,7 +263,10 @@ impl Log {
             if chosen[i as usize] {
                 continue;
             }
-            let t = items.tokens(i);
+            let t = match groups {
+                None => items.tokens(i),
+                Some(g) => g.unit_tokens(items, i),
+            };
             let (reason, left, by) = match pinned {
                 _ if capped[i as usize] => (Reason::CountCapExceeded, 0, None),
                 Some((first, pinned_tokens, room))
@@ -261,7 +276,7 @@ impl Log {
                 }
                 _ => (Reason::BudgetExceeded, available, None),
             };
-            self.exclude(i, items.score(i), reason, t, left, by);
+            self.exclude(i, items.score(i), reason, items.tokens(i), left, by);
         }
         self.stage("Slice", candidates.len());
     }
@@ -277,19 +292,36 @@ impl Log {
         }
     }
 
-    /// The report, `placed` being the final order.
-    pub fn finish(self, items: &Items, placed: &[u32], outcome: Outcome) -> Report {
-        let pinned: Vec<bool> = placed.iter().map(|&i| items.pinned(i)).collect();
-        let mut report = self.finish_with(items.view(), placed, outcome);
-        for (d, &p) in report.included.iter_mut().zip(&pinned) {
-            if p {
+    /// The report, `placed` being the final order and `pinned` the items
+    /// Classify pinned.
+    pub fn finish(
+        self,
+        items: &Items,
+        placed: &[u32],
+        pinned: &[u32],
+        outcome: Outcome,
+        groups: Option<&Groups>,
+    ) -> Report {
+        let mut is_pinned = vec![false; items.len()];
+        for &i in pinned {
+            is_pinned[i as usize] = true;
+        }
+        let mut report = self.finish_with(items.view(), placed, outcome, groups);
+        for d in &mut report.included {
+            if is_pinned[d.item as usize] {
                 d.reason = Reason::Pinned;
             }
         }
         report
     }
 
-    fn finish_with(self, items: View<'_>, placed: &[u32], outcome: Outcome) -> Report {
+    fn finish_with(
+        self,
+        items: View<'_>,
+        placed: &[u32],
+        outcome: Outcome,
+        groups: Option<&Groups>,
+    ) -> Report {
         let score_of: HashMap<u32, f64> = self.placed_scores.iter().copied().collect();
         let included = placed
             .iter()
@@ -306,10 +338,21 @@ impl Log {
                     item_tokens: tokens,
                     available_tokens: 0,
                     related: None,
+                    group: 0,
+                    group_tokens: tokens,
                 }
             })
             .collect();
+        let mut included: Vec<Decision> = included;
         let mut excluded = self.excluded;
+        if let Some(g) = groups {
+            for d in included.iter_mut().chain(&mut excluded) {
+                if let Some(group) = g.group(d.item) {
+                    d.group = g.id(group);
+                    d.group_tokens = g.tokens(group);
+                }
+            }
+        }
         // By score descending, stable: ties keep the order of exclusion.
         let order = crate::sort::by_value_desc(excluded.iter().map(|d| d.score));
         excluded = order.iter().map(|&p| excluded[p as usize]).collect();
@@ -405,8 +448,15 @@ impl Report {
             }
             m.into()
         };
-        let entry =
-            |d: &Decision| json!({ "item": item(d.item), "score": d.score, "reason": reason(d) });
+        // A grouped item names its group; its reason, the group's tokens.
+        let entry = |d: &Decision| {
+            let (mut item, mut reason) = (item(d.item), reason(d));
+            if d.group != 0 {
+                item["group"] = d.group.into();
+                reason["group_tokens"] = d.group_tokens.into();
+            }
+            json!({ "item": item, "score": d.score, "reason": reason })
+        };
         let events: Vec<Value> = self
             .events
             .iter()

@@ -7,7 +7,9 @@
 
 use crate::budget::{Budget, SliceBudget};
 use crate::error::{invalid, Error, Result};
+use crate::group::{Groups, Units};
 use crate::items::{Items, View};
+use crate::slicer::knapsack::scaled_value;
 use crate::slicer::{greedy_all, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
 use crate::sort::sort_stage;
 
@@ -42,16 +44,35 @@ pub struct Outcome {
 
 impl Engine {
     /// Runs the slicer on `sorted` (Sort-stage order, no negative-token
-    /// item) with an effective budget: the pipeline's Slice stage.
+    /// item) with an effective budget: the pipeline's Slice stage. With
+    /// `groups`, the slicer runs on the units of `sorted` (`crate::group`)
+    /// and its selection is expanded to their members.
     pub fn slice_sorted(
         &self,
         items: View<'_>,
         sorted: &[u32],
         effective: SliceBudget,
+        groups: Option<&Groups>,
     ) -> Result<Outcome> {
-        let mut ctx = Ctx::new(items, self.memory_limit);
-        let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
-        Ok(Self::outcome(items, selected, effective, ctx))
+        let Some(groups) = groups else {
+            let mut ctx = Ctx::new(items, self.memory_limit);
+            let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
+            return Ok(Self::outcome(items, selected, effective, ctx));
+        };
+        let units = Units::build(items, groups, sorted, scaled_value)?;
+        let cands: Vec<u32> = (0..units.len() as u32).collect();
+        let mut ctx = Ctx::new(units.view(items), self.memory_limit);
+        let selected = units.expand(&self.slicer.slice(&cands, effective, &mut ctx)?);
+        let cap_excluded = units.expand(&ctx.cap_excluded);
+        let shortfalls = std::mem::take(&mut ctx.shortfalls);
+        Ok(Outcome {
+            selected_tokens: items.sum_tokens(&selected),
+            selected,
+            effective_max: effective.max,
+            effective_target: effective.target,
+            shortfalls,
+            cap_excluded,
+        })
     }
 
     fn outcome(
@@ -75,10 +96,12 @@ impl Engine {
     /// negative items orders candidates by density and breaks ties as the
     /// Sort stage would (see [`crate::slicer::greedy`]), so it gets them in
     /// push order and the sort is skipped.
-    fn sort_stage(&self, items: View<'_>) -> Vec<u32> {
+    /// A grouped list always gets the Sort stage (its units are ordered by
+    /// their first member in Sort order).
+    fn sort_stage(&self, items: View<'_>, grouped: bool) -> Vec<u32> {
         let negative = items.tokens_slice().iter().any(|&t| t < 0);
         match self.slicer {
-            Slicer::Greedy if !negative => (0..items.len() as u32).collect(),
+            Slicer::Greedy if !negative && !grouped => (0..items.len() as u32).collect(),
             _ if negative => sort_stage(&items)
                 .into_iter()
                 .filter(|&i| items.tokens(i) >= 0)
@@ -90,17 +113,21 @@ impl Engine {
     /// Sort stage, then Slice stage with `budget` and `pinned_tokens`, on
     /// the pushed scores (`cupel_slice`).
     pub fn slice(&self, items: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
+        let groups = Groups::of(items);
         let items = items.view();
         let effective = budget.effective(pinned_tokens)?;
-        if matches!(self.slicer, Slicer::Greedy) && !items.tokens_slice().iter().any(|&t| t < 0) {
+        if groups.is_none()
+            && matches!(self.slicer, Slicer::Greedy)
+            && !items.tokens_slice().iter().any(|&t| t < 0)
+        {
             // Density order with Sort-stage ties needs no Sort stage (see
             // `Engine::sort_stage`) nor a candidate list.
             let selected = greedy_all(&items, effective.target);
             let ctx = Ctx::new(items, self.memory_limit);
             return Ok(Self::outcome(items, selected, effective, ctx));
         }
-        let sorted = self.sort_stage(items);
-        self.slice_sorted(items, &sorted, effective)
+        let sorted = self.sort_stage(items, groups.is_some());
+        self.slice_sorted(items, &sorted, effective, groups.as_ref())
     }
 
     /// `Unsupported` when the slicer, or one nested in it, satisfies `pred`.
@@ -134,10 +161,15 @@ impl Engine {
         if slack == 0 {
             return Ok(Vec::new());
         }
-        let items = items.view();
-        let sorted = self.sort_stage(items);
-        let full = self.slice_sorted(items, &sorted, full_budget)?.selected;
-        let less = self.slice_sorted(items, &sorted, reduced_budget)?.selected;
+        let groups = Groups::of(items);
+        let (items, groups) = (items.view(), groups.as_ref());
+        let sorted = self.sort_stage(items, groups.is_some());
+        let full = self
+            .slice_sorted(items, &sorted, full_budget, groups)?
+            .selected;
+        let less = self
+            .slice_sorted(items, &sorted, reduced_budget, groups)?
+            .selected;
         let mut in_less = vec![false; items.len()];
         for i in less {
             in_less[i as usize] = true;
@@ -179,12 +211,13 @@ impl Engine {
         if ceiling < tokens {
             return invalid!("search_ceiling {ceiling} < tokens {tokens} of item {target_index}");
         }
-        let items = items.view();
-        let sorted = self.sort_stage(items);
+        let groups = Groups::of(items);
+        let (items, groups) = (items.view(), groups.as_ref());
+        let sorted = self.sort_stage(items, groups.is_some());
         let selected_at = |b: i64| -> Result<bool> {
             let effective = Budget::new(b, b)?.effective(pinned_tokens)?;
             Ok(self
-                .slice_sorted(items, &sorted, effective)?
+                .slice_sorted(items, &sorted, effective, groups)?
                 .selected
                 .contains(&target))
         };

@@ -11,10 +11,9 @@ const FIRST_ROUND: usize = 1024;
 /// GREEDY-SLICE over `cands` with `target` tokens. Output in greedy
 /// iteration order: density descending, then Sort-stage position.
 ///
-/// Ties in density are broken by (score descending, position in `cands`),
-/// which is the Sort-stage position whenever `cands` is in Sort-stage order
-/// *or* in item order, so the pipeline may skip the Sort stage for a
-/// top-level GreedySlice.
+/// Ties in density are broken by position in `cands` (the spec's
+/// "original index": `cands` is in Sort-stage order; for a grouped list,
+/// the units ordered by their first member in Sort order).
 ///
 /// The single pass of the spec needs the density order only of candidates
 /// that can still fit: the remaining budget never grows, so a candidate with
@@ -25,25 +24,40 @@ const FIRST_ROUND: usize = 1024;
 /// longer fits. Rounds at least double in size: O(N log N) at worst, a few
 /// O(N) passes in practice.
 pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
-    greedy_by(items, cands.len(), |pos| cands[pos as usize], target)
+    greedy_by(items, cands.len(), |pos| cands[pos as usize], false, target)
 }
 
 /// [`greedy`] over all items in push order (`cands` = 0..N, not built).
+/// Ties in density are broken by (score descending, item index): the
+/// Sort-stage position, so the pipeline may skip the Sort stage for a
+/// top-level GreedySlice.
 pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
-    greedy_by(items, items.len(), |pos| pos, target)
+    greedy_by(items, items.len(), |pos| pos, true, target)
 }
 
-/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`.
-fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64) -> Vec<u32> {
+/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`;
+/// density ties broken by score first when `by_score`, then by position.
+fn greedy_by(
+    items: &View<'_>,
+    n: usize,
+    item: impl Fn(u32) -> u32,
+    by_score: bool,
+    target: i64,
+) -> Vec<u32> {
     if n == 0 || target <= 0 {
         return Vec::new();
     }
     let tokens = |p: &(u64, u32)| items.tokens(item(p.1));
     let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
-        a.0.cmp(&b.0).then_with(|| {
-            let score = |p: &(u64, u32)| desc_bits(items.score(item(p.1)));
-            score(a).cmp(&score(b)).then(a.1.cmp(&b.1))
-        })
+        a.0.cmp(&b.0)
+            .then_with(|| match by_score {
+                true => {
+                    let score = |p: &(u64, u32)| desc_bits(items.score(item(p.1)));
+                    score(a).cmp(&score(b))
+                }
+                false => Ordering::Equal,
+            })
+            .then(a.1.cmp(&b.1))
     };
     let bits = (usize::BITS - n.leading_zeros()).clamp(4, 16);
     let shift = 64 - bits;

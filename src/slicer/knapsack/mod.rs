@@ -44,7 +44,7 @@ impl Knapsack {
 /// gives 0 where floor gives -1: both end at 0 (and the cast, unlike
 /// `floor` without SSE4.1, is no library call).
 #[inline]
-fn scaled_value(score: f64) -> i64 {
+pub(crate) fn scaled_value(score: f64) -> i64 {
     ((score * SCORE_SCALE) as i64).max(0)
 }
 
@@ -124,7 +124,7 @@ fn solve(
             return None;
         }
         let dw = ceil_div(tokens, bucket);
-        let value = scaled_value(items.score(i));
+        let value = items.value(i, scaled_value);
         (dw <= capacity && value > 0).then_some((i, dw, value))
     }));
     drop_dominated(rows, capacity, filter);

@@ -17,6 +17,20 @@ pub fn knapsack(
     target: i64,
     bucket: i64,
 ) -> Vec<u32> {
+    let values: Vec<i64> = scores.iter().map(|&s| scaled_value(s)).collect();
+    knapsack_values(tokens, &values, cands, target, bucket)
+}
+
+/// [`knapsack`] with each candidate's integer value given (`values`, by
+/// index) rather than computed from a score: the spec's DP for any rows,
+/// e.g. the units of a grouped list.
+pub fn knapsack_values(
+    tokens: &[i64],
+    values: &[i64],
+    cands: &[u32],
+    target: i64,
+    bucket: i64,
+) -> Vec<u32> {
     // Step 1: zero-token items are always included; negative ones never.
     let mut result: Vec<u32> = cands
         .iter()
@@ -38,7 +52,7 @@ pub fn knapsack(
     let mut dp = vec![0i64; capacity + 1];
     let mut keep = vec![vec![false; capacity + 1]; rows.len()];
     for (r, &i) in rows.iter().enumerate() {
-        let (d, v) = (weight(i), scaled_value(scores[i as usize]));
+        let (d, v) = (weight(i), values[i as usize]);
         if d > capacity as i64 {
             continue;
         }
