@@ -17,6 +17,9 @@
  *   set, clear, free) must not be used by another thread at the same time.
  *   A cupel_report is written by the call it is passed to: one per thread.
  *   cupel_last_error() is per thread.
+ * - Groups: items given one non-zero group id (cupel_items_set_group) are
+ *   selected all together or not at all, and placed next to each other in
+ *   push order; the rules are in the docs of cupel_items_set_group.
  */
 
 #ifndef CUPEL_H

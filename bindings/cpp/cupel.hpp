@@ -89,6 +89,14 @@ class Items {
     for (const auto &s : kinds) k.push_back(s.c_str());
     push_many(tokens.size(), tokens.data(), scores.data(), kinds.empty() ? nullptr : k.data());
   }
+  /// Puts item `index` in keep-together group `group` (0: none): items that
+  /// share a non-zero group are selected all together or not at all and
+  /// placed next to each other in push order (README "Groups").
+  void set_group(size_t index, uint64_t group) { detail::check(cupel_items_set_group(h_.get(), index, group)); }
+  /// Sets the groups of items `first .. first + groups.size()`, all or nothing.
+  void set_groups(size_t first, const std::vector<uint64_t> &groups) {
+    detail::check(cupel_items_set_groups(h_.get(), first, groups.size(), groups.data()));
+  }
   size_t size() const noexcept { return cupel_items_len(h_.get()); }
   void clear() noexcept { cupel_items_clear(h_.get()); }
   const cupel_items *get() const noexcept { return h_.get(); }
@@ -260,6 +268,15 @@ class Stream {
   bool push(int64_t tokens, double score) {
     bool full = false;
     detail::check(cupel_stream_push(h_.get(), tokens, score, &full));
+    ++pushed_;
+    return full;
+  }
+  /// Offers the next item as a member of keep-together group `group` (0:
+  /// none); a group's members come one after another and are taken all or
+  /// none. Throws (the stream unchanged) for a group that already ended.
+  bool push_grouped(int64_t tokens, double score, uint64_t group) {
+    bool full = false;
+    detail::check(cupel_stream_push_grouped(h_.get(), tokens, score, group, &full));
     ++pushed_;
     return full;
   }

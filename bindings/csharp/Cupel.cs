@@ -216,6 +216,27 @@ namespace Cupel
             }
         }
 
+        /// <summary>Puts item index in keep-together group group (0: none). Items
+        /// that share a non-zero group are selected all together or not at all
+        /// and placed next to each other in push order (README "Groups").</summary>
+        public void SetGroup(int index, ulong group)
+        {
+            if (index < 0)
+                throw new CupelArgumentException(Status.InvalidArgument, "SetGroup: index " + index + " is negative");
+            Native.Check(Native.cupel_items_set_group(Native.Live(Handle, this), (UIntPtr)index, group));
+        }
+
+        /// <summary>Sets the groups of items first .. first + groups.Length - 1
+        /// in one call, all or nothing.</summary>
+        public void SetGroups(int first, ulong[] groups)
+        {
+            if (groups == null) throw new ArgumentNullException("groups");
+            if (first < 0)
+                throw new CupelArgumentException(Status.InvalidArgument, "SetGroups: first " + first + " is negative");
+            Native.Check(Native.cupel_items_set_groups(Native.Live(Handle, this), (UIntPtr)first,
+                (UIntPtr)groups.Length, groups));
+        }
+
         /// <summary>The number of items.</summary>
         public int Count { get { return (int)Native.cupel_items_len(Native.Live(Handle, this)); } }
 
@@ -460,6 +481,17 @@ namespace Cupel
             return full != 0;
         }
 
+        /// <summary>Offers the next item as a member of keep-together group group
+        /// (0: none, as Push). A group's members come one after another and are
+        /// taken all or none; a group that already ended throws.</summary>
+        public bool PushGrouped(long tokens, double score, ulong group)
+        {
+            byte full;
+            Native.Check(Native.cupel_stream_push_grouped(Native.Live(Handle, this), tokens, score, group, out full));
+            pushed++;
+            return full != 0;
+        }
+
         /// <summary>Decides the last batch; the taken indices in the order taken.</summary>
         public int[] Finish()
         {
@@ -590,6 +622,8 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_items_push(ItemsHandle items, long tokens, double score, byte[] kind);
         [DllImport(Lib)] internal static extern Status cupel_items_push_many(ItemsHandle items, UIntPtr count, long[] tokens, double[] scores, IntPtr[] kinds);
         [DllImport(Lib)] internal static extern UIntPtr cupel_items_len(ItemsHandle items);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_group(ItemsHandle items, UIntPtr index, ulong group);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_groups(ItemsHandle items, UIntPtr first, UIntPtr count, ulong[] groups);
         [DllImport(Lib)] internal static extern void cupel_items_clear(ItemsHandle items);
 
         [DllImport(Lib)] internal static extern Status cupel_budget_new(long maxTokens, long targetTokens, out BudgetHandle budget);
@@ -625,6 +659,7 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_stream_new(long targetTokens, UIntPtr batchSize, out StreamHandle stream);
         [DllImport(Lib)] internal static extern void cupel_stream_free(IntPtr stream);
         [DllImport(Lib)] internal static extern Status cupel_stream_push(StreamHandle stream, long tokens, double score, out byte full);
+        [DllImport(Lib)] internal static extern Status cupel_stream_push_grouped(StreamHandle stream, long tokens, double score, ulong group, out byte full);
         [DllImport(Lib)] internal static extern Status cupel_stream_finish(StreamHandle stream, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen);
     }
 }

@@ -40,6 +40,15 @@ static cupel_status go_items_push_many(cupel_items *it, size_t n, const int64_t 
                                        const char *const *k, char *err) {
 	return keep(cupel_items_push_many(it, n, t, s, k), err);
 }
+static cupel_status go_items_set_group(cupel_items *it, size_t i, uint64_t g, char *err) {
+	return keep(cupel_items_set_group(it, i, g), err);
+}
+static cupel_status go_items_set_groups(cupel_items *it, size_t first, size_t n, const uint64_t *g, char *err) {
+	return keep(cupel_items_set_groups(it, first, n, g), err);
+}
+static cupel_status go_stream_push_grouped(cupel_stream *s, int64_t t, double sc, uint64_t g, bool *full, char *err) {
+	return keep(cupel_stream_push_grouped(s, t, sc, g, full), err);
+}
 static cupel_status go_budget_new(int64_t max, int64_t target, cupel_budget **out, char *err) {
 	return keep(cupel_budget_new(max, target, out), err);
 }
@@ -264,6 +273,38 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 	err := e.check(C.go_items_push_many(it.p, C.size_t(n),
 		(*C.int64_t)(unsafe.Pointer(&tokens[0])), (*C.double)(unsafe.Pointer(&scores[0])), kp, e.ptr()))
 	runtime.KeepAlive(it)
+	return err
+}
+
+// SetGroup puts item index in keep-together group group (0: none). Items
+// that share a non-zero group are selected all together or not at all, and
+// placed next to each other in push order (a tool call and its result are
+// never split); the rules are in the C header's cupel_items_set_group and
+// the README's "Groups".
+func (it *Items) SetGroup(index int, group uint64) error {
+	if index < 0 {
+		return argError("SetGroup: index %d is negative", index)
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_group(it.p, C.size_t(index), C.uint64_t(group), e.ptr()))
+	runtime.KeepAlive(it)
+	return err
+}
+
+// SetGroups sets the groups of items first .. first+len(groups)-1 in one
+// call, all or nothing.
+func (it *Items) SetGroups(first int, groups []uint64) error {
+	if first < 0 {
+		return argError("SetGroups: first %d is negative", first)
+	}
+	var p *C.uint64_t
+	if len(groups) > 0 {
+		p = (*C.uint64_t)(unsafe.Pointer(&groups[0]))
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_groups(it.p, C.size_t(first), C.size_t(len(groups)), p, e.ptr()))
+	runtime.KeepAlive(it)
+	runtime.KeepAlive(groups)
 	return err
 }
 
@@ -712,6 +753,21 @@ func (s *Stream) Push(tokens int64, score float64) (full bool, err error) {
 	var e errBuf
 	var f C.bool
 	err = e.check(C.go_stream_push(s.p, C.int64_t(tokens), C.double(score), &f, e.ptr()))
+	runtime.KeepAlive(s)
+	if err == nil {
+		s.pushed++
+	}
+	return bool(f), err
+}
+
+// PushGrouped offers the next item as a member of keep-together group
+// group (0: none, as Push). A group's members are pushed one after another;
+// the stream takes all of them or none. Pushing to a group that already
+// ended is an error and leaves the stream unchanged.
+func (s *Stream) PushGrouped(tokens int64, score float64, group uint64) (full bool, err error) {
+	var e errBuf
+	var f C.bool
+	err = e.check(C.go_stream_push_grouped(s.p, C.int64_t(tokens), C.double(score), C.uint64_t(group), &f, e.ptr()))
 	runtime.KeepAlive(s)
 	if err == nil {
 		s.pushed++

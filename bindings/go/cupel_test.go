@@ -85,6 +85,49 @@ func TestGreedyDensity(t *testing.T) {
 	}
 }
 
+func TestGroupsAreNeverSplit(t *testing.T) {
+	// 0 a tool call (cheap, high score) and 1 its long result in group 7;
+	// 2 a message. Alone, greedy would take the call without its result.
+	it := items(t, []int64{10, 200, 60}, []float64{0.9, 0.1, 0.5}, nil)
+	defer it.Close()
+	if err := it.SetGroups(0, []uint64{7, 7}); err != nil {
+		t.Fatal(err)
+	}
+	g := must(NewGreedy())
+	defer g.Close()
+	b := budget(t, 100, 100)
+	defer b.Close()
+	got, err := Slice(g, it, b, 0, nil)
+	expect(t, got, err, 2)
+	b2 := budget(t, 270, 270)
+	defer b2.Close()
+	got, err = Slice(g, it, b2, 0, nil)
+	expect(t, got, err, 2, 0, 1)
+	// SetGroup: ungroup the result; the call alone now fits.
+	if err := it.SetGroup(1, 0); err != nil {
+		t.Fatal(err)
+	}
+	got, err = Slice(g, it, b, 0, nil)
+	expect(t, got, err, 0, 2)
+	expectErr(t, it.SetGroup(3, 1), ErrInvalidArgument, "index 3 is out of range")
+	expectErr(t, it.SetGroups(2, []uint64{1, 1}), ErrInvalidArgument, "first 2 + count 2 is past the end")
+	// The stream: the pair is one candidate; a split group is refused.
+	s := must(NewStream(100, 2))
+	defer s.Close()
+	for _, p := range []struct {
+		tokens int64
+		group  uint64
+	}{{30, 5}, {30, 5}, {50, 0}, {40, 0}} {
+		if _, err := s.PushGrouped(p.tokens, 0.5, p.group); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err = s.PushGrouped(1, 0.1, 5)
+	expectErr(t, err, ErrInvalidArgument, "group is 5, which ended before item 4")
+	taken, err := s.Finish()
+	expect(t, taken, err, 0, 1, 3)
+}
+
 func TestKnapsackBeatsGreedy(t *testing.T) {
 	it := items(t, []int64{250, 150, 150}, []float64{0.7, 0.5, 0.45}, nil)
 	k := must(NewKnapsack(100))

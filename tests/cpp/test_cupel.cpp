@@ -86,6 +86,24 @@ int main() {
   CHECK(stream.push(100, 0.4));
   CHECK(stream.finish() == (V{0, 1}));
 
+  // Groups: a tool call (10, 0.9) and its result (200, 0.1) go together.
+  cupel::Items pair;
+  pair.push_many(std::vector<int64_t>{10, 200, 60}, std::vector<double>{0.9, 0.1, 0.5});
+  pair.set_groups(0, {7, 7});
+  cupel::Budget hundred(100, 100), enough(270, 270);
+  CHECK(cupel::slice(greedy, pair, hundred) == (V{2}));
+  CHECK(cupel::slice(greedy, pair, enough) == (V{2, 0, 1}));
+  pair.set_group(1, 0);  // ungrouped, the call alone fits
+  CHECK(cupel::slice(greedy, pair, hundred) == (V{0, 2}));
+  expect_error([&] { pair.set_group(3, 1); }, CUPEL_ERROR_INVALID_ARGUMENT, "index 3 is out of range");
+  cupel::Stream gs(100, 2);
+  gs.push_grouped(30, 0.5, 5);
+  gs.push_grouped(30, 0.5, 5);
+  gs.push_grouped(50, 0.5, 0);
+  gs.push_grouped(40, 0.5, 0);
+  expect_error([&] { gs.push_grouped(1, 0.1, 5); }, CUPEL_ERROR_INVALID_ARGUMENT, "which ended before item 4");
+  CHECK(gs.finish() == (V{0, 1, 3}));
+
   cupel::Slicer moved = std::move(greedy);  // RAII: the moved-from handle is empty
   CHECK(moved.get() != nullptr && greedy.get() == nullptr);
   auto b2 = budget.effective(50);

@@ -195,6 +195,29 @@ static class CupelTests
             True(exact.Push(100, 0.5), "an exactly spent budget reports full");
     }
 
+    static void Groups()
+    {
+        // A tool call (10, 0.9) and its result (200, 0.1) in group 7.
+        var it = MakeItems(new long[] { 10, 200, 60 }, new[] { 0.9, 0.1, 0.5 });
+        it.SetGroups(0, new ulong[] { 7, 7 });
+        var g = Slicer.Greedy();
+        Equal(g.Slice(it, new Budget(100, 100)), 2);
+        Equal(g.Slice(it, new Budget(270, 270)), 2, 0, 1);
+        it.SetGroup(1, 0); // ungrouped, the call alone fits
+        Equal(g.Slice(it, new Budget(100, 100)), 0, 2);
+        Throws(() => it.SetGroup(3, 1), Status.InvalidArgument, "index 3 is out of range");
+        Throws(() => it.SetGroups(2, new ulong[] { 1, 1 }), Status.InvalidArgument, "past the end");
+        using (var s = new Cupel.Stream(100, 2))
+        {
+            s.PushGrouped(30, 0.5, 5);
+            s.PushGrouped(30, 0.5, 5);
+            s.PushGrouped(50, 0.5, 0);
+            s.PushGrouped(40, 0.5, 0);
+            Throws(() => s.PushGrouped(1, 0.1, 5), Status.InvalidArgument, "which ended before item 4");
+            Equal(s.Finish(), 0, 1, 3);
+        }
+    }
+
     static void ConcurrentSlicing()
     {
         const int n = 2000;
@@ -275,6 +298,7 @@ static class CupelTests
             new KeyValuePair<string, Action>("DisposedHandlesThrow", DisposedHandlesThrow),
             new KeyValuePair<string, Action>("Simulation", Simulation),
             new KeyValuePair<string, Action>("Streams", Streams),
+            new KeyValuePair<string, Action>("Groups", Groups),
             new KeyValuePair<string, Action>("ConcurrentSlicing", ConcurrentSlicing),
             new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
         };
