@@ -2,6 +2,7 @@
  * assistant from a retrieval result (examples/data/rag_candidates.csv):
  * the whole pipeline (score, deduplicate, fit the budget, place) with its
  * report of every decision, then every slicer on its own for comparison,
+ * keep-together groups (no tool call is ever separated from its output),
  * budget simulation and streaming.
  *
  *   cc -std=c99 -Iinclude examples/demo.c -Ltarget/release -lcupel \
@@ -9,6 +10,7 @@
  *   ./target/demo examples/data/rag_candidates.csv
  */
 #include "cupel.h"
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +24,7 @@ typedef struct {
   int64_t timestamp; /* UTC ms; meaningful when has_timestamp */
   int has_timestamp;
   int pinned;
+  uint64_t group; /* keep-together group: a tool call and its output */
   char title[96];
 } row;
 
@@ -51,7 +54,7 @@ static char *field(char **s) {
   return start;
 }
 
-/* Columns: kind,tokens,score,timestamp,pinned,title (title last). */
+/* Columns: kind,tokens,score,timestamp,pinned,group,title (title last). */
 static void load(const char *path) {
   char line[512];
   FILE *f = fopen(path, "r");
@@ -64,8 +67,8 @@ static void load(const char *path) {
     row *r = &rows[n_rows];
     char *rest = line;
     char *kind = field(&rest), *tokens = field(&rest), *score = field(&rest), *ts = field(&rest),
-         *pinned = field(&rest), *title = rest;
-    if (!kind || !tokens || !score || !ts || !pinned || !title) continue;
+         *pinned = field(&rest), *group = field(&rest), *title = rest;
+    if (!kind || !tokens || !score || !ts || !pinned || !group || !title) continue;
     title[strcspn(title, "\r\n")] = '\0';
     snprintf(r->kind, sizeof r->kind, "%s", kind);
     r->tokens = strtoll(tokens, NULL, 10);
@@ -73,10 +76,26 @@ static void load(const char *path) {
     r->has_timestamp = *ts != '\0';
     r->timestamp = r->has_timestamp ? strtoll(ts, NULL, 10) : 0;
     r->pinned = *pinned == '1';
+    r->group = strtoull(group, NULL, 10);
     snprintf(r->title, sizeof r->title, "%s", title);
     n_rows++;
   }
   fclose(f);
+}
+
+/* How many tool call/output pairs `idx` holds whole, and how many split
+ * (one member without the other). */
+static void count_pairs(const size_t *idx, size_t n, size_t *whole, size_t *split) {
+  static unsigned char seen[MAX_ROWS];
+  size_t i;
+  memset(seen, 0, sizeof seen);
+  for (i = 0; i < n; i++)
+    if (rows[idx[i]].group) seen[rows[idx[i]].group % MAX_ROWS]++;
+  *whole = *split = 0;
+  for (i = 0; i < MAX_ROWS; i++) {
+    if (seen[i] == 2) ++*whole;
+    if (seen[i] == 1) ++*split;
+  }
 }
 
 static const char *reason_name(int32_t reason) {
@@ -122,15 +141,26 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
          "duplicates removed (byte-identical content, the best-scored copy kept);\n"
          "GreedySlice; pinned system prompt first; placed oldest first (documents,\n"
          "which have no timestamp, last).\n\n");
-  printf("Final context, %zu items in placed order (index, kind, tokens, score, why, title):\n", n);
+  printf("Final context, %zu items in placed order (index, kind, tokens, score, why, group,\n"
+         "title; a tool call and its output share a group and stand together):\n", n);
   for (i = 0; i < n; i++) {
     cupel_decision d;
     must(cupel_report_included(report, i, &d), "included");
     tokens += d.item_tokens;
-    printf("  %4zu  %-12s %5lld  %.3f  %-7s %s\n", d.item_index, rows[d.item_index].kind,
-           (long long)d.item_tokens, d.score, reason_name(d.reason), rows[d.item_index].title);
+    printf("  %4zu  %-12s %5lld  %.3f  %-7s ", d.item_index, rows[d.item_index].kind,
+           (long long)d.item_tokens, d.score, reason_name(d.reason));
+    if (d.group)
+      printf("g%-3llu ", (unsigned long long)d.group);
+    else
+      printf("     ");
+    printf("%s\n", rows[d.item_index].title);
   }
-  printf("  = %lld tokens\n\n", (long long)tokens);
+  {
+    size_t whole, split;
+    count_pairs(out, n, &whole, &split);
+    printf("  = %lld tokens; tool call/output pairs: %zu whole, %zu split\n\n", (long long)tokens,
+           whole, split);
+  }
 
   n = cupel_report_excluded_count(report);
   printf("Left out: %zu items, highest score first; the first 10:\n", n);
@@ -141,7 +171,10 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
     if (i >= 10) continue;
     printf("  %4zu  %-12s %5lld  %.3f  %s", d.item_index, rows[d.item_index].kind,
            (long long)d.item_tokens, d.score, reason_name(d.reason));
-    if (d.reason == CUPEL_REASON_BUDGET_EXCEEDED)
+    if (d.reason == CUPEL_REASON_BUDGET_EXCEEDED && d.group)
+      printf(" (its group g%llu needs %lld, %lld left)", (unsigned long long)d.group,
+             (long long)d.group_tokens, (long long)d.available_tokens);
+    else if (d.reason == CUPEL_REASON_BUDGET_EXCEEDED)
       printf(" (needs %lld, %lld left)", (long long)d.item_tokens, (long long)d.available_tokens);
     if (d.reason == CUPEL_REASON_DEDUPLICATED) printf(" of #%zu", d.related_index);
     printf("  %s\n", rows[d.item_index].title);
@@ -165,16 +198,18 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
 
 static void print_row(const char *name, const size_t *idx, size_t n, int64_t tokens) {
   double score = 0;
-  size_t i, kinds[5] = {0};
-  const char *names[5] = {"SystemPrompt", "Message", "Document", "ToolOutput", "Memory"};
+  size_t i, kinds[6] = {0}, whole, split;
+  const char *names[6] = {"SystemPrompt", "Message", "Document", "ToolCall", "ToolOutput", "Memory"};
   for (i = 0; i < n; i++) {
     size_t k;
     score += rows[idx[i]].score;
-    for (k = 0; k < 5; k++)
+    for (k = 0; k < 6; k++)
       if (strcmp(rows[idx[i]].kind, names[k]) == 0) kinds[k]++;
   }
-  printf("%-32s %6zu %7lld %9.2f   %3zu %3zu %3zu %3zu %3zu\n", name, n, (long long)tokens, score,
-         kinds[0], kinds[1], kinds[2], kinds[3], kinds[4]);
+  count_pairs(idx, n, &whole, &split);
+  printf("%-32s %6zu %7lld %9.2f   %3zu %3zu %3zu %4zu %4zu %3zu   %5zu %5zu\n", name, n,
+         (long long)tokens, score, kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], kinds[5],
+         whole, split);
 }
 
 int main(int argc, char **argv) {
@@ -185,26 +220,33 @@ int main(int argc, char **argv) {
   cupel_slicer *greedy = NULL, *knapsack = NULL, *quota = NULL, *count = NULL, *cck = NULL;
   cupel_quota quotas[4] = {{"SystemPrompt", 5.0, 10.0},
                            {"Document", 0.0, 60.0},
-                           {"ToolOutput", 0.0, 25.0},
+                           {"ToolCall", 0.0, 25.0},
                            {"Memory", 2.0, 10.0}};
-  cupel_count_quota counts[2] = {{"ToolOutput", 2, 4}, {"Memory", 2, 3}};
+  /* A group counts as its first member's kind: a tool call with its output
+   * is a ToolCall for the quotas and counts below. */
+  cupel_count_quota counts[2] = {{"ToolCall", 2, 4}, {"Memory", 2, 3}};
   struct {
     const char *name;
     cupel_slicer **slicer;
   } runs[5];
   size_t *out, n, i, k, best_unselected = (size_t)-1;
+  uint64_t *groups;
   int64_t eff_max, eff_target, min_budget;
 
   load(path);
   out = malloc(sizeof *out * (n_rows ? n_rows : 1));
   must(cupel_items_new(&items), "cupel_items_new");
+  groups = malloc(sizeof *groups * (n_rows ? n_rows : 1));
   for (i = 0; i < n_rows; i++) {
+    groups[i] = rows[i].group;
     must(cupel_items_push(items, rows[i].tokens, rows[i].score, rows[i].kind), "cupel_items_push");
     must(cupel_items_set_content(items, i, rows[i].title), "cupel_items_set_content");
     if (rows[i].has_timestamp)
       must(cupel_items_set_timestamp(items, i, rows[i].timestamp), "cupel_items_set_timestamp");
     must(cupel_items_set_pinned(items, i, rows[i].pinned), "cupel_items_set_pinned");
   }
+  /* Each tool call and its output: one group (the whole column in one call). */
+  must(cupel_items_set_groups(items, 0, n_rows, groups), "cupel_items_set_groups");
 
   /* An 8k context window: 1k kept for the answer, 4k the goal for context. */
   must(cupel_budget_new(8192, 4096, &budget), "cupel_budget_new");
@@ -234,11 +276,13 @@ int main(int argc, char **argv) {
   printf("\nCount slicers: items per kind, require-cap:");
   for (i = 0; i < 2; i++)
     printf(" %s %u-%u", counts[i].kind, counts[i].require_count, counts[i].cap_count);
-  printf("\n(1) = bucket size 1: the exact knapsack optimum\n");
-  printf("columns: items chosen, their tokens, their summed score, then items chosen per\n"
-         "kind: SystemPrompt, Message, Document, ToolOutput, Memory\n\n");
-  printf("%-32s %6s %7s %9s   %3s %3s %3s %3s %3s\n", "slicer", "chosen", "tokens", "score",
-         "sys", "msg", "doc", "tool", "mem");
+  printf("\n(a tool call and its output are one group, which counts as its first member's\n"
+         "kind: ToolCall)\n(1) = bucket size 1: the exact knapsack optimum\n");
+  printf("columns: items chosen, their tokens, their summed score, items chosen per kind\n"
+         "(SystemPrompt, Message, Document, ToolCall, ToolOutput, Memory), then tool\n"
+         "call/output pairs chosen whole and split\n\n");
+  printf("%-32s %6s %7s %9s   %3s %3s %3s %4s %4s %3s   %5s %5s\n", "slicer", "chosen", "tokens",
+         "score", "sys", "msg", "doc", "call", "out", "mem", "whole", "split");
   runs[0].name = "GreedySlice";
   runs[0].slicer = &greedy;
   runs[1].name = "KnapsackSlice (bucket 1, exact)";
@@ -255,6 +299,21 @@ int main(int argc, char **argv) {
     if (cupel_report_cap_excluded_count(report) > 0)
       printf("%-32s   (%zu items dropped by count caps)\n", "",
              cupel_report_cap_excluded_count(report));
+  }
+
+  /* The same slicers with the groups taken away: calls and outputs are
+   * then separate candidates, and pairs get split. */
+  {
+    uint64_t *none = calloc(n_rows ? n_rows : 1, sizeof *none);
+    must(cupel_items_set_groups(items, 0, n_rows, none), "cupel_items_set_groups");
+    printf("\nThe same, had the pairs not been grouped (a provider rejects a call\n"
+           "without its output):\n");
+    for (k = 0; k < 5; k++) {
+      must(cupel_slice(*runs[k].slicer, items, budget, 0, out, n_rows, &n, report), runs[k].name);
+      print_row(runs[k].name, out, n, cupel_report_selected_tokens(report));
+    }
+    must(cupel_items_set_groups(items, 0, n_rows, groups), "cupel_items_set_groups");
+    free(none);
   }
 
   /* What GreedySlice chose, in its output order (density first). */
@@ -296,22 +355,36 @@ int main(int argc, char **argv) {
            rows[best_unselected].score, (long long)min_budget);
   }
 
-  /* StreamSlice: the same candidates arriving one by one. */
+  /* StreamSlice: the same candidates arriving one by one, each tool
+   * output right after its call (a stream's group arrives in one run). */
   {
     cupel_stream *stream = NULL;
     bool full = false;
-    size_t pushed = 0;
-    must(cupel_stream_new(4096, 32, &stream), "cupel_stream_new");
-    while (pushed < n_rows && !full) {
-      must(cupel_stream_push(stream, rows[pushed].tokens, rows[pushed].score, &full), "push");
-      pushed++;
-    }
+    size_t pushed = 0, whole, split;
+    size_t *arrival = malloc(sizeof *arrival * (n_rows ? n_rows : 1)); /* push order -> row */
     int64_t used = 0;
+    must(cupel_stream_new(4096, 32, &stream), "cupel_stream_new");
+    for (i = 0; i < n_rows && !full; i++) {
+      if (rows[i].group && strcmp(rows[i].kind, "ToolOutput") == 0) continue; /* came with its call */
+      for (k = i; k < n_rows && !full; k++) {
+        if (k != i && (rows[i].group == 0 || rows[k].group != rows[i].group)) continue;
+        must(cupel_stream_push_grouped(stream, rows[k].tokens, rows[k].score, rows[k].group, &full),
+             "push");
+        arrival[pushed++] = k;
+        if (rows[i].group == 0) break;
+      }
+    }
     must(cupel_stream_finish(stream, out, n_rows, &n), "finish");
-    for (i = 0; i < n; i++) used += rows[out[i]].tokens;
-    printf("StreamSlice (4096 tokens, batches of 32): took %zu of %zu arrivals, %lld tokens%s\n",
-           n, pushed, (long long)used, full ? "; then the budget was spent" : "");
+    for (i = 0; i < n; i++) {
+      out[i] = arrival[out[i]];
+      used += rows[out[i]].tokens;
+    }
+    count_pairs(out, n, &whole, &split);
+    printf("StreamSlice (4096 tokens, batches of 32): took %zu of %zu arrivals, %lld tokens%s;\n"
+           "tool call/output pairs: %zu whole, %zu split\n",
+           n, pushed, (long long)used, full ? "; then the budget was spent" : "", whole, split);
     cupel_stream_free(stream);
+    free(arrival);
   }
 
   cupel_report_free(report);
@@ -323,5 +396,6 @@ int main(int argc, char **argv) {
   cupel_budget_free(budget);
   cupel_items_free(items);
   free(out);
+  free(groups);
   return 0;
 }
