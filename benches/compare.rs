@@ -107,6 +107,26 @@ fn measure_pair<A, B>(mut a: impl FnMut() -> A, mut b: impl FnMut() -> B) -> (Du
     (ta[ta.len() / 2], tb[tb.len() / 2])
 }
 
+/// Median wall times of each of `fs`, run in turn round after round (as
+/// [`measure_pair`]).
+fn measure_each(fs: &mut [&mut dyn FnMut()]) -> Vec<Duration> {
+    let mut t: Vec<Vec<Duration>> = vec![Vec::new(); fs.len()];
+    let start = Instant::now();
+    while t[0].len() < 3 || (t[0].len() < 25 && start.elapsed() < Duration::from_secs(1)) {
+        for (k, f) in fs.iter_mut().enumerate() {
+            let at = Instant::now();
+            f();
+            t[k].push(at.elapsed());
+        }
+    }
+    t.iter_mut()
+        .map(|v| {
+            v.sort();
+            v[v.len() / 2]
+        })
+        .collect()
+}
+
 /// The heap growth of one call of `f` on a fresh thread, so that no
 /// per-thread scratch kept by an earlier call hides an allocation.
 fn cold_peak<T: Send>(f: impl FnOnce() -> T + Send) -> usize {
@@ -282,6 +302,50 @@ fn slice_case(
         theirs,
         cells: None,
     }
+}
+
+/// Keep-together groups: the same input sliced with no group and with
+/// every item in a two-member group (items 2k and 2k+1), against the crate
+/// (which has no groups) on the ungrouped input, all three in one run.
+/// Two rows: ungrouped and grouped, each as a ratio to the crate.
+fn groups_case(
+    name: &str,
+    x: &Input,
+    target: i64,
+    ours: Slicer,
+    theirs: &dyn r::Slicer,
+) -> [Row; 2] {
+    let plain = ours_items(x);
+    let mut paired = plain.clone();
+    for i in 0..x.tokens.len() {
+        paired.set_group(i, (i / 2 + 1) as u64).unwrap();
+    }
+    let budget = Budget::new(target, target).unwrap();
+    let engine = Engine::new(ours);
+    let scored = ref_items(x);
+    let rb = r::ContextBudget::new(target, target, 0, Default::default(), 0.0).unwrap();
+    let peak_plain = cold_peak(|| engine.slice(&plain, &budget, 0).unwrap());
+    let peak_paired = cold_peak(|| engine.slice(&paired, &budget, 0).unwrap());
+    let (_, ref_peak) = measure(|| theirs.slice(&scored, &rb).unwrap());
+    let t = measure_each(&mut [
+        &mut || drop(black_box(engine.slice(&plain, &budget, 0).unwrap())),
+        &mut || drop(black_box(engine.slice(&paired, &budget, 0).unwrap())),
+        &mut || drop(black_box(theirs.slice(&scored, &rb).unwrap())),
+    ]);
+    [
+        Row {
+            name: format!("{name}, no groups"),
+            ours: (t[0], peak_plain),
+            theirs: Some((t[2], ref_peak)),
+            cells: None,
+        },
+        Row {
+            name: format!("{name}, every item in a pair"),
+            ours: (t[1], peak_paired),
+            theirs: Some((t[2], ref_peak)),
+            cells: None,
+        },
+    ]
 }
 
 /// The whole pipeline on both sides: Composite(Recency, Kind) scoring,
@@ -600,6 +664,62 @@ fn main() {
     println!("|---|---|---|---|---|---|---|---|");
 
     let mut cases: Vec<(String, Box<dyn Fn() -> Row>)> = Vec::new();
+    type GroupCase = Box<dyn Fn() -> [Row; 2]>;
+    let mut group_cases: Vec<(String, GroupCase)> = Vec::new();
+    for n in [10_000usize, 100_000, 1_000_000] {
+        let name = format!("groups: greedy N={n}");
+        group_cases.push((
+            name.clone(),
+            Box::new(move || {
+                let x = input(n as u64, n, 2000);
+                groups_case(&name, &x, 128_000, Slicer::Greedy, &r::GreedySlice)
+            }),
+        ));
+    }
+    let name = "groups: quota(greedy) N=100000".to_string();
+    group_cases.push((
+        name.clone(),
+        Box::new(move || {
+            let x = input(100_001, 100_000, 2000);
+            let entries = || quota_entries().into_iter();
+            let ours = Quota::new(
+                Slicer::Greedy,
+                entries()
+                    .map(|(k, req, cap)| QuotaEntry {
+                        kind: k.into(),
+                        require_percent: req,
+                        cap_percent: cap,
+                    })
+                    .collect(),
+            )
+            .unwrap();
+            let theirs = r::QuotaSlice::new(
+                entries()
+                    .map(|(k, req, cap)| {
+                        r::QuotaEntry::new(r::ContextKind::new(k).unwrap(), req, cap).unwrap()
+                    })
+                    .collect(),
+                Box::new(r::GreedySlice),
+            )
+            .unwrap();
+            groups_case(&name, &x, 128_000, Slicer::Quota(ours), &theirs)
+        }),
+    ));
+    let name = "groups: knapsack N=7800 (bucket 100)".to_string();
+    group_cases.push((
+        name.clone(),
+        Box::new(move || {
+            let x = input(7_800, 7_800, 2000);
+            let theirs = r::KnapsackSlice::new(100).unwrap();
+            groups_case(
+                &name,
+                &x,
+                128_000,
+                Slicer::Knapsack(Knapsack::new(100).unwrap()),
+                &theirs,
+            )
+        }),
+    ));
     for n in [1_000usize, 10_000, 100_000, 1_000_000] {
         let name = format!("greedy N={n}");
         cases.push((
@@ -741,6 +861,13 @@ fn main() {
     for (name, case) in &cases {
         if wanted(name) {
             print_row(&case());
+        }
+    }
+    for (name, case) in &group_cases {
+        if wanted(name) {
+            for row in case() {
+                print_row(&row);
+            }
         }
     }
 }

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 use crate::error::{invalid, Result};
 use crate::items::{Items, View};
+use crate::sort::by_value_desc;
 
 /// The groups of one item list.
 #[derive(Debug, Clone)]
@@ -41,19 +42,28 @@ impl Groups {
         if column.iter().all(|&g| g == 0) {
             return None;
         }
-        let mut dense: HashMap<u64, u32> = HashMap::new();
         let mut of = vec![0u32; items.len()];
         let mut ids = Vec::new();
         let mut count = Vec::new();
+        // Ids up to twice the item count (the usual 1, 2, 3, ...) index a
+        // table directly; any others go through a hash map.
+        let small = 2 * column.len() as u64 + 64;
+        let mut table = vec![0u32; small as usize + 1];
+        let mut dense: HashMap<u64, u32> = HashMap::new();
         for (i, &id) in column.iter().enumerate() {
             if id == 0 {
                 continue;
             }
-            let g = *dense.entry(id).or_insert_with(|| {
+            let slot = match id <= small {
+                true => &mut table[id as usize],
+                false => dense.entry(id).or_insert(0),
+            };
+            if *slot == 0 {
                 ids.push(id);
                 count.push(0u32);
-                ids.len() as u32 - 1
-            });
+                *slot = ids.len() as u32;
+            }
+            let g = *slot - 1;
             count[g as usize] += 1;
             of[i] = g + 1;
         }
@@ -145,67 +155,137 @@ impl Groups {
     }
 }
 
-/// The units of a candidate list: the columns a slicer reads, by unit.
-#[derive(Debug, Default)]
-pub struct Units {
+/// The units of a candidate list: the columns a slicer reads, by unit,
+/// and the item that stands for each unit (its member first in Sort order;
+/// its group gives the rest).
+#[derive(Debug)]
+pub struct Units<'g> {
+    groups: &'g Groups,
+    reps: Vec<u32>,
     tokens: Vec<i64>,
     scores: Vec<f64>,
     kinds: Vec<u32>,
     values: Vec<i64>,
-    /// Members of unit u: `members[start[u] .. start[u + 1]]`, push order.
-    start: Vec<u32>,
-    members: Vec<u32>,
+    /// Each unit's best member's score (its Sort-stage key).
+    ties: Vec<f64>,
 }
 
-impl Units {
-    /// The units of `cands` (item indices in Sort-stage order), in the
-    /// order of each unit's first member in `cands`. A group whose members
-    /// are not all candidates is not a unit (none of its members can be
-    /// selected). `value` is KnapsackSlice's integer value of a score.
+impl<'g> Units<'g> {
+    /// The units of the candidates `cands` (item indices, any order), in
+    /// the order of each unit's first member in Sort order (score
+    /// descending, then index): an ungrouped candidate, or a group whose
+    /// members are all candidates (any other group is not a unit: none of
+    /// its members can be selected). `value` is KnapsackSlice's integer
+    /// value of a score.
+    ///
+    /// Sums and each group's best member are found in item order; then one
+    /// Sort stage orders the units' best members: no pass in score order
+    /// over the items, no copy of member lists. With `sort` false the units
+    /// stay in the item order of their best members ([`Units::ties`] then
+    /// gives the Sort order's ties: GreedySlice needs no more).
     ///
     /// Errors: a group's tokens sum past `i64::MAX`.
     pub fn build(
         items: View<'_>,
-        groups: &Groups,
+        groups: &'g Groups,
         cands: &[u32],
         value: impl Fn(f64) -> i64,
-    ) -> Result<Units> {
-        let mut present = vec![0u32; groups.ids.len()];
+        sort: bool,
+    ) -> Result<Units<'g>> {
+        let n = items.len();
+        let mut present = vec![false; n];
         for &i in cands {
-            if let Some(g) = groups.group(i) {
-                present[g] += 1;
-            }
+            present[i as usize] = true;
         }
-        let mut u = Units {
-            start: vec![0],
-            ..Units::default()
-        };
-        for &i in cands {
-            let members = match groups.group(i) {
-                None => std::slice::from_ref(&i),
-                Some(g) if present[g] as usize == groups.members(g).len() => {
-                    // Mark the group done: later members add nothing.
-                    present[g] = u32::MAX;
-                    groups.members(g)
-                }
-                Some(_) => continue,
+        // Per group, in item order: candidates seen, the best member (first
+        // in Sort order), summed tokens, score and value (members summed in
+        // push order) and the first member's kind, side by side so one
+        // cache line serves a group.
+        #[derive(Clone, Copy)]
+        struct Acc {
+            tokens: Option<i64>,
+            score: f64,
+            value: i64,
+            seen: u32,
+            best: u32,
+            kind: u32,
+        }
+        let mut acc = vec![
+            Acc {
+                tokens: Some(0),
+                score: 0.0,
+                value: 0,
+                seen: 0,
+                best: u32::MAX,
+                kind: 0,
             };
-            let mut tokens = 0i64;
-            let (mut score, mut value_sum) = (0.0, 0i64);
-            for &m in members {
-                tokens = match tokens.checked_add(items.tokens(m)) {
-                    Some(t) => t,
-                    None => return overflow(groups, i),
-                };
-                score = saturating_sum(score, items.score(m));
-                value_sum = value_sum.saturating_add(value(items.score(m)));
+            groups.ids.len()
+        ];
+        for i in 0..n as u32 {
+            let Some(g) = groups.group(i) else { continue };
+            if !present[i as usize] {
+                continue;
             }
+            let a = &mut acc[g];
+            let s = items.score(i);
+            if a.seen == 0 {
+                a.kind = items.kind(i);
+            }
+            a.seen += 1;
+            if a.best == u32::MAX || s > items.score(a.best) {
+                a.best = i;
+            }
+            a.tokens = a.tokens.and_then(|t| t.checked_add(items.tokens(i)));
+            a.score = saturating_sum(a.score, s);
+            a.value = a.value.saturating_add(value(s));
+        }
+        // Each unit, in the item order of its best member: (item, tokens,
+        // score, value, kind) and its sort key, the best member's score.
+        let mut units: Vec<(u32, i64, f64, i64, u32)> = Vec::with_capacity(cands.len());
+        let mut keys = Vec::with_capacity(cands.len());
+        for i in 0..n as u32 {
+            if !present[i as usize] {
+                continue;
+            }
+            let s = items.score(i);
+            match groups.group(i) {
+                None => units.push((i, items.tokens(i), s, value(s), items.kind(i))),
+                Some(g) => {
+                    let a = acc[g];
+                    if a.best != i || a.seen as usize != groups.members(g).len() {
+                        continue;
+                    }
+                    let Some(tokens) = a.tokens else {
+                        return overflow(groups, i);
+                    };
+                    units.push((i, tokens, a.score, a.value, a.kind));
+                }
+            }
+            keys.push(s);
+        }
+        // The Sort stage over the best members: (score descending, index
+        // ascending), the order of each unit's first member in Sort order.
+        let order: Vec<u32> = match sort {
+            true => by_value_desc(keys.iter().copied()),
+            false => (0..units.len() as u32).collect(),
+        };
+        let mut u = Units {
+            groups,
+            reps: Vec::with_capacity(units.len()),
+            tokens: Vec::with_capacity(units.len()),
+            scores: Vec::with_capacity(units.len()),
+            kinds: Vec::with_capacity(units.len()),
+            values: Vec::with_capacity(units.len()),
+            ties: Vec::with_capacity(units.len()),
+        };
+        for &p in &order {
+            let (i, tokens, score, value, kind) = units[p as usize];
+            u.reps.push(i);
             u.tokens.push(tokens);
             u.scores.push(score);
-            u.kinds.push(items.kind(members[0]));
-            u.values.push(value_sum);
-            u.members.extend_from_slice(members);
-            u.start.push(u.members.len() as u32);
+            u.values.push(value);
+            u.kinds.push(kind);
+            u.ties.push(keys[p as usize]);
         }
         Ok(u)
     }
@@ -216,6 +296,11 @@ impl Units {
 
     pub fn is_empty(&self) -> bool {
         self.tokens.is_empty()
+    }
+
+    /// Each unit's best member's score: the key of its Sort-stage position.
+    pub fn ties(&self) -> &[f64] {
+        &self.ties
     }
 
     /// What a slicer reads of the units (kinds interned in `items`' table).
@@ -234,10 +319,9 @@ impl Units {
     pub fn expand(&self, units: &[u32]) -> Vec<u32> {
         let mut out = Vec::with_capacity(units.len());
         for &u in units {
-            let u = u as usize;
-            out.extend_from_slice(
-                &self.members[self.start[u] as usize..self.start[u + 1] as usize],
-            );
+            for &m in self.groups.unit(&self.reps[u as usize]) {
+                out.push(m);
+            }
         }
         out
     }
@@ -311,7 +395,7 @@ mod tests {
         ]);
         let g = Groups::of(&it).unwrap();
         // Group 6 lacks item 4: not a unit.
-        let u = Units::build(it.view(), &g, &[2, 1, 3, 0], |s| (s * 10.0) as i64).unwrap();
+        let u = Units::build(it.view(), &g, &[2, 1, 3, 0], |s| (s * 10.0) as i64, true).unwrap();
         assert_eq!(u.len(), 2);
         assert_eq!(u.expand(&[0, 1]), vec![0, 2, 1]);
         assert_eq!(u.expand(&[1, 0]), vec![1, 0, 2]);
@@ -324,7 +408,7 @@ mod tests {
     fn a_group_whose_tokens_overflow_is_refused() {
         let it = items(&[(i64::MAX, 0.1, 3), (1, 0.2, 3)]);
         let g = Groups::of(&it).unwrap();
-        let e = Units::build(it.view(), &g, &[0, 1], |_| 0).unwrap_err();
+        let e = Units::build(it.view(), &g, &[0, 1], |_| 0, true).unwrap_err();
         assert!(e.to_string().contains("group 3"), "{e}");
         assert!(e.to_string().contains("items 0, 1"), "{e}");
     }

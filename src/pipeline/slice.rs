@@ -10,7 +10,7 @@ use crate::error::{invalid, Error, Result};
 use crate::group::{Groups, Units};
 use crate::items::{Items, View};
 use crate::slicer::knapsack::scaled_value;
-use crate::slicer::{greedy_all, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
+use crate::slicer::{greedy_all, greedy_all_ties, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
 use crate::sort::sort_stage;
 
 /// A slicer together with the memory limit of its calls.
@@ -59,10 +59,19 @@ impl Engine {
             let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
             return Ok(Self::outcome(items, selected, effective, ctx));
         };
-        let units = Units::build(items, groups, sorted, scaled_value)?;
-        let cands: Vec<u32> = (0..units.len() as u32).collect();
+        // A top-level GreedySlice needs the units' Sort order only for
+        // ties: it gets them in item order with their Sort keys.
+        let greedy = matches!(self.slicer, Slicer::Greedy);
+        let units = Units::build(items, groups, sorted, scaled_value, !greedy)?;
         let mut ctx = Ctx::new(units.view(items), self.memory_limit);
-        let selected = units.expand(&self.slicer.slice(&cands, effective, &mut ctx)?);
+        let chosen = match greedy {
+            true => greedy_all_ties(&ctx.items, units.ties(), effective.target),
+            false => {
+                let cands: Vec<u32> = (0..units.len() as u32).collect();
+                self.slicer.slice(&cands, effective, &mut ctx)?
+            }
+        };
+        let selected = units.expand(&chosen);
         let cap_excluded = units.expand(&ctx.cap_excluded);
         let shortfalls = std::mem::take(&mut ctx.shortfalls);
         Ok(Outcome {
@@ -96,12 +105,15 @@ impl Engine {
     /// negative items orders candidates by density and breaks ties as the
     /// Sort stage would (see [`crate::slicer::greedy`]), so it gets them in
     /// push order and the sort is skipped.
-    /// A grouped list always gets the Sort stage (its units are ordered by
-    /// their first member in Sort order).
+    /// A grouped list gets its candidates in item order: its units are put
+    /// in Sort order by `Units::build`, which sorts units, not items.
     fn sort_stage(&self, items: View<'_>, grouped: bool) -> Vec<u32> {
         let negative = items.tokens_slice().iter().any(|&t| t < 0);
         match self.slicer {
-            Slicer::Greedy if !negative && !grouped => (0..items.len() as u32).collect(),
+            _ if grouped => (0..items.len() as u32)
+                .filter(|&i| items.tokens(i) >= 0)
+                .collect(),
+            Slicer::Greedy if !negative => (0..items.len() as u32).collect(),
             _ if negative => sort_stage(&items)
                 .into_iter()
                 .filter(|&i| items.tokens(i) >= 0)

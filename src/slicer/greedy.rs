@@ -24,7 +24,7 @@ const FIRST_ROUND: usize = 1024;
 /// longer fits. Rounds at least double in size: O(N log N) at worst, a few
 /// O(N) passes in practice.
 pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
-    greedy_by(items, cands.len(), |pos| cands[pos as usize], false, target)
+    greedy_by(items, cands.len(), |pos| cands[pos as usize], None, target)
 }
 
 /// [`greedy`] over all items in push order (`cands` = 0..N, not built).
@@ -32,16 +32,25 @@ pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
 /// Sort-stage position, so the pipeline may skip the Sort stage for a
 /// top-level GreedySlice.
 pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
-    greedy_by(items, items.len(), |pos| pos, true, target)
+    greedy_by(items, items.len(), |pos| pos, Some(items.scores()), target)
+}
+
+/// [`greedy_all`] with density ties broken by (`ties[i]` descending, index):
+/// for units in the item order of their best members, `ties` being those
+/// members' scores, that is the Sort-stage order of the best members.
+pub fn greedy_all_ties(items: &View<'_>, ties: &[f64], target: i64) -> Vec<u32> {
+    assert_eq!(ties.len(), items.len());
+    greedy_by(items, items.len(), |pos| pos, Some(ties), target)
 }
 
 /// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`;
-/// density ties broken by score first when `by_score`, then by position.
+/// density ties broken by `ties` (by item, descending) first when given,
+/// then by position.
 fn greedy_by(
     items: &View<'_>,
     n: usize,
     item: impl Fn(u32) -> u32,
-    by_score: bool,
+    ties: Option<&[f64]>,
     target: i64,
 ) -> Vec<u32> {
     if n == 0 || target <= 0 {
@@ -50,12 +59,12 @@ fn greedy_by(
     let tokens = |p: &(u64, u32)| items.tokens(item(p.1));
     let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
         a.0.cmp(&b.0)
-            .then_with(|| match by_score {
-                true => {
-                    let score = |p: &(u64, u32)| desc_bits(items.score(item(p.1)));
+            .then_with(|| match ties {
+                Some(ties) => {
+                    let score = |p: &(u64, u32)| desc_bits(ties[item(p.1) as usize]);
                     score(a).cmp(&score(b))
                 }
-                false => Ordering::Equal,
+                None => Ordering::Equal,
             })
             .then(a.1.cmp(&b.1))
     };
