@@ -222,6 +222,16 @@ fn print_row(row: &Row) {
         format!("{:.2}", c / t.as_secs_f64() / 1e9)
     });
     match row.theirs {
+        // A groups pipeline row's other side is ours without groups.
+        Some((rt, rm)) if row.name.starts_with("groups: pipeline") => println!(
+            "| {} | {:.3} | {:.3} (libcupel, no groups) | **grouped/ungrouped {:.2}x** | {:.2} | {:.2} (no groups) | - | |",
+            row.name,
+            ms(t),
+            ms(rt),
+            t.as_secs_f64() / rt.as_secs_f64(),
+            mib(m),
+            mib(rm)
+        ),
         // The ABI row's other side is the Rust core: report the overhead.
         Some((rt, _)) if row.name.starts_with("C ABI") => println!(
             "| {} | {:.3} | {:.3} (Rust core) | **ABI/core {:.2}x** | - | - | - | |",
@@ -354,6 +364,17 @@ fn groups_case(
 /// placed contents must be the same; each side's items are built once,
 /// outside the timing (the crate's run clones its items; ours reads them).
 fn pipeline_case(name: &str, n: usize, knapsack: bool) -> Row {
+    pipeline_run(name, n, knapsack, false)
+}
+
+/// The pipeline of [`pipeline_case`] (ours only), its items with no group
+/// and with every item in a two-member group, in one run: the row's two
+/// sides are ours grouped and ours ungrouped.
+fn pipeline_groups_case(name: &str, n: usize, knapsack: bool) -> Row {
+    pipeline_run(name, n, knapsack, true)
+}
+
+fn pipeline_run(name: &str, n: usize, knapsack: bool, paired: bool) -> Row {
     let mut rng = Rng(n as u64 ^ 0x5EED);
     let contents: Vec<String> = (0..n)
         .map(|i| {
@@ -406,6 +427,21 @@ fn pipeline_case(name: &str, n: usize, knapsack: bool) -> Row {
     pipeline.overflow = cupel::pipeline::Overflow::Proceed;
     let budget = Budget::new(max, target).unwrap();
     let ours_run = || pipeline.run(&items, &budget, None).unwrap();
+    if paired {
+        let mut pairs = items.clone();
+        for i in 0..n {
+            pairs.set_group(i, (i / 2 + 1) as u64).unwrap();
+        }
+        let pairs_run = || pipeline.run(&pairs, &budget, None).unwrap();
+        let peak = cold_peak(pairs_run);
+        let (t, plain) = measure_pair(pairs_run, ours_run);
+        return Row {
+            name: name.to_string(),
+            ours: (t, peak),
+            theirs: Some((plain, cold_peak(ours_run))),
+            cells: None,
+        };
+    }
 
     // Theirs.
     use chrono::TimeZone;
@@ -676,6 +712,33 @@ fn main() {
             }),
         ));
     }
+    for n in [10_000usize, 100_000] {
+        for knapsack in [false, true] {
+            let name = format!(
+                "groups: pipeline N={n} ({}), every item in a pair",
+                if knapsack {
+                    "Knapsack(100) + U-shaped"
+                } else {
+                    "Greedy + Chronological"
+                }
+            );
+            group_cases.push((
+                name.clone(),
+                Box::new(move || {
+                    let row = pipeline_groups_case(&name, n, knapsack);
+                    [
+                        Row {
+                            name: String::new(),
+                            ours: row.ours,
+                            theirs: None,
+                            cells: None,
+                        },
+                        row,
+                    ]
+                }),
+            ));
+        }
+    }
     let name = "groups: quota(greedy) N=100000".to_string();
     group_cases.push((
         name.clone(),
@@ -865,8 +928,8 @@ fn main() {
     }
     for (name, case) in &group_cases {
         if wanted(name) {
-            for row in case() {
-                print_row(&row);
+            for row in case().iter().filter(|r| !r.name.is_empty()) {
+                print_row(row);
             }
         }
     }
