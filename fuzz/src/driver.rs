@@ -226,6 +226,8 @@ const MAX_ITEMS: usize = 300;
 struct State {
     items: *mut cupel_items,
     tokens: Vec<i64>,
+    /// Each item's keep-together group (0: none), as set through the ABI.
+    groups: Vec<u64>,
     budget: *mut cupel_budget,
     slicers: Slicers,
     report: *mut cupel_report,
@@ -292,6 +294,7 @@ unsafe fn checked_slice(
     }
     assert!(len <= capacity && len <= n);
     let selected = &out[..len];
+    check_groups(selected, &st.groups, true);
     bump(&STATS.slices_nonempty, (len > 0) as usize);
     let mut sorted = selected.to_vec();
     sorted.sort_unstable();
@@ -408,7 +411,7 @@ unsafe fn fuzz_scorer(input: &mut Input, depth: u32) -> *mut cupel_scorer {
 }
 
 /// Sets one attribute of a (maybe out-of-range) item from the input.
-unsafe fn fuzz_attribute(input: &mut Input, st: &State) {
+unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
     let n = st.tokens.len();
     let i = if input.one_in(16) {
         n + input.below(3)
@@ -417,10 +420,33 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &State) {
     };
     const CONTENTS: [&CStr; 6] = [c"a", c"b", c"same", c"", c"xÿ", c"Ã¼"];
     let text = |input: &mut Input| CONTENTS[input.below(CONTENTS.len())].as_ptr();
-    let op = input.u8() % 8;
+    let op = input.u8() % 10;
     // The items an OK call may change: `i` alone, or first..first + count.
     let mut end = i + 1;
+    // Few ids, so that groups form; now and then a huge one.
+    let id = |input: &mut Input| match input.one_in(8) {
+        true => input.i64() as u64,
+        false => input.below(5) as u64,
+    };
     let status = match op {
+        8 => {
+            let g = id(input);
+            let status = cupel_items_set_group(st.items, i, g);
+            if status == CUPEL_OK {
+                st.groups[i] = g;
+            }
+            status
+        }
+        9 => {
+            let count = input.below(6);
+            end = i + count;
+            let ids: Vec<u64> = (0..count).map(|_| id(input)).collect();
+            let status = cupel_items_set_groups(st.items, i, count, ids.as_ptr());
+            if status == CUPEL_OK {
+                st.groups[i..end].copy_from_slice(&ids);
+            }
+            status
+        }
         0 => cupel_items_set_content(st.items, i, text(input)),
         1 => cupel_items_set_timestamp(st.items, i, input.i64()),
         2 => cupel_items_set_priority(st.items, i, input.i64()),
@@ -444,6 +470,36 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &State) {
         n,
         "an attribute changed the item count"
     );
+}
+
+/// Keep-together groups (README "Groups"): every group of `groups` is in
+/// `out` whole or not at all, and (when `placed`) its members stand next
+/// to each other in push order.
+fn check_groups(out: &[usize], groups: &[u64], placed: bool) {
+    let mut at = vec![usize::MAX; groups.len()];
+    for (p, &i) in out.iter().enumerate() {
+        at[i] = p;
+    }
+    let mut members: std::collections::HashMap<u64, Vec<usize>> = Default::default();
+    for (i, &g) in groups.iter().enumerate() {
+        if g != 0 {
+            members.entry(g).or_default().push(i);
+        }
+    }
+    for (g, m) in members {
+        let chosen = m.iter().filter(|&&i| at[i] != usize::MAX).count();
+        assert!(
+            chosen == 0 || chosen == m.len(),
+            "group {g} {m:?} split: {out:?}"
+        );
+        if placed && chosen > 0 {
+            let first = at[m[0]];
+            assert!(
+                m.iter().enumerate().all(|(k, &i)| at[i] == first + k),
+                "group {g} {m:?} not together in push order: {out:?}"
+            );
+        }
+    }
 }
 
 /// One pipeline run with a random configuration, checked.
@@ -490,6 +546,7 @@ unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
     if status == CUPEL_OK {
         bump(&STATS.pipelines_run, 1);
         let placed = &out[..len];
+        check_groups(placed, &st.groups, true);
         let mut seen = vec![0u8; n];
         assert_eq!(cupel_report_included_count(st.report), len);
         for (k, &i) in placed.iter().enumerate() {
@@ -547,6 +604,7 @@ pub fn abi_program(data: &[u8]) {
         let mut st = State {
             items: ptr::null_mut(),
             tokens: vec![],
+            groups: vec![],
             budget: ptr::null_mut(),
             slicers: Slicers(vec![]),
             report: ptr::null_mut(),
@@ -580,6 +638,7 @@ pub fn abi_program(data: &[u8]) {
                     documented(status);
                     if status == CUPEL_OK {
                         st.tokens.push(t);
+                        st.groups.push(0);
                         bump(&STATS.items_pushed, 1);
                     }
                     assert_eq!(cupel_items_len(st.items), st.tokens.len());
@@ -600,6 +659,7 @@ pub fn abi_program(data: &[u8]) {
                     documented(status);
                     if status == CUPEL_OK {
                         st.tokens.extend_from_slice(&t);
+                        st.groups.resize(st.tokens.len(), 0);
                         bump(&STATS.items_pushed, n);
                     }
                     assert_eq!(
@@ -816,8 +876,9 @@ pub fn abi_program(data: &[u8]) {
                 12 if input.one_in(4) => {
                     cupel_items_clear(st.items);
                     st.tokens.clear();
+                    st.groups.clear();
                 }
-                16 | 17 => fuzz_attribute(&mut input, &st),
+                16 | 17 => fuzz_attribute(&mut input, &mut st),
                 18 => fuzz_pipeline(&mut input, &st),
                 19 => {
                     let s = fuzz_scorer(&mut input, 0);

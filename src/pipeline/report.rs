@@ -419,6 +419,12 @@ impl Report {
             }
             m.into()
         };
+        let grouped = self
+            .included
+            .iter()
+            .chain(&self.excluded)
+            .any(|d| d.group != 0);
+        let groups = grouped.then(|| Groups::of(items)).flatten();
         let reason = |d: &Decision| -> Value {
             let mut m = Map::new();
             m.insert("reason".into(), d.reason.name().into());
@@ -439,8 +445,10 @@ impl Report {
                     m.insert("displaced_by".into(), by);
                 }
                 Reason::CountCapExceeded => {
+                    // The kind the cap counted: a group's is its first member's.
                     let view = items.view();
-                    let kind = view.kind_table().name(view.kind(d.item));
+                    let first = groups.as_ref().map_or(d.item, |g| g.unit(&d.item)[0]);
+                    let kind = view.kind_table().name(view.kind(first));
                     m.insert("kind".into(), kind.into());
                     m.insert("item_tokens".into(), d.item_tokens.into());
                 }

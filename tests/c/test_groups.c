@@ -184,6 +184,40 @@ static void test_pipeline(void) {
   cupel_items_free(items);
 }
 
+/* A count cap counts a group once, as its first member's kind; the
+ * report says so for every member. */
+static void test_count_cap(void) {
+  const int64_t t[] = {10, 20, 10, 20};
+  const double s[] = {0.9, 0.5, 0.8, 0.4};
+  const char *k[] = {"ToolCall", "ToolOutput", "ToolCall", "ToolOutput"};
+  const uint64_t g[] = {1, 1, 2, 2};
+  cupel_count_quota cap = {"ToolCall", 0, 1};
+  cupel_items *items = make_items(4, t, s, k);
+  cupel_slicer *c = count_quota(&cap, 1, CUPEL_SCARCITY_DEGRADE);
+  cupel_report *r = NULL;
+  size_t out[4], n = 0, len = 0, i;
+  char json[4096];
+  const char *p;
+  int capped = 0;
+  CHECK_OK(cupel_items_set_groups(items, 0, 4, g));
+  CHECK_OK(cupel_report_new(&r));
+  CHECK_OK(slice_into(c, items, 1000, 1000, out, 4, &n, r));
+  CHECK_INDICES(out, n, 0, 1);
+  CHECK(cupel_report_excluded_count(r) == 2);
+  for (i = 0; i < 2; i++) {
+    cupel_decision d = decision(r, false, i);
+    CHECK(d.reason == CUPEL_REASON_COUNT_CAP_EXCEEDED && d.group == 2 && d.group_tokens == 30);
+  }
+  CHECK_OK(cupel_report_json(r, items, json, sizeof json, &len));
+  for (p = json; (p = strstr(p, "\"kind\":\"ToolCall\",\"reason\":\"CountCapExceeded\"")) != NULL; p++)
+    capped++;
+  CHECK(capped == 2);
+  CHECK(strstr(json, "\"kind\":\"ToolOutput\",\"reason\":\"CountCapExceeded\"") == NULL);
+  cupel_report_free(r);
+  cupel_slicer_free(c);
+  cupel_items_free(items);
+}
+
 static void test_stream(void) {
   cupel_stream *st = NULL;
   bool full = false;
@@ -208,6 +242,7 @@ int main(void) {
   test_slice_keeps_the_pair();
   test_negative_and_zero_token_members();
   test_pipeline();
+  test_count_cap();
   test_stream();
   return check_summary("test_groups");
 }
