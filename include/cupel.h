@@ -758,6 +758,22 @@ enum cupel_status cupel_items_set_contents(struct cupel_items *items,
                                            const char *const *contents);
 
 /**
+ * Allocates `size` bytes aligned to 8, uninitialised, from the library's
+ * allocator; NULL when it cannot (or `size` is too large). Free with
+ * `cupel_dealloc(ptr, size)`, passing the same `size`. Meant for hosts
+ * without a C allocator of their own (the WebAssembly build's JavaScript
+ * host); C programs use malloc.
+ */
+uint8_t *cupel_alloc(size_t size);
+
+/**
+ * Frees a block from `cupel_alloc`; `size` must be the size it was
+ * allocated with. NULL is a no-op.
+ */
+void cupel_dealloc(uint8_t *ptr,
+                   size_t size);
+
+/**
  * Creates a pipeline over copies of `scorer` (NULL: the scores pushed
  * with the items), `slicer` and `placer` (NULL: the slicer's output
  * order, pinned items first); the caller may free them right after.

@@ -181,8 +181,8 @@ impl<'g> Units<'g> {
     /// Sums and each group's best member are found in item order; then one
     /// Sort stage orders the units' best members: no pass in score order
     /// over the items, no copy of member lists. With `sort` false the units
-    /// stay in the item order of their best members ([`Units::ties`] then
-    /// gives the Sort order's ties: GreedySlice needs no more).
+    /// stay in the item order of their best members (their view's ties
+    /// then give the Sort order's: GreedySlice needs no more).
     ///
     /// Errors: a group's tokens sum past `i64::MAX`.
     pub fn build(
@@ -298,11 +298,6 @@ impl<'g> Units<'g> {
         self.tokens.is_empty()
     }
 
-    /// Each unit's best member's score: the key of its Sort-stage position.
-    pub fn ties(&self) -> &[f64] {
-        &self.ties
-    }
-
     /// What a slicer reads of the units (kinds interned in `items`' table).
     pub fn view<'a>(&'a self, items: View<'a>) -> View<'a> {
         View::of_columns(
@@ -311,6 +306,7 @@ impl<'g> Units<'g> {
             &self.kinds,
             items.kind_table(),
             &self.values,
+            &self.ties,
         )
     }
 

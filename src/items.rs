@@ -82,28 +82,39 @@ pub struct View<'a> {
     /// KnapsackSlice's integer values, when they are not the scaled scores
     /// (a group's value is the sum of its members': [`crate::group`]).
     values: Option<&'a [i64]>,
+    /// The Sort-stage key of each candidate, which breaks GreedySlice's
+    /// density ties: its score, or for a unit of a grouped list its best
+    /// member's score.
+    ties: &'a [f64],
 }
 
 impl<'a> View<'a> {
     /// A view of candidates that are not the pushed items (the units of a
     /// grouped list): the columns by candidate index, kinds interned in
-    /// `kind_table`, `values` the knapsack values.
+    /// `kind_table`, `values` the knapsack values, `ties` the Sort-stage keys.
     pub fn of_columns(
         tokens: &'a [i64],
         scores: &'a [f64],
         kinds: &'a [u32],
         kind_table: &'a KindTable,
         values: &'a [i64],
+        ties: &'a [f64],
     ) -> View<'a> {
         assert!(scores.len() == tokens.len() && kinds.len() == tokens.len());
-        assert_eq!(values.len(), tokens.len());
+        assert!(values.len() == tokens.len() && ties.len() == tokens.len());
         View {
             tokens,
             scores,
             kinds,
             kind_table,
             values: Some(values),
+            ties,
         }
+    }
+
+    /// The Sort-stage keys (see the field).
+    pub fn ties(&self) -> &'a [f64] {
+        self.ties
     }
 
     /// KnapsackSlice's integer value of candidate `i`: `scaled(score)`
@@ -275,6 +286,7 @@ impl Items {
             kinds: &self.kinds,
             kind_table: &self.kind_table,
             values: None,
+            ties: scores,
         }
     }
 

@@ -43,7 +43,7 @@ pub fn key_position(key: u128) -> u32 {
 /// 10^3 to 10^6 items, and faster than an LSD radix sort at every size.
 pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
     let bits: Vec<u64> = values.map(desc_bits).collect();
-    assert!(bits.len() <= 1 << 32, "{} values", bits.len());
+    assert!(bits.len() as u64 <= 1 << 32, "{} values", bits.len());
     const HIGH: u64 = !0xFFFF_FFFF;
     let mut keys: Vec<u64> = bits
         .iter()

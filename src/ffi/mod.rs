@@ -11,6 +11,7 @@ mod macros;
 
 mod budget;
 mod items;
+mod memory;
 mod pipeline;
 mod placer;
 mod report;
@@ -21,6 +22,7 @@ mod stream;
 
 pub use budget::*;
 pub use items::*;
+pub use memory::*;
 pub use pipeline::*;
 pub use placer::*;
 pub use report::*;

@@ -10,7 +10,7 @@ use crate::error::{invalid, Error, Result};
 use crate::group::{Groups, Units};
 use crate::items::{Items, View};
 use crate::slicer::knapsack::scaled_value;
-use crate::slicer::{greedy_all, greedy_all_ties, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
+use crate::slicer::{greedy_all, Ctx, Shortfall, Slicer, DEFAULT_MEMORY_LIMIT};
 use crate::sort::sort_stage;
 
 /// A slicer together with the memory limit of its calls.
@@ -65,7 +65,7 @@ impl Engine {
         let units = Units::build(items, groups, sorted, scaled_value, !greedy)?;
         let mut ctx = Ctx::new(units.view(items), self.memory_limit);
         let chosen = match greedy {
-            true => greedy_all_ties(&ctx.items, units.ties(), effective.target),
+            true => greedy_all(&ctx.items, effective.target),
             false => {
                 let cands: Vec<u32> = (0..units.len() as u32).collect();
                 self.slicer.slice(&cands, effective, &mut ctx)?

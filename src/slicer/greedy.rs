@@ -11,9 +11,12 @@ const FIRST_ROUND: usize = 1024;
 /// GREEDY-SLICE over `cands` with `target` tokens. Output in greedy
 /// iteration order: density descending, then Sort-stage position.
 ///
-/// Ties in density are broken by position in `cands` (the spec's
-/// "original index": `cands` is in Sort-stage order; for a grouped list,
-/// the units ordered by their first member in Sort order).
+/// Ties in density are broken by (Sort-stage key descending, position in
+/// `cands`): the Sort-stage position whenever `cands` is in Sort-stage order
+/// *or* in item order (the spec's "original index"; for a grouped list the
+/// units' keys are their best members' scores, so a unit stands at its
+/// first member in Sort order). So the pipeline may skip the Sort stage
+/// for a top-level GreedySlice.
 ///
 /// The single pass of the spec needs the density order only of candidates
 /// that can still fit: the remaining budget never grows, so a candidate with
@@ -24,49 +27,27 @@ const FIRST_ROUND: usize = 1024;
 /// longer fits. Rounds at least double in size: O(N log N) at worst, a few
 /// O(N) passes in practice.
 pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
-    greedy_by(items, cands.len(), |pos| cands[pos as usize], None, target)
+    greedy_by(items, cands.len(), |pos| cands[pos as usize], target)
 }
 
-/// [`greedy`] over all items in push order (`cands` = 0..N, not built).
-/// Ties in density are broken by (score descending, item index): the
-/// Sort-stage position, so the pipeline may skip the Sort stage for a
-/// top-level GreedySlice.
+/// [`greedy`] over all candidates of `items` in index order (`cands` =
+/// 0..N, not built).
 pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
-    greedy_by(items, items.len(), |pos| pos, Some(items.scores()), target)
+    greedy_by(items, items.len(), |pos| pos, target)
 }
 
-/// [`greedy_all`] with density ties broken by (`ties[i]` descending, index):
-/// for units in the item order of their best members, `ties` being those
-/// members' scores, that is the Sort-stage order of the best members.
-pub fn greedy_all_ties(items: &View<'_>, ties: &[f64], target: i64) -> Vec<u32> {
-    assert_eq!(ties.len(), items.len());
-    greedy_by(items, items.len(), |pos| pos, Some(ties), target)
-}
-
-/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`;
-/// density ties broken by `ties` (by item, descending) first when given,
-/// then by position.
-fn greedy_by(
-    items: &View<'_>,
-    n: usize,
-    item: impl Fn(u32) -> u32,
-    ties: Option<&[f64]>,
-    target: i64,
-) -> Vec<u32> {
+/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`.
+fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64) -> Vec<u32> {
+    let ties = items.ties();
     if n == 0 || target <= 0 {
         return Vec::new();
     }
     let tokens = |p: &(u64, u32)| items.tokens(item(p.1));
     let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
-        a.0.cmp(&b.0)
-            .then_with(|| match ties {
-                Some(ties) => {
-                    let score = |p: &(u64, u32)| desc_bits(ties[item(p.1) as usize]);
-                    score(a).cmp(&score(b))
-                }
-                None => Ordering::Equal,
-            })
-            .then(a.1.cmp(&b.1))
+        a.0.cmp(&b.0).then_with(|| {
+            let key = |p: &(u64, u32)| desc_bits(ties[item(p.1) as usize]);
+            key(a).cmp(&key(b)).then(a.1.cmp(&b.1))
+        })
     };
     let bits = (usize::BITS - n.leading_zeros()).clamp(4, 16);
     let shift = 64 - bits;

@@ -9,7 +9,7 @@ pub mod knapsack;
 mod quota;
 
 pub use count_quota::{CountEntry, CountQuota, Scarcity};
-pub use greedy::{greedy, greedy_all, greedy_all_ties};
+pub use greedy::{greedy, greedy_all};
 pub use knapsack::{knapsack, Knapsack, DEFAULT_BUCKET_SIZE};
 pub use quota::{Quota, QuotaEntry};
 

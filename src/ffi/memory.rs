@@ -1,0 +1,43 @@
+//! `cupel_alloc` / `cupel_dealloc`: memory for hosts that have no C
+//! allocator of their own, such as JavaScript over the WebAssembly build
+//! (`bindings/js`), which must place strings and arrays in the module's
+//! memory before passing pointers to the other functions.
+
+use std::alloc::Layout;
+
+/// Every block is aligned for any argument type of the ABI (int64_t, double).
+const ALIGN: usize = 8;
+
+fn layout(size: usize) -> Option<Layout> {
+    Layout::from_size_align(size.max(1), ALIGN).ok()
+}
+
+ffi_fn! {
+    /// Allocates `size` bytes aligned to 8, uninitialised, from the library's
+    /// allocator; NULL when it cannot (or `size` is too large). Free with
+    /// `cupel_dealloc(ptr, size)`, passing the same `size`. Meant for hosts
+    /// without a C allocator of their own (the WebAssembly build's JavaScript
+    /// host); C programs use malloc.
+    fn cupel_alloc(size: usize) -> *mut u8 [std::ptr::null_mut()] {
+        match layout(size) {
+            // SAFETY: the layout has a non-zero size.
+            Some(l) => unsafe { std::alloc::alloc(l) },
+            None => std::ptr::null_mut(),
+        }
+    }
+}
+
+ffi_fn! {
+    /// Frees a block from `cupel_alloc`; `size` must be the size it was
+    /// allocated with. NULL is a no-op.
+    unsafe fn cupel_dealloc(ptr: *mut u8, size: usize) {
+        if ptr.is_null() {
+            return;
+        }
+        if let Some(l) = layout(size) {
+            // SAFETY: `ptr` came from `cupel_alloc(size)` (the caller's
+            // promise), which allocated it with this very layout.
+            unsafe { std::alloc::dealloc(ptr, l) }
+        }
+    }
+}
