@@ -2,12 +2,19 @@
 # Every test of libcupel: formatting and lints, the demo, the Rust unit tests,
 # the C harness, the header and link checks, the conformance vectors, the
 # differential tests against the cupel crate, the hostile-input, thread and
-# fuzz-replay tests, the C++, Go and C# bindings, the knapsack kernels each
+# fuzz-replay tests, the C++, Go, C#, JavaScript (WebAssembly) and LuaJIT
+# bindings, the knapsack kernels each
 # forced in turn, the Rust suites on aarch64 under qemu, and the sanitizer /
 # valgrind runs.
+#
+#   bash tests/run_all.sh             # with the toolchains already installed
+#   bash tests/run_all.sh --install   # installs them first (tests/install.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target
+if [ "${1:-}" = --install ]; then
+  bash tests/install.sh
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --check

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs what the tests need on a fresh Debian machine, skipping whatever
+# is already there: the C/C++ compilers, Go, Mono, valgrind, Node and npm,
+# LuaJIT, binaryen (wasm-opt), the aarch64 cross tools and qemu-user, and
+# the rustup targets wasm32-unknown-unknown and aarch64-unknown-linux-gnu.
+# Run as root, or with sudo available. `bash tests/run_all.sh --install`
+# runs it first; .ci/run does that.
+set -euo pipefail
+need=()
+want() { command -v "$1" >/dev/null 2>&1 || need+=("${@:2}"); }
+want cc gcc
+want c++ g++
+want git git
+want go golang-go
+want mcs mono-mcs mono-devel
+want mono mono-runtime
+want valgrind valgrind
+want node nodejs
+want npm npm
+want luajit luajit
+want wasm-opt binaryen
+want qemu-aarch64 qemu-user
+want aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+if [ ${#need[@]} -gt 0 ]; then
+  sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null 2>&1 || { echo "install.sh: need root or sudo to apt-get install ${need[*]}" >&2; exit 1; }
+    sudo=(sudo)
+  fi
+  echo "== apt-get install ${need[*]}"
+  "${sudo[@]}" apt-get update
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y --no-install-recommends "${need[@]}"
+fi
+for target in wasm32-unknown-unknown aarch64-unknown-linux-gnu; do
+  rustup target list --installed | grep -qx "$target" || rustup target add "$target"
+done
