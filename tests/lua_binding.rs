@@ -30,7 +30,10 @@ fn cdef_is_the_header_without_comments_and_preprocessor_lines() {
     let header = std::fs::read_to_string(common::root().join("include/cupel.h")).unwrap();
     for name in header.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
         if name.starts_with("cupel_") && header.contains(&format!("{name}(")) {
-            assert!(generated.contains(&format!("{name}(")), "{name} is not in the cdef");
+            assert!(
+                generated.contains(&format!("{name}(")),
+                "{name} is not in the cdef"
+            );
         }
     }
 }
@@ -43,7 +46,10 @@ fn lua_tests_pass() {
     let out = luajit("bindings/lua/test.lua");
     print!("{out}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
-    assert!(out.contains("ok   a tool call and its result are never split"), "{out}");
+    assert!(
+        out.contains("ok   a tool call and its result are never split"),
+        "{out}"
+    );
 }
 
 #[test]

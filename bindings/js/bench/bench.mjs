@@ -44,6 +44,11 @@ for (const n of [1_000, 10_000, 100_000]) {
   const budget = cupel.budget({ maxTokens: 200_000, targetTokens: 128_000 });
   const placed = pipeline.run(items, budget).placed;
   const pipe = median(() => pipeline.run(items, budget));
+  // The same with Knapsack(100) + U-shaped: the DP kernel's share.
+  const knap = cupel.pipeline({ scorer, slicer: cupel.knapsack(100), placer: cupel.uShaped(), overflow: Overflow.Proceed });
+  const placedK = knap.run(items, budget).placed;
+  const pipeK = median(() => knap.run(items, budget), 9);
+  knap.dispose();
   // Greedy on the pushed scores: WebAssembly (items already pushed, and
   // with the push) against plain JavaScript on the same objects.
   const plain = cupel.items(list.map(({ tokens, score }) => ({ tokens, score })));
@@ -61,6 +66,6 @@ for (const n of [1_000, 10_000, 100_000]) {
     it.dispose();
   }, 9);
   const js = median(() => jsGreedy(list, 128_000));
-  console.log(`N=${n} pipeline_wasm_ms=${pipe.toFixed(3)} placed=${placed.length} greedy_wasm_ms=${wasmSlice.toFixed(3)} greedy_wasm_with_push_ms=${wasmPushSlice.toFixed(3)} greedy_js_ms=${js.toFixed(3)}`);
+  console.log(`N=${n} pipeline_wasm_ms=${pipe.toFixed(3)} placed=${placed.length} knapsack_pipeline_wasm_ms=${pipeK.toFixed(3)} placed=${placedK.length} greedy_wasm_ms=${wasmSlice.toFixed(3)} greedy_wasm_with_push_ms=${wasmPushSlice.toFixed(3)} greedy_js_ms=${js.toFixed(3)}`);
   for (const h of [items, scorer, pipeline, budget, plain, greedy, sliceBudget]) h.dispose();
 }

@@ -57,8 +57,14 @@ int main(int argc, char **argv) {
   must(cupel_scorer_new_recency(&parts[0]), "recency");
   must(cupel_scorer_new_kind(NULL, 0, &parts[1]), "kind");
   must(cupel_scorer_new_composite((const cupel_scorer *const *)parts, w, 2, &scorer), "composite");
-  must(cupel_slicer_new_greedy(&greedy), "greedy");
-  must(cupel_placer_new_chronological(&chrono), "placer");
+  /* argv[2] "knapsack": Knapsack(100) + U-shaped instead. */
+  if (argc > 2 && strcmp(argv[2], "knapsack") == 0) {
+    must(cupel_slicer_new_knapsack(100, &greedy), "knapsack");
+    must(cupel_placer_new_u_shaped(&chrono), "placer");
+  } else {
+    must(cupel_slicer_new_greedy(&greedy), "greedy");
+    must(cupel_placer_new_chronological(&chrono), "placer");
+  }
   must(cupel_pipeline_new(scorer, greedy, chrono, &p), "pipeline");
   must(cupel_pipeline_set_overflow(p, CUPEL_OVERFLOW_PROCEED), "overflow");
   must(cupel_budget_new(200000, 128000, &b), "budget");
@@ -69,6 +75,6 @@ int main(int argc, char **argv) {
     t[i] = now_ms() - start;
   }
   qsort(t, 25, sizeof t[0], cmp);
-  printf("N=%zu pipeline_native_ms=%.3f placed=%zu\n", n, t[12], len);
+  printf("N=%zu %s_native_ms=%.3f placed=%zu\n", n, argc > 2 ? argv[2] : "pipeline", t[12], len);
   return 0;
 }

@@ -12,4 +12,7 @@ cc -O2 -std=c99 -D_POSIX_C_SOURCE=199309L -Iinclude bindings/js/bench/bench_nati
    -Ltarget/release -lcupel -Wl,-rpath,"$PWD/target/release" -o "$dir/bench_native"
 echo "cupel.wasm: $(wc -c < bindings/js/cupel.wasm) bytes"
 node bindings/js/bench/bench.mjs "$dir"
-for n in 1000 10000 100000; do "$dir/bench_native" "$dir/items_$n.txt"; done
+for n in 1000 10000 100000; do
+  "$dir/bench_native" "$dir/items_$n.txt"
+  "$dir/bench_native" "$dir/items_$n.txt" knapsack
+done
