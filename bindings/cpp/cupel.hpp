@@ -9,6 +9,7 @@
 #include "cupel.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -88,6 +89,45 @@ class Items {
     std::vector<const char *> k;
     for (const auto &s : kinds) k.push_back(s.c_str());
     push_many(tokens.size(), tokens.data(), scores.data(), kinds.empty() ? nullptr : k.data());
+  }
+  // ---- item attributes (the ContextItem fields the pipeline's stages read)
+  void set_content(size_t index, const std::string &content) {
+    detail::check(cupel_items_set_content(h_.get(), index, content.c_str()));
+  }
+  void set_timestamp(size_t index, int64_t unix_millis) {
+    detail::check(cupel_items_set_timestamp(h_.get(), index, unix_millis));
+  }
+  void set_priority(size_t index, int64_t priority) { detail::check(cupel_items_set_priority(h_.get(), index, priority)); }
+  void set_pinned(size_t index, bool pinned) { detail::check(cupel_items_set_pinned(h_.get(), index, pinned)); }
+  void set_relevance_hint(size_t index, double hint) {
+    detail::check(cupel_items_set_relevance_hint(h_.get(), index, hint));
+  }
+  void set_source(size_t index, const std::string &source) {
+    detail::check(cupel_items_set_source(h_.get(), index, source.c_str()));
+  }
+  void add_tag(size_t index, const std::string &tag) { detail::check(cupel_items_add_tag(h_.get(), index, tag.c_str())); }
+  void set_metadata(size_t index, const std::string &key, const std::string &value) {
+    detail::check(cupel_items_set_metadata(h_.get(), index, key.c_str(), value.c_str()));
+  }
+  /// Bulk forms: items `first .. first + values.size()`, one native call each.
+  void set_contents(size_t first, const std::vector<std::string> &contents) {
+    std::vector<const char *> p;
+    for (const auto &c : contents) p.push_back(c.c_str());
+    detail::check(cupel_items_set_contents(h_.get(), first, p.size(), p.data()));
+  }
+  void set_timestamps(size_t first, const std::vector<int64_t> &unix_millis) {
+    detail::check(cupel_items_set_timestamps(h_.get(), first, unix_millis.size(), unix_millis.data()));
+  }
+  void set_priorities(size_t first, const std::vector<int64_t> &priorities) {
+    detail::check(cupel_items_set_priorities(h_.get(), first, priorities.size(), priorities.data()));
+  }
+  void set_pinned_many(size_t first, const std::vector<bool> &pinned) {
+    std::unique_ptr<bool[]> p(new bool[pinned.size() + 1]);
+    for (size_t i = 0; i < pinned.size(); i++) p[i] = pinned[i];
+    detail::check(cupel_items_set_pinned_many(h_.get(), first, pinned.size(), p.get()));
+  }
+  void set_relevance_hints(size_t first, const std::vector<double> &hints) {
+    detail::check(cupel_items_set_relevance_hints(h_.get(), first, hints.size(), hints.data()));
   }
   /// Puts item `index` in keep-together group `group` (0: none): items that
   /// share a non-zero group are selected all together or not at all and
@@ -196,6 +236,53 @@ struct Shortfall {
   uint32_t satisfied;
 };
 
+/// Why an item was included or excluded (`cupel_reason`).
+enum class Reason : int32_t {
+  Scored = CUPEL_REASON_SCORED,
+  Pinned = CUPEL_REASON_PINNED,
+  ZeroToken = CUPEL_REASON_ZERO_TOKEN,
+  BudgetExceeded = CUPEL_REASON_BUDGET_EXCEEDED,
+  ScoredTooLow = CUPEL_REASON_SCORED_TOO_LOW,
+  Deduplicated = CUPEL_REASON_DEDUPLICATED,
+  QuotaCapExceeded = CUPEL_REASON_QUOTA_CAP_EXCEEDED,
+  QuotaRequireDisplaced = CUPEL_REASON_QUOTA_REQUIRE_DISPLACED,
+  NegativeTokens = CUPEL_REASON_NEGATIVE_TOKENS,
+  PinnedOverride = CUPEL_REASON_PINNED_OVERRIDE,
+  Filtered = CUPEL_REASON_FILTERED,
+  CountCapExceeded = CUPEL_REASON_COUNT_CAP_EXCEEDED,
+};
+
+/// The specification's name of a reason ("BudgetExceeded", ...).
+inline const char *to_string(Reason r) noexcept {
+  switch (r) {
+    case Reason::Scored: return "Scored";
+    case Reason::Pinned: return "Pinned";
+    case Reason::ZeroToken: return "ZeroToken";
+    case Reason::BudgetExceeded: return "BudgetExceeded";
+    case Reason::ScoredTooLow: return "ScoredTooLow";
+    case Reason::Deduplicated: return "Deduplicated";
+    case Reason::QuotaCapExceeded: return "QuotaCapExceeded";
+    case Reason::QuotaRequireDisplaced: return "QuotaRequireDisplaced";
+    case Reason::NegativeTokens: return "NegativeTokens";
+    case Reason::PinnedOverride: return "PinnedOverride";
+    case Reason::Filtered: return "Filtered";
+    case Reason::CountCapExceeded: return "CountCapExceeded";
+  }
+  return "?";
+}
+
+/// One item's fate in a report.
+struct Decision {
+  size_t index;           ///< push-order index
+  double score;
+  Reason reason;
+  int64_t item_tokens;
+  int64_t available_tokens;       ///< BudgetExceeded: the tokens left
+  std::optional<size_t> related;  ///< Deduplicated: kept item; PinnedOverride: the pinned one
+  uint64_t group;                 ///< keep-together group, 0 when none
+  int64_t group_tokens;           ///< the tokens the decision was made on
+};
+
 /// Diagnostics of one slice call; use one per thread.
 class Report {
  public:
@@ -218,10 +305,151 @@ class Report {
     for (size_t i = 0; i < out.size(); i++) detail::check(cupel_report_cap_excluded(h_.get(), i, &out[i]));
     return out;
   }
+  /// Included items in placed order.
+  std::vector<Decision> included() const { return list(true); }
+  /// Excluded items, score descending.
+  std::vector<Decision> excluded() const { return list(false); }
+  int64_t total_candidates() const noexcept { return cupel_report_total_candidates(h_.get()); }
+  int64_t total_tokens_considered() const noexcept { return cupel_report_total_tokens_considered(h_.get()); }
+  /// The specification's SelectionReport JSON (`items`: the list the run saw).
+  std::string json(const Items &items) const {
+    size_t n = 0;
+    cupel_status st = cupel_report_json(h_.get(), items.get(), nullptr, 0, &n);
+    if (st != CUPEL_ERROR_BUFFER_TOO_SMALL) detail::check(st);
+    std::string out(n + 1, '\0');
+    detail::check(cupel_report_json(h_.get(), items.get(), out.data(), out.size(), &n));
+    out.resize(n);
+    return out;
+  }
   cupel_report *get() const noexcept { return h_.get(); }
 
  private:
+  std::vector<Decision> list(bool included) const {
+    size_t n = included ? cupel_report_included_count(h_.get()) : cupel_report_excluded_count(h_.get());
+    std::vector<Decision> out;
+    out.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+      cupel_decision d;
+      detail::check(included ? cupel_report_included(h_.get(), i, &d) : cupel_report_excluded(h_.get(), i, &d));
+      std::optional<size_t> related;
+      if (d.related_index != SIZE_MAX) related = d.related_index;
+      out.push_back({d.item_index, d.score, static_cast<Reason>(d.reason), d.item_tokens, d.available_tokens,
+                     related, d.group, d.group_tokens});
+    }
+    return out;
+  }
   using Handle = detail::Handle<cupel_report, cupel_report_free>;
+  Handle h_;
+};
+
+enum class DecayCurve { Exponential = CUPEL_DECAY_EXPONENTIAL, Step = CUPEL_DECAY_STEP, Window = CUPEL_DECAY_WINDOW };
+
+/// A scorer (the Score stage). Composites copy their children.
+class Scorer {
+ public:
+  static Scorer given() { return make(cupel_scorer_new_given); }
+  static Scorer recency() { return make(cupel_scorer_new_recency); }
+  static Scorer priority() { return make(cupel_scorer_new_priority); }
+  static Scorer frequency() { return make(cupel_scorer_new_frequency); }
+  static Scorer reflexive() { return make(cupel_scorer_new_reflexive); }
+  /// Kind weights; empty: the specification's defaults.
+  static Scorer kind(const std::vector<std::pair<std::string, double>> &weights = {}) {
+    std::vector<cupel_kind_weight> w;
+    for (const auto &x : weights) w.push_back({x.first.c_str(), x.second});
+    return make([&](cupel_scorer **p) { return cupel_scorer_new_kind(w.empty() ? nullptr : w.data(), w.size(), p); });
+  }
+  static Scorer tag(const std::vector<std::pair<std::string, double>> &weights) {
+    std::vector<cupel_tag_weight> w;
+    for (const auto &x : weights) w.push_back({x.first.c_str(), x.second});
+    return make([&](cupel_scorer **p) { return cupel_scorer_new_tag(w.empty() ? nullptr : w.data(), w.size(), p); });
+  }
+  static Scorer composite(const std::vector<std::pair<const Scorer *, double>> &parts) {
+    std::vector<const cupel_scorer *> kids;
+    std::vector<double> w;
+    for (const auto &x : parts) {
+      kids.push_back(x.first->get());
+      w.push_back(x.second);
+    }
+    return make([&](cupel_scorer **p) { return cupel_scorer_new_composite(kids.data(), w.data(), kids.size(), p); });
+  }
+  static Scorer scaled(const Scorer &inner) {
+    return make([&](cupel_scorer **p) { return cupel_scorer_new_scaled(inner.get(), p); });
+  }
+  static Scorer metadata_trust(double default_score = 0.5) {
+    return make([&](cupel_scorer **p) { return cupel_scorer_new_metadata_trust(default_score, p); });
+  }
+  static Scorer metadata_key(const std::string &key, const std::string &value, double boost) {
+    return make([&](cupel_scorer **p) { return cupel_scorer_new_metadata_key(key.c_str(), value.c_str(), boost, p); });
+  }
+  /// `windows`: (max age in seconds, score), youngest first (step curve).
+  static Scorer decay(DecayCurve curve, double duration_secs, const std::vector<std::pair<double, double>> &windows,
+                      int64_t reference_unix_millis, double null_timestamp_score = 0.5) {
+    std::vector<cupel_decay_window> w;
+    for (const auto &x : windows) w.push_back({x.first, x.second});
+    return make([&](cupel_scorer **p) {
+      return cupel_scorer_new_decay(static_cast<int>(curve), duration_secs, w.empty() ? nullptr : w.data(), w.size(),
+                                    reference_unix_millis, null_timestamp_score, p);
+    });
+  }
+  /// The score of every item, by index.
+  std::vector<double> score(const Items &items) const {
+    std::vector<double> out(items.size());
+    size_t n = 0;
+    detail::check(cupel_scorer_score(h_.get(), items.get(), out.data(), out.size(), &n));
+    out.resize(n);
+    return out;
+  }
+  const cupel_scorer *get() const noexcept { return h_.get(); }
+
+ private:
+  using Handle = detail::Handle<cupel_scorer, cupel_scorer_free>;
+  explicit Scorer(cupel_scorer *p) : h_(p) {}
+  template <class F>
+  static Scorer make(F &&f) {
+    return Scorer(detail::create<cupel_scorer>(std::forward<F>(f)));
+  }
+  Handle h_;
+};
+
+/// A placer (the Place stage's order).
+class Placer {
+ public:
+  static Placer chronological() { return Placer(detail::create<cupel_placer>(cupel_placer_new_chronological)); }
+  static Placer u_shaped() { return Placer(detail::create<cupel_placer>(cupel_placer_new_u_shaped)); }
+  const cupel_placer *get() const noexcept { return h_.get(); }
+
+ private:
+  using Handle = detail::Handle<cupel_placer, cupel_placer_free>;
+  explicit Placer(cupel_placer *p) : h_(p) {}
+  Handle h_;
+};
+
+enum class Overflow { Throw = CUPEL_OVERFLOW_THROW, Truncate = CUPEL_OVERFLOW_TRUNCATE, Proceed = CUPEL_OVERFLOW_PROCEED };
+
+/// The whole pipeline; keeps copies of its scorer, slicer and placer.
+class Pipeline {
+ public:
+  /// `scorer` null: the pushed scores; `placer` null: the slicer's order.
+  Pipeline(const Scorer *scorer, const Slicer &slicer, const Placer *placer)
+      : h_(detail::create<cupel_pipeline>([&](cupel_pipeline **p) {
+          return cupel_pipeline_new(scorer ? scorer->get() : nullptr, slicer.get(), placer ? placer->get() : nullptr,
+                                    p);
+        })) {}
+  void set_deduplication(bool enabled) { detail::check(cupel_pipeline_set_deduplication(h_.get(), enabled)); }
+  void set_overflow(Overflow o) { detail::check(cupel_pipeline_set_overflow(h_.get(), static_cast<int>(o))); }
+  /// All six stages: the placed item indices (and every decision in `report`).
+  std::vector<size_t> run(const Items &items, const Budget &budget, Report *report = nullptr) const {
+    std::vector<size_t> out(items.size());
+    size_t n = 0;
+    detail::check(cupel_pipeline_run(h_.get(), items.get(), budget.get(), out.data(), out.size(), &n,
+                                     report ? report->get() : nullptr));
+    out.resize(n);
+    return out;
+  }
+  const cupel_pipeline *get() const noexcept { return h_.get(); }
+
+ private:
+  using Handle = detail::Handle<cupel_pipeline, cupel_pipeline_free>;
   Handle h_;
 };
 

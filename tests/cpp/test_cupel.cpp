@@ -104,6 +104,50 @@ int main() {
   expect_error([&] { gs.push_grouped(1, 0.1, 5); }, CUPEL_ERROR_INVALID_ARGUMENT, "which ended before item 4");
   CHECK(gs.finish() == (V{0, 1, 3}));
 
+  // The pipeline: attributes (bulk), scorers, placer, deduplication, report.
+  {
+    cupel::Items conv;
+    conv.push_many(std::vector<int64_t>{50, 100, 100, 100, 100, -3, 5000},
+                   std::vector<double>{0, 0, 0, 0, 0, 0, 0},
+                   {"SystemPrompt", "Message", "Message", "ToolOutput", "Message", "Message", "Document"});
+    conv.set_contents(0, {"You are helpful.", "hello", "how are you", "ls output", "hello", "broken", "a huge file"});
+    conv.set_timestamps(0, {0, 86400000, 2 * 86400000LL, 3 * 86400000LL, 4 * 86400000LL});
+    conv.set_pinned_many(0, {true});
+    conv.set_priority(3, 5);
+    conv.add_tag(3, "auth");
+    conv.set_metadata(3, "cupel:trust", "0.9");
+    auto recency = cupel::Scorer::recency();
+    auto kind = cupel::Scorer::kind();
+    auto blend = cupel::Scorer::composite({{&recency, 2.0}, {&kind, 1.0}});
+    auto chrono = cupel::Placer::chronological();
+    cupel::Pipeline p(&blend, greedy, &chrono);
+    p.set_overflow(cupel::Overflow::Throw);
+    cupel::Report r;
+    cupel::Budget b(1000, 300);
+    auto placed = p.run(conv, b, &r);
+    CHECK(!placed.empty() && placed[0] == 0);
+    auto inc = r.included();
+    CHECK(inc.size() == placed.size() && inc[0].reason == cupel::Reason::Pinned);
+    bool dedup = false, negative = false, over = false;
+    for (const auto &d : r.excluded()) {
+      if (d.index == 1) dedup = d.reason == cupel::Reason::Deduplicated && d.related == std::optional<size_t>(4);
+      if (d.index == 5) negative = d.reason == cupel::Reason::NegativeTokens;
+      if (d.index == 6) over = d.reason == cupel::Reason::BudgetExceeded && d.item_tokens == 5000;
+    }
+    CHECK(dedup && negative && over);
+    CHECK(r.total_candidates() == 7);
+    CHECK(std::string(cupel::to_string(cupel::Reason::CountCapExceeded)) == "CountCapExceeded");
+    auto json = r.json(conv);
+    CHECK(json.find("\"total_candidates\":7") != std::string::npos);
+    cupel::Pipeline plain(nullptr, greedy, nullptr);
+    plain.set_deduplication(false);
+    cupel::Budget small(40, 40);
+    expect_error([&] { plain.run(conv, small); }, CUPEL_ERROR_INVALID_ARGUMENT, "pinned items need 50 tokens");
+    auto decay = cupel::Scorer::decay(cupel::DecayCurve::Step, 0, {{86400, 0.9}, {864000, 0.1}}, 5 * 86400000LL);
+    CHECK(decay.score(conv).size() == 7);
+    expect_error([] { cupel::Scorer::metadata_key("k", "v", 0); }, CUPEL_ERROR_INVALID_ARGUMENT, "boost");
+  }
+
   cupel::Slicer moved = std::move(greedy);  // RAII: the moved-from handle is empty
   CHECK(moved.get() != nullptr && greedy.get() == nullptr);
   auto b2 = budget.effective(50);
