@@ -131,6 +131,7 @@ const (
 	StatusUnsupported     Status = C.CUPEL_ERROR_UNSUPPORTED
 	StatusCapacity        Status = C.CUPEL_ERROR_CAPACITY
 	StatusInternal        Status = C.CUPEL_ERROR_INTERNAL
+	StatusOverflow        Status = C.CUPEL_ERROR_OVERFLOW
 )
 
 // String is the status's fixed name, e.g. "CUPEL_ERROR_INVALID_ARGUMENT".
@@ -164,6 +165,7 @@ var (
 	ErrUnsupported     = &Error{Status: StatusUnsupported}
 	ErrCapacity        = &Error{Status: StatusCapacity}
 	ErrInternal        = &Error{Status: StatusInternal}
+	ErrOverflow        = &Error{Status: StatusOverflow}
 )
 
 // errBuf receives the message of a failed call.

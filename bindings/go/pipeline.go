@@ -1,0 +1,739 @@
+package cupel
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "cupel.h"
+
+// As in cupel.go: the message is copied in the failing C call.
+static cupel_status keep2(cupel_status st, char *err) {
+	if (st != CUPEL_OK) {
+		const char *m = cupel_last_error();
+		strncpy(err, m ? m : "", 1023);
+		err[1023] = 0;
+	}
+	return st;
+}
+static cupel_status go_items_set_contents(cupel_items *it, size_t first, size_t n, const char *const *c, char *err) {
+	return keep2(cupel_items_set_contents(it, first, n, c), err);
+}
+static cupel_status go_items_set_timestamps(cupel_items *it, size_t first, size_t n, const int64_t *v, char *err) {
+	return keep2(cupel_items_set_timestamps(it, first, n, v), err);
+}
+static cupel_status go_items_set_priorities(cupel_items *it, size_t first, size_t n, const int64_t *v, char *err) {
+	return keep2(cupel_items_set_priorities(it, first, n, v), err);
+}
+static cupel_status go_items_set_pinned_many(cupel_items *it, size_t first, size_t n, const bool *v, char *err) {
+	return keep2(cupel_items_set_pinned_many(it, first, n, v), err);
+}
+static cupel_status go_items_set_relevance_hints(cupel_items *it, size_t first, size_t n, const double *v, char *err) {
+	return keep2(cupel_items_set_relevance_hints(it, first, n, v), err);
+}
+static cupel_status go_items_set_timestamp(cupel_items *it, size_t i, int64_t v, char *err) {
+	return keep2(cupel_items_set_timestamp(it, i, v), err);
+}
+static cupel_status go_items_set_priority(cupel_items *it, size_t i, int64_t v, char *err) {
+	return keep2(cupel_items_set_priority(it, i, v), err);
+}
+static cupel_status go_items_set_relevance_hint(cupel_items *it, size_t i, double v, char *err) {
+	return keep2(cupel_items_set_relevance_hint(it, i, v), err);
+}
+static cupel_status go_items_set_source(cupel_items *it, size_t i, const char *s, char *err) {
+	return keep2(cupel_items_set_source(it, i, s), err);
+}
+static cupel_status go_items_add_tag(cupel_items *it, size_t i, const char *s, char *err) {
+	return keep2(cupel_items_add_tag(it, i, s), err);
+}
+static cupel_status go_items_set_metadata(cupel_items *it, size_t i, const char *k, const char *v, char *err) {
+	return keep2(cupel_items_set_metadata(it, i, k, v), err);
+}
+// One constructor shim for every scorer: `which` picks it.
+static cupel_status go_scorer_new(int which, const cupel_kind_weight *kw, const cupel_tag_weight *tw,
+                                  const cupel_scorer *const *kids, const double *w, size_t n, double x,
+                                  const char *key, const char *value, int curve, const cupel_decay_window *win,
+                                  int64_t ref, double null_score, cupel_scorer **out, char *err) {
+	cupel_status st;
+	switch (which) {
+	case 0: st = cupel_scorer_new_given(out); break;
+	case 1: st = cupel_scorer_new_recency(out); break;
+	case 2: st = cupel_scorer_new_priority(out); break;
+	case 3: st = cupel_scorer_new_frequency(out); break;
+	case 4: st = cupel_scorer_new_reflexive(out); break;
+	case 5: st = cupel_scorer_new_kind(kw, n, out); break;
+	case 6: st = cupel_scorer_new_tag(tw, n, out); break;
+	case 7: st = cupel_scorer_new_composite(kids, w, n, out); break;
+	case 8: st = cupel_scorer_new_scaled(kids[0], out); break;
+	case 9: st = cupel_scorer_new_metadata_trust(x, out); break;
+	case 10: st = cupel_scorer_new_metadata_key(key, value, x, out); break;
+	default: st = cupel_scorer_new_decay(curve, x, win, n, ref, null_score, out); break;
+	}
+	return keep2(st, err);
+}
+static cupel_status go_scorer_score(const cupel_scorer *s, const cupel_items *it, double *out, size_t cap, size_t *len,
+                                    char *err) {
+	return keep2(cupel_scorer_score(s, it, out, cap, len), err);
+}
+static cupel_status go_placer_new(int u_shaped, cupel_placer **out, char *err) {
+	return keep2(u_shaped ? cupel_placer_new_u_shaped(out) : cupel_placer_new_chronological(out), err);
+}
+static cupel_status go_pipeline_new(const cupel_scorer *s, const cupel_slicer *sl, const cupel_placer *p,
+                                    cupel_pipeline **out, char *err) {
+	return keep2(cupel_pipeline_new(s, sl, p, out), err);
+}
+static cupel_status go_pipeline_set(cupel_pipeline *p, int dedup, int overflow, char *err) {
+	cupel_status st = cupel_pipeline_set_deduplication(p, dedup != 0);
+	if (st == CUPEL_OK) st = cupel_pipeline_set_overflow(p, overflow);
+	return keep2(st, err);
+}
+static cupel_status go_pipeline_run(const cupel_pipeline *p, const cupel_items *it, const cupel_budget *b, size_t *out,
+                                    size_t cap, size_t *len, cupel_report *r, char *err) {
+	return keep2(cupel_pipeline_run(p, it, b, out, cap, len, r), err);
+}
+static cupel_status go_report_decision(const cupel_report *r, int included, size_t i, cupel_decision *d, char *err) {
+	return keep2(included ? cupel_report_included(r, i, d) : cupel_report_excluded(r, i, d), err);
+}
+static cupel_status go_report_json(const cupel_report *r, const cupel_items *it, char *buf, size_t cap, size_t *len,
+                                   char *err) {
+	return keep2(cupel_report_json(r, it, buf, cap, len), err);
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime"
+	"sort"
+	"unsafe"
+)
+
+// ---- item attributes ------------------------------------------------------------
+
+// Item is one candidate with every attribute the pipeline reads. Zero values
+// mean absent, except where a pointer says otherwise.
+type Item struct {
+	Tokens    int64
+	Score     float64 // the caller's score (the given scorer, and Slice)
+	Kind      string  // "" = "Message"
+	Content   string  // "" = no content (unique for deduplication)
+	Timestamp *int64  // UTC milliseconds since the epoch
+	Priority  *int64
+	Pinned    bool
+	Hint      *float64 // futureRelevanceHint
+	Source    string   // "" = "Chat"
+	Tags      []string
+	Metadata  map[string]string
+	Group     uint64 // keep-together group, 0 = none
+}
+
+// PushItems adds items with all their attributes: one native call per
+// column (push, contents, timestamps, priorities, pinned flags, hints,
+// groups), plus one per tag, metadata entry or source actually given.
+func (it *Items) PushItems(list []Item) error {
+	n := len(list)
+	if n == 0 {
+		return nil
+	}
+	first := it.Len()
+	tokens := make([]int64, n)
+	scores := make([]float64, n)
+	kinds := make([]string, n)
+	for i, x := range list {
+		tokens[i], scores[i], kinds[i] = x.Tokens, x.Score, x.Kind
+	}
+	if err := it.PushMany(tokens, scores, kinds); err != nil {
+		return err
+	}
+	contents := make([]string, n)
+	ts := make([]int64, 0, n)
+	prios := make([]int64, 0, n)
+	hints := make([]float64, 0, n)
+	pinned := make([]bool, n)
+	groups := make([]uint64, n)
+	for i, x := range list {
+		contents[i], pinned[i], groups[i] = x.Content, x.Pinned, x.Group
+		if x.Timestamp != nil {
+			ts = append(ts, *x.Timestamp)
+		}
+		if x.Priority != nil {
+			prios = append(prios, *x.Priority)
+		}
+		if x.Hint != nil {
+			hints = append(hints, *x.Hint)
+		}
+	}
+	if err := it.SetContents(first, contents); err != nil {
+		return err
+	}
+	// A column present on every item goes in one call; otherwise item by item.
+	if len(ts) == n {
+		if err := it.SetTimestamps(first, ts); err != nil {
+			return err
+		}
+	}
+	if len(prios) == n {
+		if err := it.SetPriorities(first, prios); err != nil {
+			return err
+		}
+	}
+	if len(hints) == n {
+		if err := it.SetRelevanceHints(first, hints); err != nil {
+			return err
+		}
+	}
+	if err := it.SetPinnedMany(first, pinned); err != nil {
+		return err
+	}
+	if err := it.SetGroups(first, groups); err != nil {
+		return err
+	}
+	m := cStrings{}
+	defer m.free()
+	var e errBuf
+	for k, x := range list {
+		i := C.size_t(first + k)
+		var st C.cupel_status
+		if x.Timestamp != nil && len(ts) != n {
+			st = orStatus(st, C.go_items_set_timestamp(it.p, i, C.int64_t(*x.Timestamp), e.ptr()))
+		}
+		if x.Priority != nil && len(prios) != n {
+			st = orStatus(st, C.go_items_set_priority(it.p, i, C.int64_t(*x.Priority), e.ptr()))
+		}
+		if x.Hint != nil && len(hints) != n {
+			st = orStatus(st, C.go_items_set_relevance_hint(it.p, i, C.double(*x.Hint), e.ptr()))
+		}
+		if x.Source != "" {
+			st = orStatus(st, C.go_items_set_source(it.p, i, m.get(x.Source), e.ptr()))
+		}
+		for _, t := range x.Tags {
+			st = orStatus(st, C.go_items_add_tag(it.p, i, m.get(t), e.ptr()))
+		}
+		keys := make([]string, 0, len(x.Metadata))
+		for key := range x.Metadata {
+			keys = append(keys, key)
+		}
+		sort.Strings(keys)
+		for _, key := range keys {
+			st = orStatus(st, C.go_items_set_metadata(it.p, i, m.get(key), m.get(x.Metadata[key]), e.ptr()))
+		}
+		if err := e.check(st); err != nil {
+			return err
+		}
+	}
+	runtime.KeepAlive(it)
+	return nil
+}
+
+func orStatus(a, b C.cupel_status) C.cupel_status {
+	if a != C.CUPEL_OK {
+		return a
+	}
+	return b
+}
+
+// SetContents sets the contents of items first .. first+len(contents)-1 in
+// one call; "" leaves an item's content as it is.
+func (it *Items) SetContents(first int, contents []string) error {
+	if len(contents) == 0 {
+		return nil
+	}
+	m := cStrings{}
+	defer m.free()
+	ptrs := (*[1 << 28]*C.char)(C.malloc(C.size_t(len(contents)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(contents):len(contents)]
+	defer C.free(unsafe.Pointer(&ptrs[0]))
+	for i, c := range contents {
+		ptrs[i] = optString(m, c)
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_contents(it.ptr(), C.size_t(first), C.size_t(len(contents)), &ptrs[0], e.ptr()))
+	runtime.KeepAlive(it)
+	return err
+}
+
+// SetTimestamps sets UTC-millisecond timestamps of items first.. in one call.
+func (it *Items) SetTimestamps(first int, unixMillis []int64) error {
+	if len(unixMillis) == 0 {
+		return nil
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_timestamps(it.ptr(), C.size_t(first), C.size_t(len(unixMillis)),
+		(*C.int64_t)(unsafe.Pointer(&unixMillis[0])), e.ptr()))
+	runtime.KeepAlive(it)
+	return err
+}
+
+// SetPriorities sets the priorities of items first.. in one call.
+func (it *Items) SetPriorities(first int, priorities []int64) error {
+	if len(priorities) == 0 {
+		return nil
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_priorities(it.ptr(), C.size_t(first), C.size_t(len(priorities)),
+		(*C.int64_t)(unsafe.Pointer(&priorities[0])), e.ptr()))
+	runtime.KeepAlive(it)
+	return err
+}
+
+// SetPinnedMany sets the pinned flags of items first.. in one call.
+func (it *Items) SetPinnedMany(first int, pinned []bool) error {
+	if len(pinned) == 0 {
+		return nil
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_pinned_many(it.ptr(), C.size_t(first), C.size_t(len(pinned)),
+		(*C.bool)(unsafe.Pointer(&pinned[0])), e.ptr()))
+	runtime.KeepAlive(it)
+	return err
+}
+
+// SetRelevanceHints sets the futureRelevanceHints of items first.. in one call.
+func (it *Items) SetRelevanceHints(first int, hints []float64) error {
+	if len(hints) == 0 {
+		return nil
+	}
+	var e errBuf
+	err := e.check(C.go_items_set_relevance_hints(it.ptr(), C.size_t(first), C.size_t(len(hints)),
+		(*C.double)(unsafe.Pointer(&hints[0])), e.ptr()))
+	runtime.KeepAlive(it)
+	return err
+}
+
+// ---- scorers ------------------------------------------------------------------
+
+// Scorer is a configured scorer (the Score stage). Composite and scaled
+// scorers copy their children: those may be closed right after.
+type Scorer struct{ p *C.cupel_scorer }
+
+type scorerArgs struct {
+	which      int
+	kw         []C.cupel_kind_weight
+	tw         []C.cupel_tag_weight
+	kids       []*C.cupel_scorer
+	weights    []float64
+	x          float64
+	key, value string
+	curve      DecayCurve
+	windows    []C.cupel_decay_window
+	ref        int64
+	nullScore  float64
+}
+
+func newScorer(a scorerArgs, keep ...interface{}) (*Scorer, error) {
+	m := cStrings{}
+	defer m.free()
+	n := 0
+	var kw *C.cupel_kind_weight
+	var tw *C.cupel_tag_weight
+	var kids **C.cupel_scorer
+	var w *C.double
+	var win *C.cupel_decay_window
+	switch {
+	case len(a.kw) > 0:
+		n, kw = len(a.kw), &a.kw[0]
+	case len(a.tw) > 0:
+		n, tw = len(a.tw), &a.tw[0]
+	case len(a.windows) > 0:
+		n, win = len(a.windows), &a.windows[0]
+	}
+	var kidsC []*C.cupel_scorer
+	if len(a.kids) > 0 {
+		// The array of child pointers lives in C memory (cgo forbids Go
+		// memory holding Go pointers to C pointers... these are C pointers,
+		// but the slice itself is Go memory: fine to pass).
+		kidsC = a.kids
+		kids = &kidsC[0]
+		if a.which == 7 {
+			n = len(a.kids)
+			w = (*C.double)(unsafe.Pointer(&a.weights[0]))
+		}
+	}
+	var key, value *C.char
+	if a.which == 10 {
+		key, value = m.get(a.key), m.get(a.value)
+	}
+	var e errBuf
+	s := &Scorer{}
+	err := e.check(C.go_scorer_new(C.int(a.which), kw, tw, (**C.cupel_scorer)(unsafe.Pointer(kids)), w, C.size_t(n),
+		C.double(a.x), key, value, C.int(a.curve), win, C.int64_t(a.ref), C.double(a.nullScore), &s.p, e.ptr()))
+	runtime.KeepAlive(keep)
+	if err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(s, (*Scorer).Close)
+	return s, nil
+}
+
+// NewGivenScorer scores each item with the score pushed with it.
+func NewGivenScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 0}) }
+
+// NewRecencyScorer ranks items by timestamp.
+func NewRecencyScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 1}) }
+
+// NewPriorityScorer ranks items by priority.
+func NewPriorityScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 2}) }
+
+// NewFrequencyScorer scores items by how many others share their tags.
+func NewFrequencyScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 3}) }
+
+// NewReflexiveScorer scores items by their futureRelevanceHint.
+func NewReflexiveScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 4}) }
+
+// NewKindScorer scores items by kind weight; nil weights: the spec's defaults.
+func NewKindScorer(weights map[string]float64) (*Scorer, error) {
+	m := cStrings{}
+	defer m.free()
+	a := scorerArgs{which: 5}
+	for _, k := range sortedKeys(weights) {
+		a.kw = append(a.kw, C.cupel_kind_weight{kind: m.get(k), weight: C.double(weights[k])})
+	}
+	return newScorer(a)
+}
+
+// NewTagScorer scores items by the weights of their tags.
+func NewTagScorer(weights map[string]float64) (*Scorer, error) {
+	m := cStrings{}
+	defer m.free()
+	a := scorerArgs{which: 6}
+	for _, k := range sortedKeys(weights) {
+		a.tw = append(a.tw, C.cupel_tag_weight{tag: m.get(k), weight: C.double(weights[k])})
+	}
+	return newScorer(a)
+}
+
+func sortedKeys(m map[string]float64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// WeightedScorer is one part of a composite scorer.
+type WeightedScorer struct {
+	Scorer *Scorer
+	Weight float64
+}
+
+// NewCompositeScorer is the weighted mean of its parts.
+func NewCompositeScorer(parts []WeightedScorer) (*Scorer, error) {
+	if len(parts) == 0 {
+		return nil, argError("NewCompositeScorer: no parts")
+	}
+	a := scorerArgs{which: 7}
+	for _, p := range parts {
+		if p.Scorer == nil || p.Scorer.p == nil {
+			return nil, &Error{Status: StatusNullPointer, Message: "NewCompositeScorer: a part's scorer is nil or closed"}
+		}
+		a.kids = append(a.kids, p.Scorer.p)
+		a.weights = append(a.weights, p.Weight)
+	}
+	return newScorer(a, parts)
+}
+
+// NewScaledScorer rescales inner's scores to [0, 1].
+func NewScaledScorer(inner *Scorer) (*Scorer, error) {
+	if inner == nil || inner.p == nil {
+		return nil, &Error{Status: StatusNullPointer, Message: "NewScaledScorer: inner is nil or closed"}
+	}
+	return newScorer(scorerArgs{which: 8, kids: []*C.cupel_scorer{inner.p}}, inner)
+}
+
+// NewMetadataTrustScorer reads the "cupel:trust" metadata value.
+func NewMetadataTrustScorer(defaultScore float64) (*Scorer, error) {
+	return newScorer(scorerArgs{which: 9, x: defaultScore})
+}
+
+// NewMetadataKeyScorer boosts items whose metadata key has value.
+func NewMetadataKeyScorer(key, value string, boost float64) (*Scorer, error) {
+	return newScorer(scorerArgs{which: 10, key: key, value: value, x: boost})
+}
+
+// DecayCurve selects the DecayScorer's curve.
+type DecayCurve int
+
+// The decay curves.
+const (
+	DecayCurveExponential DecayCurve = C.CUPEL_DECAY_EXPONENTIAL
+	DecayCurveStep        DecayCurve = C.CUPEL_DECAY_STEP
+	DecayCurveWindow      DecayCurve = C.CUPEL_DECAY_WINDOW
+)
+
+// DecayWindow is one step of the step curve.
+type DecayWindow struct{ MaxAgeSecs, Score float64 }
+
+// NewDecayScorer scores by the age of each item's timestamp at referenceUnixMillis.
+func NewDecayScorer(curve DecayCurve, durationSecs float64, windows []DecayWindow, referenceUnixMillis int64,
+	nullTimestampScore float64) (*Scorer, error) {
+	a := scorerArgs{which: 11, curve: curve, x: durationSecs, ref: referenceUnixMillis, nullScore: nullTimestampScore}
+	for _, w := range windows {
+		a.windows = append(a.windows, C.cupel_decay_window{max_age_secs: C.double(w.MaxAgeSecs), score: C.double(w.Score)})
+	}
+	return newScorer(a)
+}
+
+// Score scores every item of items, by index.
+func (s *Scorer) Score(items *Items) ([]float64, error) {
+	n := items.Len()
+	out := make([]float64, n+1)
+	var got C.size_t
+	var e errBuf
+	err := e.check(C.go_scorer_score(s.ptr(), items.ptr(), (*C.double)(unsafe.Pointer(&out[0])), C.size_t(n), &got, e.ptr()))
+	runtime.KeepAlive(s)
+	runtime.KeepAlive(items)
+	if err != nil {
+		return nil, err
+	}
+	return out[:got], nil
+}
+
+func (s *Scorer) ptr() *C.cupel_scorer {
+	if s == nil {
+		return nil
+	}
+	return s.p
+}
+
+// Close frees the scorer. Calling it again is a no-op.
+func (s *Scorer) Close() {
+	if s != nil && s.p != nil {
+		C.cupel_scorer_free(s.p)
+		s.p = nil
+		runtime.SetFinalizer(s, nil)
+	}
+}
+
+// ---- placers and the pipeline ---------------------------------------------------
+
+// Placer orders the final context.
+type Placer struct{ p *C.cupel_placer }
+
+func newPlacer(uShaped int) (*Placer, error) {
+	var e errBuf
+	p := &Placer{}
+	if err := e.check(C.go_placer_new(C.int(uShaped), &p.p, e.ptr())); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(p, (*Placer).Close)
+	return p, nil
+}
+
+// NewChronologicalPlacer orders items oldest first (untimed ones last).
+func NewChronologicalPlacer() (*Placer, error) { return newPlacer(0) }
+
+// NewUShapedPlacer puts the best-scored items at both edges.
+func NewUShapedPlacer() (*Placer, error) { return newPlacer(1) }
+
+func (p *Placer) ptr() *C.cupel_placer {
+	if p == nil {
+		return nil
+	}
+	return p.p
+}
+
+// Close frees the placer. Calling it again is a no-op.
+func (p *Placer) Close() {
+	if p != nil && p.p != nil {
+		C.cupel_placer_free(p.p)
+		p.p = nil
+		runtime.SetFinalizer(p, nil)
+	}
+}
+
+// Overflow is what the pipeline does when the selection exceeds the target.
+type Overflow int
+
+// The overflow strategies.
+const (
+	OverflowThrow    Overflow = C.CUPEL_OVERFLOW_THROW
+	OverflowTruncate Overflow = C.CUPEL_OVERFLOW_TRUNCATE
+	OverflowProceed  Overflow = C.CUPEL_OVERFLOW_PROCEED
+)
+
+// Pipeline runs all six stages; it keeps copies of its scorer, slicer and placer.
+type Pipeline struct{ p *C.cupel_pipeline }
+
+// PipelineOptions configures a pipeline. Scorer nil: the pushed scores;
+// Placer nil: the slicer's order. Deduplication is on unless NoDeduplication.
+type PipelineOptions struct {
+	Scorer          *Scorer
+	Slicer          *Slicer
+	Placer          *Placer
+	NoDeduplication bool
+	Overflow        Overflow
+}
+
+// NewPipeline creates a pipeline.
+func NewPipeline(o PipelineOptions) (*Pipeline, error) {
+	var e errBuf
+	p := &Pipeline{}
+	err := e.check(C.go_pipeline_new(o.Scorer.ptr(), o.Slicer.ptr(), o.Placer.ptr(), &p.p, e.ptr()))
+	runtime.KeepAlive(o.Scorer)
+	runtime.KeepAlive(o.Slicer)
+	runtime.KeepAlive(o.Placer)
+	if err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(p, (*Pipeline).Close)
+	dedup := 1
+	if o.NoDeduplication {
+		dedup = 0
+	}
+	if err := e.check(C.go_pipeline_set(p.p, C.int(dedup), C.int(o.Overflow), e.ptr())); err != nil {
+		p.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Run runs the pipeline: the placed item indices, and every decision in
+// report (may be nil).
+func (p *Pipeline) Run(items *Items, budget *Budget, report *Report) ([]int, error) {
+	buf := make(indexBuf, items.Len())
+	var n C.size_t
+	var e errBuf
+	err := e.check(C.go_pipeline_run(p.ptr(), items.ptr(), budget.ptr(), buf.ptr(), C.size_t(len(buf)), &n,
+		report.ptr(), e.ptr()))
+	runtime.KeepAlive(p)
+	runtime.KeepAlive(items)
+	runtime.KeepAlive(budget)
+	runtime.KeepAlive(report)
+	if err != nil {
+		return nil, err
+	}
+	return buf.ints(n), nil
+}
+
+func (p *Pipeline) ptr() *C.cupel_pipeline {
+	if p == nil {
+		return nil
+	}
+	return p.p
+}
+
+// Close frees the pipeline. Calling it again is a no-op.
+func (p *Pipeline) Close() {
+	if p != nil && p.p != nil {
+		C.cupel_pipeline_free(p.p)
+		p.p = nil
+		runtime.SetFinalizer(p, nil)
+	}
+}
+
+// ---- the report's decisions ----------------------------------------------------
+
+// Reason is why an item was included or excluded.
+type Reason int
+
+// The reasons; the numbers are the C ABI's and never change.
+const (
+	ReasonScored                Reason = C.CUPEL_REASON_SCORED
+	ReasonPinned                Reason = C.CUPEL_REASON_PINNED
+	ReasonZeroToken             Reason = C.CUPEL_REASON_ZERO_TOKEN
+	ReasonBudgetExceeded        Reason = C.CUPEL_REASON_BUDGET_EXCEEDED
+	ReasonScoredTooLow          Reason = C.CUPEL_REASON_SCORED_TOO_LOW
+	ReasonDeduplicated          Reason = C.CUPEL_REASON_DEDUPLICATED
+	ReasonQuotaCapExceeded      Reason = C.CUPEL_REASON_QUOTA_CAP_EXCEEDED
+	ReasonQuotaRequireDisplaced Reason = C.CUPEL_REASON_QUOTA_REQUIRE_DISPLACED
+	ReasonNegativeTokens        Reason = C.CUPEL_REASON_NEGATIVE_TOKENS
+	ReasonPinnedOverride        Reason = C.CUPEL_REASON_PINNED_OVERRIDE
+	ReasonFiltered              Reason = C.CUPEL_REASON_FILTERED
+	ReasonCountCapExceeded      Reason = C.CUPEL_REASON_COUNT_CAP_EXCEEDED
+)
+
+var reasonNames = map[Reason]string{
+	ReasonScored: "Scored", ReasonPinned: "Pinned", ReasonZeroToken: "ZeroToken",
+	ReasonBudgetExceeded: "BudgetExceeded", ReasonScoredTooLow: "ScoredTooLow",
+	ReasonDeduplicated: "Deduplicated", ReasonQuotaCapExceeded: "QuotaCapExceeded",
+	ReasonQuotaRequireDisplaced: "QuotaRequireDisplaced", ReasonNegativeTokens: "NegativeTokens",
+	ReasonPinnedOverride: "PinnedOverride", ReasonFiltered: "Filtered", ReasonCountCapExceeded: "CountCapExceeded",
+}
+
+// String is the specification's name of the reason, e.g. "BudgetExceeded".
+func (r Reason) String() string {
+	if s, ok := reasonNames[r]; ok {
+		return s
+	}
+	return fmt.Sprintf("Reason(%d)", int(r))
+}
+
+// Decision is one item's fate.
+type Decision struct {
+	Index           int // push order
+	Score           float64
+	Reason          Reason
+	ItemTokens      int64
+	AvailableTokens int64 // BudgetExceeded: the tokens left
+	Related         int   // Deduplicated: the item kept; PinnedOverride: the pinned item; -1 when none
+	Group           uint64
+	GroupTokens     int64 // the tokens the decision was made on
+}
+
+func (r *Report) decisions(included bool) ([]Decision, error) {
+	var n C.size_t
+	inc := 0
+	if included {
+		n, inc = C.cupel_report_included_count(r.ptr()), 1
+	} else {
+		n = C.cupel_report_excluded_count(r.ptr())
+	}
+	out := make([]Decision, 0, int(n))
+	var d C.cupel_decision
+	var e errBuf
+	for i := C.size_t(0); i < n; i++ {
+		if err := e.check(C.go_report_decision(r.ptr(), C.int(inc), i, &d, e.ptr())); err != nil {
+			return nil, err
+		}
+		related := -1
+		if d.related_index != C.size_t(^uint(0)) {
+			related = int(d.related_index)
+		}
+		out = append(out, Decision{
+			Index: int(d.item_index), Score: float64(d.score), Reason: Reason(d.reason),
+			ItemTokens: int64(d.item_tokens), AvailableTokens: int64(d.available_tokens), Related: related,
+			Group: uint64(d.group), GroupTokens: int64(d.group_tokens),
+		})
+	}
+	runtime.KeepAlive(r)
+	return out, nil
+}
+
+// Included are the included items in placed order.
+func (r *Report) Included() ([]Decision, error) { return r.decisions(true) }
+
+// Excluded are the excluded items, score descending.
+func (r *Report) Excluded() ([]Decision, error) { return r.decisions(false) }
+
+// TotalCandidates is the number of items the run decided on.
+func (r *Report) TotalCandidates() int64 {
+	n := int64(C.cupel_report_total_candidates(r.ptr()))
+	runtime.KeepAlive(r)
+	return n
+}
+
+// TotalTokensConsidered sums every decided item's tokens.
+func (r *Report) TotalTokensConsidered() int64 {
+	n := int64(C.cupel_report_total_tokens_considered(r.ptr()))
+	runtime.KeepAlive(r)
+	return n
+}
+
+// JSON is the specification's SelectionReport JSON (items: the run's list).
+func (r *Report) JSON(items *Items) (string, error) {
+	var n C.size_t
+	var e errBuf
+	st := C.go_report_json(r.ptr(), items.ptr(), nil, 0, &n, e.ptr())
+	if st != C.CUPEL_ERROR_BUFFER_TOO_SMALL {
+		if err := e.check(st); err != nil {
+			return "", err
+		}
+	}
+	buf := C.malloc(n + 1)
+	defer C.free(buf)
+	err := e.check(C.go_report_json(r.ptr(), items.ptr(), (*C.char)(buf), n+1, &n, e.ptr()))
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(items)
+	if err != nil {
+		return "", err
+	}
+	return C.GoStringN((*C.char)(buf), C.int(n)), nil
+}

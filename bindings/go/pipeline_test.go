@@ -1,0 +1,133 @@
+package cupel
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func i64(v int64) *int64 { return &v }
+
+func TestPipelineRunAndReport(t *testing.T) {
+	const day = 86400000
+	it := must(NewItems())
+	defer it.Close()
+	err := it.PushItems([]Item{
+		{Tokens: 50, Kind: "SystemPrompt", Content: "You are helpful.", Pinned: true, Timestamp: i64(0)},
+		{Tokens: 100, Content: "hello", Timestamp: i64(day)},
+		{Tokens: 100, Content: "how are you", Timestamp: i64(2 * day)},
+		{Tokens: 100, Kind: "ToolOutput", Content: "ls output", Timestamp: i64(3 * day), Tags: []string{"auth"},
+			Metadata: map[string]string{"cupel:trust": "0.9"}, Priority: i64(4)},
+		{Tokens: 100, Content: "hello", Timestamp: i64(4 * day)},
+		{Tokens: -3, Content: "broken"},
+		{Tokens: 5000, Kind: "Document", Content: "a huge file", Source: "Docs"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recency := must(NewRecencyScorer())
+	defer recency.Close()
+	kind := must(NewKindScorer(nil))
+	defer kind.Close()
+	blend := must(NewCompositeScorer([]WeightedScorer{{recency, 2}, {kind, 1}}))
+	defer blend.Close()
+	g := must(NewGreedy())
+	defer g.Close()
+	chrono := must(NewChronologicalPlacer())
+	defer chrono.Close()
+	p := must(NewPipeline(PipelineOptions{Scorer: blend, Slicer: g, Placer: chrono}))
+	defer p.Close()
+	r := must(NewReport())
+	defer r.Close()
+	b := budget(t, 1000, 300)
+	defer b.Close()
+	placed, err := p.Run(it, b, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(placed) == 0 || placed[0] != 0 {
+		t.Fatalf("placed %v: the pinned, oldest item first", placed)
+	}
+	inc := must(r.Included())
+	if len(inc) != len(placed) || inc[0].Reason != ReasonPinned || inc[0].Reason.String() != "Pinned" {
+		t.Fatalf("included %+v", inc)
+	}
+	why := map[int]Decision{}
+	for _, d := range must(r.Excluded()) {
+		why[d.Index] = d
+	}
+	if why[1].Reason != ReasonDeduplicated || why[1].Related != 4 {
+		t.Fatalf("item 1: %+v", why[1])
+	}
+	if why[5].Reason != ReasonNegativeTokens || why[6].Reason != ReasonBudgetExceeded || why[6].ItemTokens != 5000 {
+		t.Fatalf("items 5, 6: %+v %+v", why[5], why[6])
+	}
+	if r.TotalCandidates() != 7 {
+		t.Fatalf("total %d", r.TotalCandidates())
+	}
+	var doc map[string]interface{}
+	if err := json.Unmarshal([]byte(must(r.JSON(it))), &doc); err != nil || doc["total_candidates"].(float64) != 7 {
+		t.Fatalf("json: %v %v", err, doc)
+	}
+	strict := must(NewPipeline(PipelineOptions{Slicer: g, Overflow: OverflowThrow, NoDeduplication: true}))
+	defer strict.Close()
+	small := budget(t, 40, 40)
+	defer small.Close()
+	_, err = strict.Run(it, small, nil)
+	expectErr(t, err, ErrInvalidArgument, "pinned items need 50 tokens")
+}
+
+func TestScorersAndGroupsInThePipeline(t *testing.T) {
+	it := must(NewItems())
+	defer it.Close()
+	if err := it.PushItems([]Item{
+		{Tokens: 10, Score: 0.9, Kind: "ToolCall", Group: 7},
+		{Tokens: 200, Score: 0.1, Kind: "ToolOutput", Group: 7},
+		{Tokens: 60, Score: 0.5, Tags: []string{"db"}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	makers := []func() (*Scorer, error){
+		NewGivenScorer, NewRecencyScorer, NewPriorityScorer, NewFrequencyScorer, NewReflexiveScorer,
+		func() (*Scorer, error) { return NewKindScorer(map[string]float64{"ToolCall": 2}) },
+		func() (*Scorer, error) { return NewTagScorer(map[string]float64{"db": 1}) },
+		func() (*Scorer, error) { return NewMetadataTrustScorer(0.5) },
+		func() (*Scorer, error) { return NewMetadataKeyScorer("k", "v", 2) },
+		func() (*Scorer, error) {
+			return NewDecayScorer(DecayCurveStep, 0, []DecayWindow{{60, 0.9}, {3600, 0.1}}, 10000, 0.5)
+		},
+	}
+	for i, mk := range makers {
+		s := must(mk())
+		scores := must(s.Score(it))
+		if len(scores) != 3 {
+			t.Fatalf("scorer %d: %v", i, scores)
+		}
+		scaled := must(NewScaledScorer(s))
+		s.Close()
+		must(scaled.Score(it))
+		scaled.Close()
+	}
+	given := must(NewGivenScorer())
+	defer given.Close()
+	if got := must(given.Score(it)); !reflect.DeepEqual(got, []float64{0.9, 0.1, 0.5}) {
+		t.Fatalf("given: %v", got)
+	}
+	_, err := NewMetadataKeyScorer("k", "v", 0)
+	expectErr(t, err, ErrInvalidArgument, "boost")
+	g := must(NewGreedy())
+	defer g.Close()
+	p := must(NewPipeline(PipelineOptions{Slicer: g}))
+	defer p.Close()
+	r := must(NewReport())
+	defer r.Close()
+	b := budget(t, 100, 100)
+	defer b.Close()
+	placed, err := p.Run(it, b, r)
+	expect(t, placed, err, 2)
+	for _, d := range must(r.Excluded()) {
+		if d.Group != 7 || d.GroupTokens != 210 || d.Reason != ReasonBudgetExceeded {
+			t.Fatalf("%+v", d)
+		}
+	}
+}
