@@ -237,6 +237,75 @@ namespace Cupel
                 (UIntPtr)groups.Length, groups));
         }
 
+        // ---- item attributes (single and bulk: one native call per column) ----
+
+        public void SetContent(int index, string content)
+        {
+            Native.Check(Native.cupel_items_set_content(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(content)));
+        }
+        public void SetTimestamp(int index, long unixMillis)
+        {
+            Native.Check(Native.cupel_items_set_timestamp(Native.Live(Handle, this), Native.Index(index), unixMillis));
+        }
+        public void SetPriority(int index, long priority)
+        {
+            Native.Check(Native.cupel_items_set_priority(Native.Live(Handle, this), Native.Index(index), priority));
+        }
+        public void SetPinned(int index, bool pinned)
+        {
+            Native.Check(Native.cupel_items_set_pinned(Native.Live(Handle, this), Native.Index(index), pinned ? (byte)1 : (byte)0));
+        }
+        public void SetRelevanceHint(int index, double hint)
+        {
+            Native.Check(Native.cupel_items_set_relevance_hint(Native.Live(Handle, this), Native.Index(index), hint));
+        }
+        public void SetSource(int index, string source)
+        {
+            Native.Check(Native.cupel_items_set_source(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(source)));
+        }
+        public void AddTag(int index, string tag)
+        {
+            Native.Check(Native.cupel_items_add_tag(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(tag)));
+        }
+        public void SetMetadata(int index, string key, string value)
+        {
+            Native.Check(Native.cupel_items_set_metadata(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(key), Native.Utf8Z(value)));
+        }
+        /// <summary>Contents of items first .. first + contents.Length - 1; a null
+        /// element leaves that item's content as it is.</summary>
+        public void SetContents(int first, string[] contents)
+        {
+            if (contents == null) throw new ArgumentNullException("contents");
+            using (var strings = new NativeStrings())
+            {
+                var p = new IntPtr[contents.Length];
+                for (int i = 0; i < p.Length; i++) p[i] = strings.Get(contents[i]);
+                Native.Check(Native.cupel_items_set_contents(Native.Live(Handle, this), Native.Index(first), (UIntPtr)p.Length, p));
+            }
+        }
+        public void SetTimestamps(int first, long[] unixMillis)
+        {
+            if (unixMillis == null) throw new ArgumentNullException("unixMillis");
+            Native.Check(Native.cupel_items_set_timestamps(Native.Live(Handle, this), Native.Index(first), (UIntPtr)unixMillis.Length, unixMillis));
+        }
+        public void SetPriorities(int first, long[] priorities)
+        {
+            if (priorities == null) throw new ArgumentNullException("priorities");
+            Native.Check(Native.cupel_items_set_priorities(Native.Live(Handle, this), Native.Index(first), (UIntPtr)priorities.Length, priorities));
+        }
+        public void SetPinnedMany(int first, bool[] pinned)
+        {
+            if (pinned == null) throw new ArgumentNullException("pinned");
+            var b = new byte[pinned.Length];
+            for (int i = 0; i < b.Length; i++) b[i] = pinned[i] ? (byte)1 : (byte)0;
+            Native.Check(Native.cupel_items_set_pinned_many(Native.Live(Handle, this), Native.Index(first), (UIntPtr)b.Length, b));
+        }
+        public void SetRelevanceHints(int first, double[] hints)
+        {
+            if (hints == null) throw new ArgumentNullException("hints");
+            Native.Check(Native.cupel_items_set_relevance_hints(Native.Live(Handle, this), Native.Index(first), (UIntPtr)hints.Length, hints));
+        }
+
         /// <summary>The number of items.</summary>
         public int Count { get { return (int)Native.cupel_items_len(Native.Live(Handle, this)); } }
 
@@ -437,6 +506,51 @@ namespace Cupel
             }
         }
 
+        /// <summary>Included items in placed order.</summary>
+        public Decision[] Included { get { return List(true); } }
+
+        /// <summary>Excluded items, score descending.</summary>
+        public Decision[] Excluded { get { return List(false); } }
+
+        public long TotalCandidates { get { return Native.cupel_report_total_candidates(Native.Live(Handle, this)); } }
+        public long TotalTokensConsidered { get { return Native.cupel_report_total_tokens_considered(Native.Live(Handle, this)); } }
+
+        /// <summary>The specification's SelectionReport JSON; items: the list the run saw.</summary>
+        public string Json(Items items)
+        {
+            var h = Native.Live(Handle, this);
+            UIntPtr n;
+            var st = Native.cupel_report_json(h, Native.Live(items.Handle, items), null, UIntPtr.Zero, out n);
+            if (st != Status.BufferTooSmall) Native.Check(st);
+            var buf = new byte[(int)n + 1];
+            Native.Check(Native.cupel_report_json(h, items.Handle, buf, (UIntPtr)buf.Length, out n));
+            return Encoding.UTF8.GetString(buf, 0, (int)n);
+        }
+
+        private Decision[] List(bool included)
+        {
+            var h = Native.Live(Handle, this);
+            int n = (int)(included ? Native.cupel_report_included_count(h) : Native.cupel_report_excluded_count(h));
+            var result = new Decision[n];
+            for (int i = 0; i < n; i++)
+            {
+                Native.NativeDecision d;
+                Native.Check(included ? Native.cupel_report_included(h, (UIntPtr)i, out d) : Native.cupel_report_excluded(h, (UIntPtr)i, out d));
+                result[i] = new Decision
+                {
+                    Index = (int)d.ItemIndex,
+                    Score = d.Score,
+                    Reason = (Reason)d.Reason,
+                    ItemTokens = d.ItemTokens,
+                    AvailableTokens = d.AvailableTokens,
+                    Related = d.RelatedIndex == UIntPtr.Subtract(UIntPtr.Zero, 1) ? (int?)null : (int)d.RelatedIndex,
+                    Group = d.Group,
+                    GroupTokens = d.GroupTokens,
+                };
+            }
+            return result;
+        }
+
         /// <summary>Items a count cap excluded in the last call.</summary>
         public int[] CapExcluded
         {
@@ -531,7 +645,14 @@ namespace Cupel
 
     internal static class Native
     {
-        private const string Lib = "cupel";
+        /// <summary>The native library's name: "cupel" (libcupel.so, cupel.dll,
+        /// libcupel.dylib). iOS links it statically: build with
+        /// CUPEL_STATIC_LINK (Unity: UNITY_IOS) to use "__Internal".</summary>
+#if CUPEL_STATIC_LINK || UNITY_IOS
+        internal const string Lib = "__Internal";
+#else
+        internal const string Lib = "cupel";
+#endif
 
         [StructLayout(LayoutKind.Sequential)]
         internal struct NativeQuota
@@ -547,6 +668,41 @@ namespace Cupel
             public IntPtr Kind;
             public uint Require;
             public uint Cap;
+        }
+
+        /// <summary>cupel_decision (blittable).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct NativeDecision
+        {
+            public UIntPtr ItemIndex;
+            public double Score;
+            public int Reason;
+            public long ItemTokens;
+            public long AvailableTokens;
+            public UIntPtr RelatedIndex;
+            public ulong Group;
+            public long GroupTokens;
+        }
+
+        /// <summary>cupel_kind_weight / cupel_tag_weight.</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct NativeWeight
+        {
+            public IntPtr Name;
+            public double Weight;
+        }
+
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct NativeDecayWindow
+        {
+            public double MaxAgeSecs;
+            public double Score;
+        }
+
+        internal static UIntPtr Index(int i)
+        {
+            if (i < 0) throw new CupelArgumentException(Status.InvalidArgument, "index " + i + " is negative");
+            return (UIntPtr)i;
         }
 
         internal static readonly ReportHandle NoReport = new ReportHandle();
@@ -661,5 +817,314 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_stream_push(StreamHandle stream, long tokens, double score, out byte full);
         [DllImport(Lib)] internal static extern Status cupel_stream_push_grouped(StreamHandle stream, long tokens, double score, ulong group, out byte full);
         [DllImport(Lib)] internal static extern Status cupel_stream_finish(StreamHandle stream, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen);
+
+        [DllImport(Lib)] internal static extern Status cupel_items_set_content(ItemsHandle items, UIntPtr index, byte[] content);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_timestamp(ItemsHandle items, UIntPtr index, long unixMillis);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_priority(ItemsHandle items, UIntPtr index, long priority);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_pinned(ItemsHandle items, UIntPtr index, byte pinned);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_relevance_hint(ItemsHandle items, UIntPtr index, double hint);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_source(ItemsHandle items, UIntPtr index, byte[] source);
+        [DllImport(Lib)] internal static extern Status cupel_items_add_tag(ItemsHandle items, UIntPtr index, byte[] tag);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_metadata(ItemsHandle items, UIntPtr index, byte[] key, byte[] value);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_contents(ItemsHandle items, UIntPtr first, UIntPtr count, IntPtr[] contents);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_timestamps(ItemsHandle items, UIntPtr first, UIntPtr count, long[] values);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_priorities(ItemsHandle items, UIntPtr first, UIntPtr count, long[] values);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_pinned_many(ItemsHandle items, UIntPtr first, UIntPtr count, byte[] values);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_relevance_hints(ItemsHandle items, UIntPtr first, UIntPtr count, double[] values);
+
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_given(out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_recency(out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_priority(out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_frequency(out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_reflexive(out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_kind(NativeWeight[] weights, UIntPtr count, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_tag(NativeWeight[] weights, UIntPtr count, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_composite(IntPtr[] children, double[] weights, UIntPtr count, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_scaled(ScorerHandle inner, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_metadata_trust(double defaultScore, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_metadata_key(byte[] key, byte[] value, double boost, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_new_decay(int curve, double durationSecs, NativeDecayWindow[] windows, UIntPtr windowCount, long referenceUnixMillis, double nullTimestampScore, out ScorerHandle scorer);
+        [DllImport(Lib)] internal static extern void cupel_scorer_free(IntPtr scorer);
+        [DllImport(Lib)] internal static extern Status cupel_scorer_score(ScorerHandle scorer, ItemsHandle items, [Out] double[] outScores, UIntPtr capacity, out UIntPtr outLen);
+
+        [DllImport(Lib)] internal static extern Status cupel_placer_new_chronological(out PlacerHandle placer);
+        [DllImport(Lib)] internal static extern Status cupel_placer_new_u_shaped(out PlacerHandle placer);
+        [DllImport(Lib)] internal static extern void cupel_placer_free(IntPtr placer);
+
+        [DllImport(Lib)] internal static extern Status cupel_pipeline_new(IntPtr scorer, SlicerHandle slicer, IntPtr placer, out PipelineHandle pipeline);
+        [DllImport(Lib)] internal static extern Status cupel_pipeline_set_deduplication(PipelineHandle pipeline, byte enabled);
+        [DllImport(Lib)] internal static extern Status cupel_pipeline_set_overflow(PipelineHandle pipeline, int strategy);
+        [DllImport(Lib)] internal static extern void cupel_pipeline_free(IntPtr pipeline);
+        [DllImport(Lib)] internal static extern Status cupel_pipeline_run(PipelineHandle pipeline, ItemsHandle items, BudgetHandle budget, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen, ReportHandle report);
+
+        [DllImport(Lib)] internal static extern UIntPtr cupel_report_included_count(ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_report_included(ReportHandle report, UIntPtr i, out NativeDecision decision);
+        [DllImport(Lib)] internal static extern UIntPtr cupel_report_excluded_count(ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_report_excluded(ReportHandle report, UIntPtr i, out NativeDecision decision);
+        [DllImport(Lib)] internal static extern long cupel_report_total_candidates(ReportHandle report);
+        [DllImport(Lib)] internal static extern long cupel_report_total_tokens_considered(ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_report_json(ReportHandle report, ItemsHandle items, [Out] byte[] buf, UIntPtr capacity, out UIntPtr outLen);
+    }
+
+    // ---- the pipeline ----------------------------------------------------------
+
+    /// <summary>Why an item was included or excluded; the numbers are the C ABI's.</summary>
+    public enum Reason
+    {
+        Scored = 0,
+        Pinned = 1,
+        ZeroToken = 2,
+        BudgetExceeded = 10,
+        ScoredTooLow = 11,
+        Deduplicated = 12,
+        QuotaCapExceeded = 13,
+        QuotaRequireDisplaced = 14,
+        NegativeTokens = 15,
+        PinnedOverride = 16,
+        Filtered = 17,
+        CountCapExceeded = 18,
+    }
+
+    /// <summary>What the pipeline does when the selection exceeds the target.</summary>
+    public enum Overflow { Throw = 0, Truncate = 1, Proceed = 2 }
+
+    /// <summary>The DecayScorer's curves.</summary>
+    public enum DecayCurve { Exponential = 0, Step = 1, Window = 2 }
+
+    /// <summary>One item's fate in a report.</summary>
+    public struct Decision
+    {
+        public int Index;
+        public double Score;
+        public Reason Reason;
+        public long ItemTokens;
+        /// <summary>BudgetExceeded: the tokens that were left.</summary>
+        public long AvailableTokens;
+        /// <summary>Deduplicated: the item kept; PinnedOverride: the pinned item.</summary>
+        public int? Related;
+        /// <summary>The keep-together group, 0 when none.</summary>
+        public ulong Group;
+        /// <summary>The tokens the decision was made on (the group's, or the item's).</summary>
+        public long GroupTokens;
+
+        public override string ToString() { return "#" + Index + " " + Reason; }
+    }
+
+    public sealed class ScorerHandle : SafeHandle
+    {
+        public ScorerHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_scorer_free(handle); return true; }
+    }
+
+    public sealed class PlacerHandle : SafeHandle
+    {
+        public PlacerHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_placer_free(handle); return true; }
+    }
+
+    public sealed class PipelineHandle : SafeHandle
+    {
+        public PipelineHandle() : base(IntPtr.Zero, true) { }
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        protected override bool ReleaseHandle() { Native.cupel_pipeline_free(handle); return true; }
+    }
+
+    /// <summary>A scorer (the Score stage). Composite and scaled scorers copy
+    /// their children, which may be disposed right after.</summary>
+    public sealed class Scorer : IDisposable
+    {
+        internal readonly ScorerHandle Handle;
+
+        private Scorer(ScorerHandle h) { Handle = h; }
+
+        private delegate Status Create(out ScorerHandle h);
+
+        private static Scorer Make(Create create)
+        {
+            ScorerHandle h;
+            Native.Check(create(out h));
+            return new Scorer(h);
+        }
+
+        public static Scorer Given() { return Make(Native.cupel_scorer_new_given); }
+        public static Scorer Recency() { return Make(Native.cupel_scorer_new_recency); }
+        public static Scorer Priority() { return Make(Native.cupel_scorer_new_priority); }
+        public static Scorer Frequency() { return Make(Native.cupel_scorer_new_frequency); }
+        public static Scorer Reflexive() { return Make(Native.cupel_scorer_new_reflexive); }
+
+        private static Native.NativeWeight[] Weights(IDictionary<string, double> weights, NativeStrings strings)
+        {
+            var keys = new List<string>(weights.Keys);
+            keys.Sort(StringComparer.Ordinal);
+            var w = new Native.NativeWeight[keys.Count];
+            for (int i = 0; i < w.Length; i++) w[i] = new Native.NativeWeight { Name = strings.Get(keys[i]), Weight = weights[keys[i]] };
+            return w;
+        }
+
+        /// <summary>Kind weights; null: the specification's defaults.</summary>
+        public static Scorer Kind(IDictionary<string, double> weights = null)
+        {
+            using (var strings = new NativeStrings())
+            {
+                var w = weights == null ? null : Weights(weights, strings);
+                ScorerHandle h;
+                Native.Check(Native.cupel_scorer_new_kind(w, (UIntPtr)(w == null ? 0 : w.Length), out h));
+                return new Scorer(h);
+            }
+        }
+
+        public static Scorer Tag(IDictionary<string, double> weights)
+        {
+            if (weights == null) throw new ArgumentNullException("weights");
+            using (var strings = new NativeStrings())
+            {
+                var w = Weights(weights, strings);
+                ScorerHandle h;
+                Native.Check(Native.cupel_scorer_new_tag(w, (UIntPtr)w.Length, out h));
+                return new Scorer(h);
+            }
+        }
+
+        /// <summary>The weighted mean of (scorer, weight) parts.</summary>
+        public static Scorer Composite(params KeyValuePair<Scorer, double>[] parts)
+        {
+            if (parts == null) throw new ArgumentNullException("parts");
+            var kids = new IntPtr[parts.Length];
+            var w = new double[parts.Length];
+            var added = new bool[parts.Length];
+            try
+            {
+                for (int i = 0; i < parts.Length; i++)
+                {
+                    parts[i].Key.Handle.DangerousAddRef(ref added[i]);
+                    kids[i] = parts[i].Key.Handle.DangerousGetHandle();
+                    w[i] = parts[i].Value;
+                }
+                ScorerHandle h;
+                Native.Check(Native.cupel_scorer_new_composite(kids, w, (UIntPtr)kids.Length, out h));
+                return new Scorer(h);
+            }
+            finally
+            {
+                for (int i = 0; i < parts.Length; i++)
+                    if (added[i]) parts[i].Key.Handle.DangerousRelease();
+            }
+        }
+
+        public static Scorer Scaled(Scorer inner)
+        {
+            ScorerHandle h;
+            Native.Check(Native.cupel_scorer_new_scaled(Native.Live(inner.Handle, inner), out h));
+            return new Scorer(h);
+        }
+
+        public static Scorer MetadataTrust(double defaultScore = 0.5)
+        {
+            ScorerHandle h;
+            Native.Check(Native.cupel_scorer_new_metadata_trust(defaultScore, out h));
+            return new Scorer(h);
+        }
+
+        public static Scorer MetadataKey(string key, string value, double boost)
+        {
+            ScorerHandle h;
+            Native.Check(Native.cupel_scorer_new_metadata_key(Native.Utf8Z(key), Native.Utf8Z(value), boost, out h));
+            return new Scorer(h);
+        }
+
+        /// <summary>windows: (max age in seconds, score), youngest first (step curve).</summary>
+        public static Scorer Decay(DecayCurve curve, double durationSecs, KeyValuePair<double, double>[] windows,
+                                   long referenceUnixMillis, double nullTimestampScore = 0.5)
+        {
+            var w = new Native.NativeDecayWindow[windows == null ? 0 : windows.Length];
+            for (int i = 0; i < w.Length; i++) w[i] = new Native.NativeDecayWindow { MaxAgeSecs = windows[i].Key, Score = windows[i].Value };
+            ScorerHandle h;
+            Native.Check(Native.cupel_scorer_new_decay((int)curve, durationSecs, w.Length == 0 ? null : w, (UIntPtr)w.Length,
+                referenceUnixMillis, nullTimestampScore, out h));
+            return new Scorer(h);
+        }
+
+        /// <summary>The score of every item, by index.</summary>
+        public double[] Score(Items items)
+        {
+            var buf = new double[Math.Max(items.Count, 1)];
+            UIntPtr n;
+            Native.Check(Native.cupel_scorer_score(Native.Live(Handle, this), Native.Live(items.Handle, items), buf, (UIntPtr)items.Count, out n));
+            var result = new double[(int)n];
+            Array.Copy(buf, result, result.Length);
+            return result;
+        }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>A placer: the final order.</summary>
+    public sealed class Placer : IDisposable
+    {
+        internal readonly PlacerHandle Handle;
+
+        private Placer(PlacerHandle h) { Handle = h; }
+
+        public static Placer Chronological()
+        {
+            PlacerHandle h;
+            Native.Check(Native.cupel_placer_new_chronological(out h));
+            return new Placer(h);
+        }
+
+        public static Placer UShaped()
+        {
+            PlacerHandle h;
+            Native.Check(Native.cupel_placer_new_u_shaped(out h));
+            return new Placer(h);
+        }
+
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    /// <summary>The whole pipeline; keeps copies of its scorer, slicer and placer.</summary>
+    public sealed class Pipeline : IDisposable
+    {
+        internal readonly PipelineHandle Handle;
+
+        /// <summary>scorer null: the pushed scores; placer null: the slicer's order.</summary>
+        public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true, Overflow overflow = Overflow.Throw)
+        {
+            if (slicer == null) throw new ArgumentNullException("slicer");
+            bool s = false, p = false;
+            try
+            {
+                if (scorer != null) scorer.Handle.DangerousAddRef(ref s);
+                if (placer != null) placer.Handle.DangerousAddRef(ref p);
+                Native.Check(Native.cupel_pipeline_new(
+                    scorer == null ? IntPtr.Zero : scorer.Handle.DangerousGetHandle(),
+                    Native.Live(slicer.Handle, slicer),
+                    placer == null ? IntPtr.Zero : placer.Handle.DangerousGetHandle(),
+                    out Handle));
+            }
+            finally
+            {
+                if (s) scorer.Handle.DangerousRelease();
+                if (p) placer.Handle.DangerousRelease();
+            }
+            Native.Check(Native.cupel_pipeline_set_deduplication(Handle, deduplication ? (byte)1 : (byte)0));
+            Native.Check(Native.cupel_pipeline_set_overflow(Handle, (int)overflow));
+        }
+
+        /// <summary>All six stages: the placed item indices; every decision in
+        /// report (may be null).</summary>
+        public int[] Run(Items items, Budget budget, Report report = null)
+        {
+            var buf = new UIntPtr[Math.Max(items.Count, 1)];
+            UIntPtr n;
+            Native.Check(Native.cupel_pipeline_run(Native.Live(Handle, this), Native.Live(items.Handle, items),
+                Native.Live(budget.Handle, budget), buf, (UIntPtr)items.Count, out n,
+                report == null ? Native.NoReport : Native.Live(report.Handle, report)));
+            return Native.Ints(buf, n);
+        }
+
+        public void Dispose() { Handle.Dispose(); }
     }
 }

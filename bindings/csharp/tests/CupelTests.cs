@@ -218,6 +218,59 @@ static class CupelTests
         }
     }
 
+    static void PipelineAndReport()
+    {
+        const long day = 86400000;
+        var it = MakeItems(new long[] { 50, 100, 100, 100, 100, -3, 5000 }, new double[7],
+            new[] { "SystemPrompt", "Message", "Message", "ToolOutput", "Message", "Message", "Document" });
+        it.SetContents(0, new[] { "You are helpful.", "hello", "how are you", "ls output", "hello", "broken", "a huge file" });
+        it.SetTimestamps(0, new[] { 0, day, 2 * day, 3 * day, 4 * day });
+        it.SetPinnedMany(0, new[] { true });
+        it.SetPriority(3, 4);
+        it.AddTag(3, "auth");
+        it.SetMetadata(3, "cupel:trust", "0.9");
+        it.SetSource(6, "Docs");
+        using (var recency = Scorer.Recency())
+        using (var kind = Scorer.Kind())
+        using (var blend = Scorer.Composite(new KeyValuePair<Scorer, double>(recency, 2), new KeyValuePair<Scorer, double>(kind, 1)))
+        using (var chrono = Placer.Chronological())
+        using (var p = new Pipeline(blend, Slicer.Greedy(), chrono))
+        using (var r = new Report())
+        {
+            var placed = p.Run(it, new Budget(1000, 300), r);
+            True(placed.Length > 0 && placed[0] == 0, "the pinned, oldest item first");
+            True(r.Included.Length == placed.Length && r.Included[0].Reason == Reason.Pinned, "included");
+            var why = new Dictionary<int, Decision>();
+            foreach (var d in r.Excluded) why[d.Index] = d;
+            True(why[1].Reason == Reason.Deduplicated && why[1].Related == 4, "deduplicated against 4");
+            True(why[5].Reason == Reason.NegativeTokens, "negative tokens");
+            True(why[6].Reason == Reason.BudgetExceeded && why[6].ItemTokens == 5000, "over budget");
+            True(r.TotalCandidates == 7, "7 candidates");
+            True(r.Json(it).Contains("\"total_candidates\":7"), "json");
+        }
+        using (var plain = new Pipeline(null, Slicer.Greedy(), null, deduplication: false, overflow: Overflow.Throw))
+            Throws(() => plain.Run(it, new Budget(40, 40)), Status.InvalidArgument, "pinned items need 50 tokens");
+        var scorers = new[] { Scorer.Given(), Scorer.Priority(), Scorer.Frequency(), Scorer.Reflexive(),
+            Scorer.Tag(new Dictionary<string, double> { { "auth", 1 } }), Scorer.MetadataTrust(), Scorer.MetadataKey("k", "v", 2),
+            Scorer.Decay(DecayCurve.Step, 0, new[] { new KeyValuePair<double, double>(86400, 0.9) }, 5 * day) };
+        foreach (var s in scorers)
+        {
+            True(s.Score(it).Length == 7, "a score per item");
+            using (var scaled = Scorer.Scaled(s)) True(scaled.Score(it).Length == 7, "scaled");
+            s.Dispose();
+        }
+        Throws(() => Scorer.MetadataKey("k", "v", 0), Status.InvalidArgument, "boost");
+        // Groups in the pipeline: both members share the excluded group's reason and tokens.
+        var pair = MakeItems(new long[] { 10, 200, 60 }, new[] { 0.9, 0.1, 0.5 });
+        pair.SetGroups(0, new ulong[] { 7, 7 });
+        using (var p = new Pipeline(null, Slicer.Greedy(), null))
+        using (var r = new Report())
+        {
+            Equal(p.Run(pair, new Budget(100, 100), r), 2);
+            foreach (var d in r.Excluded) True(d.Group == 7 && d.GroupTokens == 210 && d.Reason == Reason.BudgetExceeded, "group decision");
+        }
+    }
+
     static void ConcurrentSlicing()
     {
         const int n = 2000;
@@ -299,6 +352,7 @@ static class CupelTests
             new KeyValuePair<string, Action>("Simulation", Simulation),
             new KeyValuePair<string, Action>("Streams", Streams),
             new KeyValuePair<string, Action>("Groups", Groups),
+            new KeyValuePair<string, Action>("PipelineAndReport", PipelineAndReport),
             new KeyValuePair<string, Action>("ConcurrentSlicing", ConcurrentSlicing),
             new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
         };
