@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine, skipping whatever
 # is already there: the C/C++ compilers, Go, Mono, valgrind, Node and npm,
-# LuaJIT, binaryen (wasm-opt), the aarch64 cross tools and qemu-user, and
+# LuaJIT, binaryen (wasm-opt), python3-venv, the aarch64 cross tools and
+# qemu-user, and
 # the rustup targets wasm32-unknown-unknown and aarch64-unknown-linux-gnu.
 # Run as root, or with sudo available. `bash tests/run_all.sh --install`
 # runs it first; .ci/run does that.
@@ -21,6 +22,9 @@ want luajit luajit
 want wasm-opt binaryen
 want qemu-aarch64 qemu-user
 want aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+want python3 python3
+# The Python binding's test makes a virtual environment.
+python3 -c "import ensurepip, venv" >/dev/null 2>&1 || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=()
   if [ "$(id -u)" -ne 0 ]; then

@@ -1,0 +1,128 @@
+"""ctypes declarations of libcupel's C ABI (include/cupel.h), loaded from the
+library bundled in this package (or $CUPEL_LIB)."""
+
+import ctypes as C
+import os
+import sys
+from pathlib import Path
+
+_NAME = {"darwin": "libcupel.dylib", "win32": "cupel.dll"}.get(sys.platform, "libcupel.so")
+lib = C.CDLL(os.environ.get("CUPEL_LIB") or str(Path(__file__).resolve().parent / _NAME))
+
+status = C.c_int
+size_t = C.c_size_t
+p = C.c_void_p
+pp = C.POINTER(C.c_void_p)
+i64 = C.c_int64
+u64 = C.c_uint64
+f64 = C.c_double
+s = C.c_char_p
+
+
+class Decision(C.Structure):
+    _fields_ = [
+        ("item_index", size_t),
+        ("score", f64),
+        ("reason", C.c_int32),
+        ("item_tokens", i64),
+        ("available_tokens", i64),
+        ("related_index", size_t),
+        ("group", u64),
+        ("group_tokens", i64),
+    ]
+
+
+class Weight(C.Structure):  # cupel_kind_weight and cupel_tag_weight
+    _fields_ = [("name", s), ("weight", f64)]
+
+
+class DecayWindow(C.Structure):
+    _fields_ = [("max_age_secs", f64), ("score", f64)]
+
+
+class QuotaEntry(C.Structure):
+    _fields_ = [("kind", s), ("require_percent", f64), ("cap_percent", f64)]
+
+
+class CountEntry(C.Structure):
+    _fields_ = [("kind", s), ("require_count", C.c_uint32), ("cap_count", C.c_uint32)]
+
+
+def _decl(name, restype, *argtypes):
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+
+
+for _name, _res, _args in [
+    ("cupel_last_error", s, []),
+    ("cupel_status_str", s, [C.c_int]),
+    ("cupel_version", s, []),
+    ("cupel_live_handles", size_t, []),
+    ("cupel_items_new", status, [pp]),
+    ("cupel_items_free", None, [p]),
+    ("cupel_items_push_many", status, [p, size_t, C.POINTER(i64), C.POINTER(f64), C.POINTER(s)]),
+    ("cupel_items_len", size_t, [p]),
+    ("cupel_items_clear", None, [p]),
+    ("cupel_items_set_source", status, [p, size_t, s]),
+    ("cupel_items_add_tag", status, [p, size_t, s]),
+    ("cupel_items_set_metadata", status, [p, size_t, s, s]),
+    ("cupel_items_set_timestamp", status, [p, size_t, i64]),
+    ("cupel_items_set_priority", status, [p, size_t, i64]),
+    ("cupel_items_set_relevance_hint", status, [p, size_t, f64]),
+    ("cupel_items_set_group", status, [p, size_t, u64]),
+    ("cupel_items_set_contents", status, [p, size_t, size_t, C.POINTER(s)]),
+    ("cupel_items_set_timestamps", status, [p, size_t, size_t, C.POINTER(i64)]),
+    ("cupel_items_set_priorities", status, [p, size_t, size_t, C.POINTER(i64)]),
+    ("cupel_items_set_pinned_many", status, [p, size_t, size_t, C.POINTER(C.c_bool)]),
+    ("cupel_items_set_relevance_hints", status, [p, size_t, size_t, C.POINTER(f64)]),
+    ("cupel_items_set_groups", status, [p, size_t, size_t, C.POINTER(u64)]),
+    ("cupel_budget_new", status, [i64, i64, pp]),
+    ("cupel_budget_free", None, [p]),
+    ("cupel_budget_set_output_reserve", status, [p, i64]),
+    ("cupel_budget_set_safety_margin", status, [p, f64]),
+    ("cupel_budget_reserve", status, [p, s, i64]),
+    ("cupel_budget_effective", status, [p, i64, C.POINTER(i64), C.POINTER(i64)]),
+    ("cupel_slicer_new_greedy", status, [pp]),
+    ("cupel_slicer_new_knapsack", status, [i64, pp]),
+    ("cupel_slicer_new_quota", status, [p, C.POINTER(QuotaEntry), size_t, pp]),
+    ("cupel_slicer_new_count_quota", status, [p, C.POINTER(CountEntry), size_t, C.c_int, pp]),
+    ("cupel_slicer_new_count_constrained_knapsack", status, [i64, C.POINTER(CountEntry), size_t, C.c_int, pp]),
+    ("cupel_slicer_free", None, [p]),
+    ("cupel_scorer_new_given", status, [pp]),
+    ("cupel_scorer_new_recency", status, [pp]),
+    ("cupel_scorer_new_priority", status, [pp]),
+    ("cupel_scorer_new_frequency", status, [pp]),
+    ("cupel_scorer_new_reflexive", status, [pp]),
+    ("cupel_scorer_new_kind", status, [C.POINTER(Weight), size_t, pp]),
+    ("cupel_scorer_new_tag", status, [C.POINTER(Weight), size_t, pp]),
+    ("cupel_scorer_new_composite", status, [C.POINTER(p), C.POINTER(f64), size_t, pp]),
+    ("cupel_scorer_new_scaled", status, [p, pp]),
+    ("cupel_scorer_new_metadata_trust", status, [f64, pp]),
+    ("cupel_scorer_new_metadata_key", status, [s, s, f64, pp]),
+    ("cupel_scorer_new_decay", status, [C.c_int, f64, C.POINTER(DecayWindow), size_t, i64, f64, pp]),
+    ("cupel_scorer_free", None, [p]),
+    ("cupel_scorer_score", status, [p, p, C.POINTER(f64), size_t, C.POINTER(size_t)]),
+    ("cupel_placer_new_chronological", status, [pp]),
+    ("cupel_placer_new_u_shaped", status, [pp]),
+    ("cupel_placer_free", None, [p]),
+    ("cupel_pipeline_new", status, [p, p, p, pp]),
+    ("cupel_pipeline_set_deduplication", status, [p, C.c_bool]),
+    ("cupel_pipeline_set_overflow", status, [p, C.c_int]),
+    ("cupel_pipeline_free", None, [p]),
+    ("cupel_pipeline_run", status, [p, p, p, C.POINTER(size_t), size_t, C.POINTER(size_t), p]),
+    ("cupel_slice", status, [p, p, p, i64, C.POINTER(size_t), size_t, C.POINTER(size_t), p]),
+    ("cupel_report_new", status, [pp]),
+    ("cupel_report_free", None, [p]),
+    ("cupel_report_included_count", size_t, [p]),
+    ("cupel_report_included", status, [p, size_t, C.POINTER(Decision)]),
+    ("cupel_report_excluded_count", size_t, [p]),
+    ("cupel_report_excluded", status, [p, size_t, C.POINTER(Decision)]),
+    ("cupel_report_total_candidates", i64, [p]),
+    ("cupel_report_total_tokens_considered", i64, [p]),
+    ("cupel_report_effective_max_tokens", i64, [p]),
+    ("cupel_report_effective_target_tokens", i64, [p]),
+    ("cupel_report_selected_tokens", i64, [p]),
+    ("cupel_report_json", status, [p, p, C.c_char_p, size_t, C.POINTER(size_t)]),
+]:
+    _decl(_name, _res, *_args)
