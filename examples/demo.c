@@ -136,6 +136,10 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
   must(cupel_pipeline_new(blend, greedy, chrono, &pipeline), "cupel_pipeline_new");
   must(cupel_report_new(&report), "cupel_report_new");
   must(cupel_pipeline_run(pipeline, items, budget, out, n_rows, &n, report), "cupel_pipeline_run");
+  /* The selection in one line: every binding's demo prints the same. */
+  printf("placed:");
+  for (i = 0; i < n; i++) printf(" %zu", out[i]);
+  printf("\n");
 
   printf("Pipeline: scores = 0.6 x retriever score + 0.25 x recency + 0.15 x kind weight;\n"
          "duplicates removed (byte-identical content, the best-scored copy kept);\n"

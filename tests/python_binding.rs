@@ -23,7 +23,12 @@ fn pip_installs_the_package_and_pytest_passes() {
     let pip = venv.join("bin/pip");
     common::run(
         Command::new(&pip)
-            .args(["install", "--quiet", "--disable-pip-version-check", "pytest"])
+            .args([
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+                "pytest",
+            ])
             .arg(root.join("bindings/python"))
             .env("CUPEL_LIB_PATH", &lib),
         "pip install bindings/python pytest",
@@ -40,4 +45,24 @@ fn pip_installs_the_package_and_pytest_passes() {
     );
     print!("{out}");
     assert!(out.contains(" passed") && !out.contains("failed"), "{out}");
+
+    // The demo: the C demo's pipeline on the same data, the same selection.
+    let demo = common::run(
+        Command::new(venv.join("bin/python"))
+            .arg(root.join("bindings/python/demo.py"))
+            .arg(root.join("examples/data/rag_candidates.csv"))
+            .current_dir(&scratch),
+        "the Python demo",
+    );
+    let c_demo = common::run(
+        Command::new("bash").arg(root.join("examples/demo.sh")),
+        "examples/demo.sh",
+    );
+    let placed = |out: &str| -> String {
+        out.lines()
+            .find(|l| l.starts_with("placed:"))
+            .unwrap_or_else(|| panic!("no placed: line in\n{out}"))
+            .to_string()
+    };
+    assert_eq!(placed(&demo), placed(&c_demo));
 }

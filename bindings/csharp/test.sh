@@ -6,7 +6,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 lib="$root/target/release"
-out="$root/target/csharp${1:+-example}"
+out="$root/target/csharp${1:+-${1#--}}"
 mkdir -p "$out"
 if [ ! -e "$lib/libcupel.so" ]; then
   echo "no $lib/libcupel.so: run 'cargo build --release' first" >&2
@@ -21,8 +21,12 @@ done
 mcs -nologo -warnaserror -target:library -out:"$out/Cupel.dll" "$here/Cupel.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Example.exe" "$here/example/Example.cs"
+mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ "${1:-}" = "--example" ]; then
   exec mono "$out/Example.exe"
+fi
+if [ "${1:-}" = "--demo" ]; then
+  exec mono "$out/Demo.exe" "$root/examples/data/rag_candidates.csv"
 fi
 mono --debug "$out/CupelTests.exe"

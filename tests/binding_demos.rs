@@ -1,0 +1,92 @@
+//! Every binding's demo runs the C demo's pipeline (examples/demo.c) on the
+//! same bundled data and prints the same selection: its "placed:" line
+//! equals the C demo's. (The Python demo runs from its installed package in
+//! tests/python_binding.rs.)
+
+mod common;
+
+use std::process::Command;
+
+/// The "placed:" line of a program's output.
+pub fn placed_line(out: &str) -> String {
+    out.lines()
+        .find(|l| l.starts_with("placed:"))
+        .unwrap_or_else(|| panic!("no placed: line in\n{out}"))
+        .to_string()
+}
+
+/// The C demo's line, built and run as the README says (once: the tests
+/// run in parallel and the script writes one executable).
+pub fn c_demo_line() -> String {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        let root = common::root();
+        let out = common::run(
+            Command::new("bash").arg(root.join("examples/demo.sh")),
+            "examples/demo.sh",
+        );
+        let line = placed_line(&out);
+        assert!(line.split(' ').count() > 20, "{line}");
+        line
+    })
+    .clone()
+}
+
+fn data() -> std::path::PathBuf {
+    common::root().join("examples/data/rag_candidates.csv")
+}
+
+#[test]
+fn cpp_demo_places_what_the_c_demo_places() {
+    let lib = common::release_lib_dir();
+    let root = common::root();
+    let exe = common::out_dir("binding_demos").join("cpp_demo");
+    let mut cc = common::compiler(true);
+    cc.args(["-std=c++17", "-Wall", "-Wextra", "-Werror"])
+        .arg("-I")
+        .arg(root.join("include"))
+        .arg("-I")
+        .arg(root.join("bindings/cpp"))
+        .arg(root.join("bindings/cpp/demo.cpp"))
+        .arg("-o")
+        .arg(&exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lcupel");
+    common::run(&mut cc, "compiling bindings/cpp/demo.cpp");
+    let out = common::run(Command::new(&exe).arg(data()), "the C++ demo");
+    assert_eq!(placed_line(&out), c_demo_line());
+}
+
+#[test]
+fn go_demo_places_what_the_c_demo_places() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    common::release_lib_dir();
+    let out = common::run(
+        Command::new("go")
+            .args(["run", "./demo"])
+            .arg(data())
+            .current_dir(common::root().join("bindings/go"))
+            .env("CGO_ENABLED", "1"),
+        "the Go demo",
+    );
+    assert_eq!(placed_line(&out), c_demo_line());
+}
+
+#[test]
+fn csharp_demo_places_what_the_c_demo_places() {
+    if !common::have_toolchain("mono", "Debian's mono-runtime and mono-mcs") {
+        return;
+    }
+    common::release_lib_dir();
+    let out = common::run(
+        Command::new("bash")
+            .arg(common::root().join("bindings/csharp/test.sh"))
+            .arg("--demo"),
+        "the C# demo",
+    );
+    assert_eq!(placed_line(&out), c_demo_line());
+}
