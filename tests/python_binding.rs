@@ -5,6 +5,15 @@
 
 mod common;
 
+#[path = "../fuzz/src/pipeline_ref.rs"]
+mod pipeline_ref;
+
+#[path = "common/cases.rs"]
+mod cases;
+
+#[path = "common/cross.rs"]
+mod cross;
+
 use std::process::Command;
 
 #[test]
@@ -65,4 +74,17 @@ fn pip_installs_the_package_and_pytest_passes() {
             .to_string()
     };
     assert_eq!(placed(&demo), placed(&c_demo));
+
+    // Cross-binding agreement with the C ABI on seeded random pipelines.
+    let (text, expected) = cross::cases(300);
+    let cases = scratch.join("cross_cases.txt");
+    std::fs::write(&cases, text).unwrap();
+    let out = common::run(
+        Command::new(venv.join("bin/python"))
+            .arg(root.join("bindings/python/tests/cross.py"))
+            .arg(&cases)
+            .current_dir(&scratch),
+        "the Python cross driver",
+    );
+    cross::compare("Python", &out, &expected);
 }

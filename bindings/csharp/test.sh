@@ -22,9 +22,13 @@ mcs -nologo -warnaserror -target:library -out:"$out/Cupel.dll" "$here/Cupel.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Example.exe" "$here/example/Example.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Demo.exe" "$here/demo/Demo.cs"
+mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Cross.exe" "$here/cross/Cross.cs"
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ "${1:-}" = "--example" ]; then
   exec mono "$out/Example.exe"
+fi
+if [ "${1:-}" = "--cross" ]; then
+  exec mono "$out/Cross.exe" "$2"
 fi
 if [ "${1:-}" = "--demo" ]; then
   exec mono "$out/Demo.exe" "$root/examples/data/rag_candidates.csv"

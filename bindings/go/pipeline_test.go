@@ -29,7 +29,7 @@ func TestPipelineRunAndReport(t *testing.T) {
 	defer recency.Close()
 	kind := must(NewKindScorer(nil))
 	defer kind.Close()
-	blend := must(NewCompositeScorer([]WeightedScorer{{recency, 2}, {kind, 1}}))
+	blend := must(NewCompositeScorer([]WeightedScorer{{Scorer: recency, Weight: 2}, {Scorer: kind, Weight: 1}}))
 	defer blend.Close()
 	g := must(NewGreedy())
 	defer g.Close()

@@ -54,7 +54,7 @@ func main() {
 	check(err)
 	kind, err := cupel.NewKindScorer(nil)
 	check(err)
-	blend, err := cupel.NewCompositeScorer([]cupel.WeightedScorer{{given, 0.6}, {recency, 0.25}, {kind, 0.15}})
+	blend, err := cupel.NewCompositeScorer([]cupel.WeightedScorer{{Scorer: given, Weight: 0.6}, {Scorer: recency, Weight: 0.25}, {Scorer: kind, Weight: 0.15}})
 	check(err)
 	greedy, err := cupel.NewGreedy()
 	check(err)
