@@ -732,6 +732,41 @@ enum cupel_status cupel_items_set_relevance_hints(struct cupel_items *items,
                                                   const double *hints);
 
 /**
+ * `cupel_items_push_many` with the kinds packed: `kinds` holds `count`
+ * NUL-terminated UTF-8 strings back to back (`kinds_len` bytes in all,
+ * ending at the last NUL); an empty string means the default kind.
+ * `kinds` NULL (with `kinds_len` 0): every item of the default kind.
+ * For hosts that marshal one buffer more cheaply than an array of
+ * pointers (Python, JavaScript). All or nothing, as `cupel_items_push_many`.
+ *
+ * Errors: those of `cupel_items_push_many`, and
+ * CUPEL_ERROR_INVALID_ARGUMENT when `kinds` holds another number of
+ * strings than `count`.
+ */
+enum cupel_status cupel_items_push_many_packed(struct cupel_items *items,
+                                               size_t count,
+                                               const int64_t *tokens,
+                                               const double *scores,
+                                               const char *kinds,
+                                               size_t kinds_len);
+
+/**
+ * `cupel_items_set_contents` with the contents packed: `contents` holds
+ * `count` NUL-terminated UTF-8 strings back to back (`contents_len` bytes
+ * in all, ending at the last NUL); an empty string leaves that item's
+ * content as it is. All or nothing.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end, another number of strings than `count`, a
+ * string that is not UTF-8).
+ */
+enum cupel_status cupel_items_set_contents_packed(struct cupel_items *items,
+                                                  size_t first,
+                                                  size_t count,
+                                                  const char *contents,
+                                                  size_t contents_len);
+
+/**
  * Bulk form of `cupel_items_set_group`: item `first + k` gets
  * `groups[k]` for k < `count` (0: no group).
  *

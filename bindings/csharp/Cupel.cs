@@ -203,14 +203,21 @@ namespace Cupel
                 throw new CupelArgumentException(Status.InvalidArgument, string.Format(
                     "PushMany: {0} tokens, {1} scores and {2} kinds; the lengths must agree",
                     tokens.Length, scores.Length, kinds == null ? 0 : kinds.Length));
+            // The kinds packed in one UTF-8 buffer (null: the default kind):
+            // one array to marshal, not a native string per item. The packed
+            // form cannot carry "" (an error) or an embedded NUL: those go as
+            // an array of strings, so the library names the bad entry.
+            if (kinds == null || Native.Packable(kinds))
+            {
+                var packed = kinds == null ? null : Native.Packed(kinds);
+                Native.Check(Native.cupel_items_push_many_packed(Native.Live(Handle, this), (UIntPtr)tokens.Length,
+                    tokens, scores, packed, (UIntPtr)(packed == null ? 0 : packed.Length)));
+                return;
+            }
             using (var strings = new NativeStrings())
             {
-                IntPtr[] kindPtrs = null;
-                if (kinds != null)
-                {
-                    kindPtrs = new IntPtr[kinds.Length];
-                    for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i]);
-                }
+                var kindPtrs = new IntPtr[kinds.Length];
+                for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i]);
                 Native.Check(Native.cupel_items_push_many(Native.Live(Handle, this), (UIntPtr)tokens.Length,
                     tokens, scores, kindPtrs));
             }
@@ -276,6 +283,13 @@ namespace Cupel
         public void SetContents(int first, string[] contents)
         {
             if (contents == null) throw new ArgumentNullException("contents");
+            if (Native.Packable(contents))
+            {
+                var packed = Native.Packed(contents);
+                Native.Check(Native.cupel_items_set_contents_packed(Native.Live(Handle, this), Native.Index(first),
+                    (UIntPtr)contents.Length, packed, (UIntPtr)packed.Length));
+                return;
+            }
             using (var strings = new NativeStrings())
             {
                 var p = new IntPtr[contents.Length];
@@ -699,6 +713,23 @@ namespace Cupel
             public double Score;
         }
 
+        /// <summary>Whether the packed form carries `strings` as they are: no ""
+        /// (which it reads as absent) and no embedded NUL.</summary>
+        internal static bool Packable(string[] strings)
+        {
+            foreach (var x in strings)
+                if (x != null && (x.Length == 0 || x.IndexOf('\0') >= 0)) return false;
+            return true;
+        }
+
+        /// <summary>Strings back to back, each NUL-terminated UTF-8 (null as "").</summary>
+        internal static byte[] Packed(string[] strings)
+        {
+            var sb = new StringBuilder();
+            foreach (var x in strings) sb.Append(x ?? "").Append('\0');
+            return Encoding.UTF8.GetBytes(sb.ToString());
+        }
+
         internal static UIntPtr Index(int i)
         {
             if (i < 0) throw new CupelArgumentException(Status.InvalidArgument, "index " + i + " is negative");
@@ -827,6 +858,8 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_items_add_tag(ItemsHandle items, UIntPtr index, byte[] tag);
         [DllImport(Lib)] internal static extern Status cupel_items_set_metadata(ItemsHandle items, UIntPtr index, byte[] key, byte[] value);
         [DllImport(Lib)] internal static extern Status cupel_items_set_contents(ItemsHandle items, UIntPtr first, UIntPtr count, IntPtr[] contents);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_contents_packed(ItemsHandle items, UIntPtr first, UIntPtr count, byte[] contents, UIntPtr length);
+        [DllImport(Lib)] internal static extern Status cupel_items_push_many_packed(ItemsHandle items, UIntPtr count, long[] tokens, double[] scores, byte[] kinds, UIntPtr kindsLength);
         [DllImport(Lib)] internal static extern Status cupel_items_set_timestamps(ItemsHandle items, UIntPtr first, UIntPtr count, long[] values);
         [DllImport(Lib)] internal static extern Status cupel_items_set_priorities(ItemsHandle items, UIntPtr first, UIntPtr count, long[] values);
         [DllImport(Lib)] internal static extern Status cupel_items_set_pinned_many(ItemsHandle items, UIntPtr first, UIntPtr count, byte[] values);

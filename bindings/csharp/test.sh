@@ -23,9 +23,13 @@ mcs -nologo -warnaserror -r:"$out/Cupel.dll" -r:System.Core.dll -out:"$out/Cupel
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Example.exe" "$here/example/Example.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Cross.exe" "$here/cross/Cross.cs"
+mcs -nologo -warnaserror -optimize+ -r:"$out/Cupel.dll" -out:"$out/Bench.exe" "$here/bench/Bench.cs"
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ "${1:-}" = "--example" ]; then
   exec mono "$out/Example.exe"
+fi
+if [ "${1:-}" = "--bench" ]; then
+  exec mono -O=all "$out/Bench.exe" "$2"
 fi
 if [ "${1:-}" = "--cross" ]; then
   exec mono "$out/Cross.exe" "$2"

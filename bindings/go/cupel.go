@@ -265,7 +265,12 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 	defer m.free()
 	var kp **C.char
 	if kinds != nil {
-		ptrs := make([]*C.char, n)
+		// The pointer array in C memory (cgo need not check its elements),
+		// zeroed: storing a pointer through a Go pointer type runs the write
+		// barrier, which reads the slot's old value as a pointer.
+		block := C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof((*C.char)(nil))))
+		defer C.free(block)
+		ptrs := unsafe.Slice((**C.char)(block), n)
 		for i, k := range kinds {
 			ptrs[i] = optString(m, k)
 		}

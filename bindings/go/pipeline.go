@@ -186,6 +186,14 @@ func (it *Items) PushItems(list []Item) error {
 	if err := it.SetGroups(first, groups); err != nil {
 		return err
 	}
+	perItem := len(ts) != n && len(ts) > 0 || len(prios) != n && len(prios) > 0 || len(hints) != n && len(hints) > 0
+	for _, x := range list {
+		perItem = perItem || x.Source != "" || len(x.Tags) > 0 || len(x.Metadata) > 0
+	}
+	if !perItem {
+		runtime.KeepAlive(it)
+		return nil
+	}
 	m := cStrings{}
 	defer m.free()
 	var e errBuf
@@ -231,20 +239,37 @@ func orStatus(a, b C.cupel_status) C.cupel_status {
 }
 
 // SetContents sets the contents of items first .. first+len(contents)-1 in
-// one call; "" leaves an item's content as it is.
+// one call; "" leaves an item's content as it is. The strings are copied
+// into one C buffer (one allocation, not one per string).
 func (it *Items) SetContents(first int, contents []string) error {
-	if len(contents) == 0 {
+	n := len(contents)
+	if n == 0 {
 		return nil
 	}
-	m := cStrings{}
-	defer m.free()
-	ptrs := (*[1 << 28]*C.char)(C.malloc(C.size_t(len(contents)) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:len(contents):len(contents)]
-	defer C.free(unsafe.Pointer(&ptrs[0]))
+	size := 0
+	for _, c := range contents {
+		size += len(c) + 1
+	}
+	ptrSize := int(unsafe.Sizeof((*C.char)(nil)))
+	// Zeroed: storing a pointer through a Go pointer type runs the write
+	// barrier, which reads the slot's old value as a pointer.
+	block := C.calloc(C.size_t(size+n*ptrSize), 1)
+	defer C.free(block)
+	ptrs := unsafe.Slice((**C.char)(block), n)
+	text := unsafe.Slice((*byte)(unsafe.Add(block, n*ptrSize)), size)
+	at := 0
 	for i, c := range contents {
-		ptrs[i] = optString(m, c)
+		if c == "" {
+			ptrs[i] = nil
+			continue
+		}
+		copy(text[at:], c)
+		text[at+len(c)] = 0
+		ptrs[i] = (*C.char)(unsafe.Pointer(&text[at]))
+		at += len(c) + 1
 	}
 	var e errBuf
-	err := e.check(C.go_items_set_contents(it.ptr(), C.size_t(first), C.size_t(len(contents)), &ptrs[0], e.ptr()))
+	err := e.check(C.go_items_set_contents(it.ptr(), C.size_t(first), C.size_t(n), &ptrs[0], e.ptr()))
 	runtime.KeepAlive(it)
 	return err
 }

@@ -185,6 +185,17 @@ enum cupel_status cupel_items_set_relevance_hints(struct cupel_items *items,
                                                   size_t first,
                                                   size_t count,
                                                   const double *hints);
+enum cupel_status cupel_items_push_many_packed(struct cupel_items *items,
+                                               size_t count,
+                                               const int64_t *tokens,
+                                               const double *scores,
+                                               const char *kinds,
+                                               size_t kinds_len);
+enum cupel_status cupel_items_set_contents_packed(struct cupel_items *items,
+                                                  size_t first,
+                                                  size_t count,
+                                                  const char *contents,
+                                                  size_t contents_len);
 enum cupel_status cupel_items_set_groups(struct cupel_items *items,
                                          size_t first,
                                          size_t count,

@@ -517,6 +517,112 @@ ffi_fn! {
     }
 }
 
+/// `count` NUL-terminated strings packed back to back in `bytes` (exactly:
+/// nothing may follow the last NUL), each checked as UTF-8; `name` names
+/// the array in messages (`name[k]`).
+fn unpack<'a>(bytes: &'a [u8], count: usize, name: &str) -> Result<Vec<&'a str>> {
+    let mut out = Vec::with_capacity(count);
+    let mut rest = bytes;
+    for k in 0..count {
+        let Some(end) = rest.iter().position(|&b| b == 0) else {
+            return Err(crate::Error::InvalidArgument(format!(
+                "{name} holds {k} NUL-terminated strings in {} bytes; count is {count}",
+                bytes.len()
+            )));
+        };
+        let s = std::str::from_utf8(&rest[..end]).map_err(|_| {
+            crate::Error::InvalidArgument(format!("{name}[{k}] is not valid UTF-8"))
+        })?;
+        out.push(s);
+        rest = &rest[end + 1..];
+    }
+    if !rest.is_empty() {
+        return Err(crate::Error::InvalidArgument(format!(
+            "{name}: {} bytes follow the {count}th string; its length must end at the last NUL",
+            rest.len()
+        )));
+    }
+    Ok(out)
+}
+
+ffi_fn! {
+    /// `cupel_items_push_many` with the kinds packed: `kinds` holds `count`
+    /// NUL-terminated UTF-8 strings back to back (`kinds_len` bytes in all,
+    /// ending at the last NUL); an empty string means the default kind.
+    /// `kinds` NULL (with `kinds_len` 0): every item of the default kind.
+    /// For hosts that marshal one buffer more cheaply than an array of
+    /// pointers (Python, JavaScript). All or nothing, as `cupel_items_push_many`.
+    ///
+    /// Errors: those of `cupel_items_push_many`, and
+    /// CUPEL_ERROR_INVALID_ARGUMENT when `kinds` holds another number of
+    /// strings than `count`.
+    unsafe fn cupel_items_push_many_packed(
+        items: *mut cupel_items,
+        count: usize,
+        tokens: *const i64,
+        scores: *const f64,
+        kinds: *const c_char,
+        kinds_len: usize,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        let (items, tokens, scores) = unsafe {
+            (
+                arg_mut(items, "items")?,
+                arg_slice(tokens, count, "tokens")?,
+                arg_slice(scores, count, "scores")?,
+            )
+        };
+        let kinds = if kinds.is_null() && kinds_len == 0 {
+            None
+        } else {
+            // SAFETY: `kinds` is NULL or `kinds_len` readable bytes (the caller's promise).
+            let bytes = unsafe { arg_slice(kinds.cast::<u8>(), kinds_len, "kinds") }?;
+            Some(unpack(bytes, count, "kinds")?)
+        };
+        items.inner.push_each(count, |i| {
+            Ok(NewItem {
+                tokens: tokens[i],
+                score: scores[i],
+                kind: kinds.as_ref().map(|k| k[i]).filter(|k| !k.is_empty()),
+            })
+        })
+    }
+}
+
+ffi_fn! {
+    /// `cupel_items_set_contents` with the contents packed: `contents` holds
+    /// `count` NUL-terminated UTF-8 strings back to back (`contents_len` bytes
+    /// in all, ending at the last NUL); an empty string leaves that item's
+    /// content as it is. All or nothing.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+    /// range goes past the end, another number of strings than `count`, a
+    /// string that is not UTF-8).
+    unsafe fn cupel_items_set_contents_packed(
+        items: *mut cupel_items,
+        first: usize,
+        count: usize,
+        contents: *const c_char,
+        contents_len: usize,
+    ) -> cupel_status {
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        let (items, bytes) = unsafe {
+            (
+                arg_mut(items, "items")?,
+                arg_slice(contents.cast::<u8>(), contents_len, "contents")?,
+            )
+        };
+        let range = column_range(first, count, items.inner.len())?;
+        let strings = unpack(bytes, count, "contents")?;
+        for (i, s) in range.zip(strings) {
+            if !s.is_empty() {
+                items.inner.set_content(i, s)?;
+            }
+        }
+        Ok(())
+    }
+}
+
 ffi_fn! {
     /// Bulk form of `cupel_items_set_group`: item `first + k` gets
     /// `groups[k]` for k < `count` (0: no group).

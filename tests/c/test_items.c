@@ -96,8 +96,59 @@ static void test_kinds_in_mixed_case(void) {
   cupel_slicer_free(g);
 }
 
+/* The packed forms: strings back to back, each NUL-terminated. */
+static void test_packed(void) {
+  cupel_items *items = NULL;
+  const int64_t t[] = {10, 20, 30};
+  const double s[] = {0.1, 0.2, 0.3};
+  static const char kinds[] = "Memory\0\0ToolOutput"; /* "" = the default kind */
+  static const char contents[] = "a\0\0same";         /* "" = unchanged */
+  cupel_slicer *g = greedy();
+  cupel_scorer *freq = NULL;
+  cupel_budget *b = make_budget(1000, 1000);
+  cupel_pipeline *p = NULL;
+  cupel_report *r = NULL;
+  size_t out[3], n = 0;
+  CHECK_OK(cupel_items_new(&items));
+  CHECK_STATUS(cupel_items_push_many_packed(items, 3, t, s, kinds, sizeof kinds - 2),
+               CUPEL_ERROR_INVALID_ARGUMENT); /* the last string lacks its NUL */
+  CHECK_MSG("kinds holds 2 NUL-terminated strings");
+  CHECK_STATUS(cupel_items_push_many_packed(items, 2, t, s, kinds, sizeof kinds), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("follow the 2th string");
+  CHECK(cupel_items_len(items) == 0);
+  CHECK_OK(cupel_items_push_many_packed(items, 3, t, s, kinds, sizeof kinds));
+  CHECK_OK(cupel_items_push_many_packed(items, 0, NULL, NULL, NULL, 0));
+  CHECK(cupel_items_len(items) == 3);
+  CHECK_STATUS(cupel_items_set_contents_packed(items, 1, 3, contents, sizeof contents), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("past the end");
+  CHECK_STATUS(cupel_items_set_contents_packed(items, 0, 3, "\xff\0\0x", 5), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("contents[0] is not valid UTF-8");
+  CHECK_OK(cupel_items_set_contents_packed(items, 0, 3, contents, sizeof contents));
+  /* Kinds and contents took effect: the pipeline deduplicates nothing
+   * (contents a, -, same are distinct) and the kind scorer tells the
+   * default kind (Message) from Memory and ToolOutput. */
+  CHECK_OK(cupel_scorer_new_kind(NULL, 0, &freq));
+  CHECK_OK(cupel_pipeline_new(freq, g, NULL, &p));
+  CHECK_OK(cupel_report_new(&r));
+  CHECK_OK(cupel_pipeline_run(p, items, b, out, 3, &n, r));
+  CHECK(n == 3);
+  {
+    double scores[3];
+    size_t len = 0;
+    CHECK_OK(cupel_scorer_score(freq, items, scores, 3, &len));
+    CHECK(len == 3 && scores[0] != scores[1] && scores[1] != scores[2]);
+  }
+  cupel_report_free(r);
+  cupel_pipeline_free(p);
+  cupel_scorer_free(freq);
+  cupel_budget_free(b);
+  cupel_slicer_free(g);
+  cupel_items_free(items);
+}
+
 int main(void) {
   test_items();
   test_kinds_in_mixed_case();
+  test_packed();
   return check_summary("test_items");
 }

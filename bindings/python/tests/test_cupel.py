@@ -88,6 +88,21 @@ def test_pipeline_from_dataclasses_with_report():
             strict.run(items, cupel.Budget(40))
 
 
+def test_columns_fast_path():
+    items = cupel.Items.from_columns([10, 200, 60], [0.9, 0.1, 0.5], kinds=["ToolCall", "ToolOutput", None],
+                                     contents=["a", None, "c"], timestamps=[1, 2, 3], pinned=[False, False, True],
+                                     groups=[7, 7, 0])
+    assert len(items) == 3
+    placed, report = cupel.Pipeline(slicer=cupel.Greedy(), placer=cupel.Chronological()).run(
+        items, cupel.Budget(100), report=True)
+    assert placed == [2]  # the pinned one; the pair (210) does not fit
+    assert report.included[0].reason is cupel.Reason.PINNED
+    with pytest.raises(ValueError, match=r"kinds\[1\] is empty"):
+        cupel.Items.from_columns([1, 2], kinds=["a", ""])
+    with pytest.raises(ValueError, match="contents has 1 values for 2 tokens"):
+        cupel.Items.from_columns([1, 2], contents=["x"])
+
+
 def test_groups_and_every_scorer():
     items = cupel.Items([
         cupel.Item(tokens=10, score=0.9, kind="ToolCall", group=7, tags=["auth"], metadata={"cupel:trust": "0.9"}),

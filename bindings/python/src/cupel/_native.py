@@ -62,6 +62,8 @@ for _name, _res, _args in [
     ("cupel_items_new", status, [pp]),
     ("cupel_items_free", None, [p]),
     ("cupel_items_push_many", status, [p, size_t, C.POINTER(i64), C.POINTER(f64), C.POINTER(s)]),
+    ("cupel_items_push_many_packed", status, [p, size_t, C.POINTER(i64), C.POINTER(f64), s, size_t]),
+    ("cupel_items_set_contents_packed", status, [p, size_t, size_t, s, size_t]),
     ("cupel_items_len", size_t, [p]),
     ("cupel_items_clear", None, [p]),
     ("cupel_items_set_source", status, [p, size_t, s]),
