@@ -17,6 +17,14 @@ static cupel_status keep2(cupel_status st, char *err) {
 static cupel_status go_items_set_contents(cupel_items *it, size_t first, size_t n, const char *const *c, char *err) {
 	return keep2(cupel_items_set_contents(it, first, n, c), err);
 }
+static cupel_status go_items_push_many_packed(cupel_items *it, size_t n, const int64_t *t, const double *s,
+                                              const char *kinds, size_t len, char *err) {
+	return keep2(cupel_items_push_many_packed(it, n, t, s, kinds, len), err);
+}
+static cupel_status go_items_set_contents_packed(cupel_items *it, size_t first, size_t n, const char *c, size_t len,
+                                                 char *err) {
+	return keep2(cupel_items_set_contents_packed(it, first, n, c, len), err);
+}
 static cupel_status go_items_set_timestamps(cupel_items *it, size_t first, size_t n, const int64_t *v, char *err) {
 	return keep2(cupel_items_set_timestamps(it, first, n, v), err);
 }
@@ -103,6 +111,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strings"
 	"unsafe"
 )
 
@@ -136,21 +145,23 @@ func (it *Items) PushItems(list []Item) error {
 	first := it.Len()
 	tokens := make([]int64, n)
 	scores := make([]float64, n)
-	kinds := make([]string, n)
-	for i, x := range list {
-		tokens[i], scores[i], kinds[i] = x.Tokens, x.Score, x.Kind
-	}
-	if err := it.PushMany(tokens, scores, kinds); err != nil {
-		return err
-	}
-	contents := make([]string, n)
+	// Kinds and contents packed: NUL-terminated strings back to back in one
+	// Go byte slice each (no C copy, no per-string allocation).
+	var kinds, contents []byte
 	ts := make([]int64, 0, n)
 	prios := make([]int64, 0, n)
 	hints := make([]float64, 0, n)
 	pinned := make([]bool, n)
 	groups := make([]uint64, n)
-	for i, x := range list {
-		contents[i], pinned[i], groups[i] = x.Content, x.Pinned, x.Group
+	perItem := false
+	for i := range list {
+		x := &list[i]
+		if strings.IndexByte(x.Kind, 0) >= 0 || strings.IndexByte(x.Content, 0) >= 0 {
+			return argError("PushItems: item %d: a kind or content contains a NUL byte", i)
+		}
+		tokens[i], scores[i], pinned[i], groups[i] = x.Tokens, x.Score, x.Pinned, x.Group
+		kinds = append(append(kinds, x.Kind...), 0)
+		contents = append(append(contents, x.Content...), 0)
 		if x.Timestamp != nil {
 			ts = append(ts, *x.Timestamp)
 		}
@@ -160,8 +171,17 @@ func (it *Items) PushItems(list []Item) error {
 		if x.Hint != nil {
 			hints = append(hints, *x.Hint)
 		}
+		perItem = perItem || x.Source != "" || len(x.Tags) > 0 || len(x.Metadata) > 0
 	}
-	if err := it.SetContents(first, contents); err != nil {
+	var e errBuf
+	err := e.check(C.go_items_push_many_packed(it.ptr(), C.size_t(n), (*C.int64_t)(unsafe.Pointer(&tokens[0])),
+		(*C.double)(unsafe.Pointer(&scores[0])), (*C.char)(unsafe.Pointer(&kinds[0])), C.size_t(len(kinds)), e.ptr()))
+	if err != nil {
+		return err
+	}
+	err = e.check(C.go_items_set_contents_packed(it.ptr(), C.size_t(first), C.size_t(n),
+		(*C.char)(unsafe.Pointer(&contents[0])), C.size_t(len(contents)), e.ptr()))
+	if err != nil {
 		return err
 	}
 	// A column present on every item goes in one call; otherwise item by item.
@@ -186,17 +206,14 @@ func (it *Items) PushItems(list []Item) error {
 	if err := it.SetGroups(first, groups); err != nil {
 		return err
 	}
-	perItem := len(ts) != n && len(ts) > 0 || len(prios) != n && len(prios) > 0 || len(hints) != n && len(hints) > 0
-	for _, x := range list {
-		perItem = perItem || x.Source != "" || len(x.Tags) > 0 || len(x.Metadata) > 0
-	}
+	perItem = perItem || len(ts) != n && len(ts) > 0 || len(prios) != n && len(prios) > 0 ||
+		len(hints) != n && len(hints) > 0
 	if !perItem {
 		runtime.KeepAlive(it)
 		return nil
 	}
 	m := cStrings{}
 	defer m.free()
-	var e errBuf
 	for k, x := range list {
 		i := C.size_t(first + k)
 		var st C.cupel_status
