@@ -14,6 +14,6 @@ cc -O2 -std=c99 -D_POSIX_C_SOURCE=200809L -Iinclude bindings/bench/bench_c.c \
    -Ltarget/release -lcupel -Wl,-rpath,"$PWD/target/release" -o "$dir/bench_c"
 data="$PWD/$dir/items.txt"
 "$dir/bench_c" "$data"
-(cd bindings/go && CUPEL_BENCH_DATA="$data" go test -run '^$' -bench Pipeline -benchtime 25x . | grep Benchmark)
+(cd bindings/go && CUPEL_BENCH_DATA="$data" go test -run '^$' -bench Pipeline -benchtime 200x . | grep Benchmark)
 bash bindings/csharp/test.sh --bench "$data"
 PYTHONPATH=bindings/python/src CUPEL_LIB="$PWD/target/release/libcupel.so" python3 bindings/bench/bench.py "$data"
