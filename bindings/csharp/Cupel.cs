@@ -713,21 +713,19 @@ namespace Cupel
             public double Score;
         }
 
-        /// <summary>Whether the packed form carries `strings` as they are: no ""
-        /// (which it reads as absent) and no embedded NUL.</summary>
+        /// <summary>Whether the packed form carries `strings` as they are: it reads
+        /// "" as absent. (An embedded NUL splits a string in two, which the
+        /// library refuses: the count no longer matches.)</summary>
         internal static bool Packable(string[] strings)
         {
-            foreach (var x in strings)
-                if (x != null && (x.Length == 0 || x.IndexOf('\0') >= 0)) return false;
-            return true;
+            return Array.IndexOf(strings, "") < 0;
         }
 
-        /// <summary>Strings back to back, each NUL-terminated UTF-8 (null as "").</summary>
+        /// <summary>Strings back to back, each NUL-terminated UTF-8 (null as ""):
+        /// one join and one encoding pass over the whole column.</summary>
         internal static byte[] Packed(string[] strings)
         {
-            var sb = new StringBuilder();
-            foreach (var x in strings) sb.Append(x ?? "").Append('\0');
-            return Encoding.UTF8.GetBytes(sb.ToString());
+            return Encoding.UTF8.GetBytes(string.Join("\0", strings) + "\0");
         }
 
         internal static UIntPtr Index(int i)
