@@ -38,23 +38,8 @@ fn data() -> std::path::PathBuf {
 
 #[test]
 fn cpp_demo_places_what_the_c_demo_places() {
-    let lib = common::release_lib_dir();
-    let root = common::root();
     let exe = common::out_dir("binding_demos").join("cpp_demo");
-    let mut cc = common::compiler(true);
-    cc.args(["-std=c++17", "-Wall", "-Wextra", "-Werror"])
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg("-I")
-        .arg(root.join("bindings/cpp"))
-        .arg(root.join("bindings/cpp/demo.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&lib)
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lcupel");
-    common::run(&mut cc, "compiling bindings/cpp/demo.cpp");
+    common::build_cpp_program(&common::root().join("bindings/cpp/demo.cpp"), &exe);
     let out = common::run(Command::new(&exe).arg(data()), "the C++ demo");
     assert_eq!(placed_line(&out), c_demo_line());
 }

@@ -28,23 +28,8 @@ fn write_cases(name: &str) -> (std::path::PathBuf, Vec<String>) {
 #[test]
 fn cpp_agrees_with_c() {
     let (cases, expected) = write_cases("cpp");
-    let lib = common::release_lib_dir();
-    let root = common::root();
     let exe = common::out_dir("cross_bindings").join("cpp_cross");
-    let mut cc = common::compiler(true);
-    cc.args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror"])
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg("-I")
-        .arg(root.join("bindings/cpp"))
-        .arg(root.join("tests/cpp/cross.cpp"))
-        .arg("-o")
-        .arg(&exe)
-        .arg("-L")
-        .arg(&lib)
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lcupel");
-    common::run(&mut cc, "compiling tests/cpp/cross.cpp");
+    common::build_cpp_program(&common::root().join("tests/cpp/cross.cpp"), &exe);
     let out = common::run(Command::new(&exe).arg(&cases), "the C++ cross driver");
     cross::compare("C++", &out, &expected);
 }

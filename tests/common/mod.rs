@@ -125,6 +125,27 @@ pub fn build_c_program(sources: &[&Path], exe: &Path, extra: &[&str]) {
     run(&mut cmd, &format!("compiling {}", exe.display()));
 }
 
+/// Compiles a C++17 program against the release library and the C++
+/// binding (bindings/cpp), warnings as errors.
+#[allow(dead_code)]
+pub fn build_cpp_program(source: &Path, exe: &Path) {
+    let lib = release_lib_dir();
+    let mut cc = compiler(true);
+    cc.args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror"])
+        .arg("-I")
+        .arg(root().join("include"))
+        .arg("-I")
+        .arg(root().join("bindings/cpp"))
+        .arg(source)
+        .arg("-o")
+        .arg(exe)
+        .arg("-L")
+        .arg(&lib)
+        .arg(format!("-Wl,-rpath,{}", lib.display()))
+        .arg("-lcupel");
+    run(&mut cc, &format!("compiling {}", source.display()));
+}
+
 /// The one seeded generator of every test.
 #[allow(unused_imports)]
 pub use cupel::testing::Rng;

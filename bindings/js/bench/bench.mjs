@@ -1,7 +1,7 @@
 // WebAssembly against native C, and against a plain JavaScript greedy:
 //   bash bindings/js/bench/run.sh
 // Prints median milliseconds per call. The native figures come from
-// bench_native (same items, same pipeline), run by run.sh.
+// bindings/bench/bench_c.c --run-only (same items, same pipeline), run by run.sh.
 import { writeFileSync } from "node:fs";
 import { load, Overflow } from "../index.js";
 import { items as makeItems, lines } from "./data.mjs";

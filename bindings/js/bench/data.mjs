@@ -29,7 +29,7 @@ export function items(n, seed = 0x5eed) {
   return list;
 }
 
-/** The list as lines for bench_native.c: tokens score kind timestamp pinned content. */
+/** The list as lines for bindings/bench/bench_c.c: tokens score kind timestamp pinned content. */
 export function lines(list) {
   return list.map((it) => `${it.tokens} ${it.score} ${it.kind} ${it.timestamp} ${it.pinned ? 1 : 0} ${it.content}`).join("\n") + "\n";
 }
