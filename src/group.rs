@@ -290,12 +290,9 @@ impl<'g> Units<'g> {
         Ok(u)
     }
 
-    pub fn len(&self) -> usize {
+    /// How many units.
+    pub(crate) fn len(&self) -> usize {
         self.tokens.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty()
     }
 
     /// What a slicer reads of the units (kinds interned in `items`' table).
