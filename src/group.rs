@@ -398,6 +398,23 @@ mod tests {
     }
 
     #[test]
+    fn an_overflow_message_lists_at_most_eight_members() {
+        for (n, more) in [(8usize, false), (9, true)] {
+            let mut spec = vec![(i64::MAX / 2, 0.1, 5); n];
+            spec[0].0 = i64::MAX;
+            let it = items(&spec);
+            let g = Groups::of(&it).unwrap();
+            let cands: Vec<u32> = (0..n as u32).collect();
+            let e = Units::build(it.view(), &g, &cands, |_| 0, true)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("items 0, 1, 2, 3, 4, 5, 6, 7"), "{e}");
+            assert_eq!(e.contains(", ..."), more, "{n} members: {e}");
+            assert!(!e.contains(", 8"), "{e}");
+        }
+    }
+
+    #[test]
     fn a_group_whose_tokens_overflow_is_refused() {
         let it = items(&[(i64::MAX, 0.1, 3), (1, 0.2, 3)]);
         let g = Groups::of(&it).unwrap();
