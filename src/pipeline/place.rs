@@ -125,13 +125,13 @@ pub fn place(
                 true => PINNED_SCORE,
                 false => scores[m as usize],
             };
-            let expand = |i: &u32| g.unit(i).to_vec();
             let merged = merged
                 .iter()
-                .flat_map(|(i, _)| expand(i))
+                .flat_map(|(i, _)| g.unit(i).iter().copied())
                 .map(|m| (m, score(m)))
                 .collect();
-            (merged, placed.iter().flat_map(expand).collect())
+            let placed = placed.iter().flat_map(|i| g.unit(i).iter().copied());
+            (merged, placed.collect())
         }
     };
     log.placed(&merged);
