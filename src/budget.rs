@@ -70,7 +70,10 @@ impl Budget {
                 "safety margin percent is {percent}; it must be finite and in [0, 100]"
             );
         }
-        self.safety_margin_percent = percent + 0.0;
+        // -0.0 passes the range check and behaves as 0.0 everywhere (the
+        // value is only compared with `> 0.0` and divided), so no
+        // normalisation: `negative_zero_safety_margin_is_no_margin`.
+        self.safety_margin_percent = percent;
         Ok(())
     }
 
@@ -199,6 +202,88 @@ mod tests {
         assert_eq!(eff(&c, 0), (700, 700));
         // pinned beyond the budget
         assert_eq!(eff(&c, 5000), (0, 0));
+    }
+
+    // The six tests below each kill a mutant cargo-mutants found surviving
+    // (issue 16): a boundary that was never tested exactly.
+
+    #[test]
+    fn output_reserve_may_equal_max_tokens() {
+        let mut b = Budget::new(1000, 800).unwrap();
+        b.set_output_reserve(1000).unwrap();
+        assert_eq!(b.output_reserve(), 1000);
+        assert_eq!(eff(&b, 0), (0, 0));
+        let e = b.set_output_reserve(1001).unwrap_err();
+        assert_eq!(e.to_string(), "output_reserve 1001 > max_tokens 1000");
+        assert_eq!(
+            b.output_reserve(),
+            1000,
+            "a refused reserve changes nothing"
+        );
+    }
+
+    #[test]
+    fn reserving_a_second_kind_keeps_the_first() {
+        let mut b = Budget::new(1000, 1000).unwrap();
+        b.reserve("Memory", 100).unwrap();
+        b.reserve("Tool", 30).unwrap();
+        assert_eq!(eff(&b, 0), (870, 870), "both slots count");
+        b.reserve("TOOL", 20).unwrap();
+        assert_eq!(
+            eff(&b, 0),
+            (880, 880),
+            "Tool's slot replaced, Memory's kept"
+        );
+        b.reserve("memory", 0).unwrap();
+        assert_eq!(
+            eff(&b, 0),
+            (980, 980),
+            "Memory's slot replaced, Tool's kept"
+        );
+    }
+
+    #[test]
+    fn a_zero_reservation_is_allowed() {
+        let mut b = Budget::new(100, 100).unwrap();
+        b.reserve("Memory", 0).unwrap();
+        assert_eq!(eff(&b, 0), (100, 100));
+        let e = b.reserve("Memory", -1).unwrap_err();
+        assert!(e.to_string().contains("is -1; it must be >= 0"), "{e}");
+    }
+
+    #[test]
+    fn reduced_max_may_equal_output_reserve() {
+        let mut b = Budget::new(1000, 800).unwrap();
+        b.set_output_reserve(300).unwrap();
+        let r = b.reduced_by(700).unwrap();
+        assert_eq!((r.max_tokens(), r.target_tokens()), (300, 100));
+        assert_eq!(eff(&r, 0), (0, 0));
+        let e = b.reduced_by(701).unwrap_err();
+        assert!(e.to_string().contains("reduced max_tokens 299"), "{e}");
+    }
+
+    #[test]
+    fn zero_safety_margin_leaves_large_budgets_exact() {
+        // 2^62 + 1 has no f64 of its own: scaling it by 1.0 would give 2^62.
+        let big = (1i64 << 62) + 1;
+        let mut b = Budget::new(big, big - 2).unwrap();
+        assert_eq!(eff(&b, 0), (big, big - 2));
+        b.set_safety_margin(0.0).unwrap();
+        assert_eq!(eff(&b, 0), (big, big - 2));
+        b.set_safety_margin(50.0).unwrap();
+        assert_eq!(eff(&b, 0), (1 << 61, 1 << 61));
+    }
+
+    #[test]
+    fn negative_zero_safety_margin_is_no_margin() {
+        let big = (1i64 << 62) + 1;
+        let mut b = Budget::new(big, 999).unwrap();
+        b.set_safety_margin(-0.0).unwrap();
+        assert_eq!(eff(&b, 0), (big, 999));
+        b.set_safety_margin(50.0).unwrap();
+        assert_eq!(eff(&b, 0), (1 << 61, 499));
+        b.set_safety_margin(-0.0).unwrap();
+        assert_eq!(eff(&b, 0), (big, 999), "-0.0 replaces an earlier margin");
     }
 
     #[test]
