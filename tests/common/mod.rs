@@ -122,7 +122,40 @@ pub fn build_c_program(sources: &[&Path], exe: &Path, extra: &[&str]) {
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .args(["-lcupel", "-lm"])
         .args(extra);
+    // The program links the shared library dynamically, so it only needs
+    // rebuilding when its sources, the headers or the command change: a
+    // mutation-testing run rebuilds the library hundreds of times and
+    // would otherwise recompile every C suite each time.
+    let stamp = exe.with_extension("cmd");
+    let command = format!("{cmd:?}");
+    if up_to_date(exe, &stamp, &command, sources) {
+        return;
+    }
     run(&mut cmd, &format!("compiling {}", exe.display()));
+    std::fs::write(&stamp, command).unwrap();
+}
+
+/// Whether `exe` was built by `command` (recorded in `stamp`) after the last
+/// change to `sources`, to the public header and to the C tests' own headers.
+fn up_to_date(exe: &Path, stamp: &Path, command: &str, sources: &[&Path]) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    let Some(built) = modified(exe) else {
+        return false;
+    };
+    if std::fs::read_to_string(stamp).ok().as_deref() != Some(command) {
+        return false;
+    }
+    let mut inputs: Vec<PathBuf> = sources.iter().map(|p| p.to_path_buf()).collect();
+    for dir in [root().join("include"), root().join("tests/c")] {
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            if entry.path().extension().is_some_and(|e| e == "h") {
+                inputs.push(entry.path());
+            }
+        }
+    }
+    inputs
+        .iter()
+        .all(|p| modified(p).is_some_and(|m| m <= built))
 }
 
 /// Compiles a C++17 program against the release library and the C++
