@@ -27,20 +27,27 @@ const FIRST_ROUND: usize = 1024;
 /// longer fits. Rounds at least double in size: O(N log N) at worst, a few
 /// O(N) passes in practice.
 pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
-    greedy_by(items, cands.len(), |pos| cands[pos as usize], target)
+    greedy_by(items, cands.len(), |pos| cands[pos as usize], target).0
 }
 
 /// [`greedy`] over all candidates of `items` in index order (`cands` =
 /// 0..N, not built).
 pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
-    greedy_by(items, items.len(), |pos| pos, target)
+    greedy_by(items, items.len(), |pos| pos, target).0
 }
 
-/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`.
-fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64) -> Vec<u32> {
+/// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`;
+/// also returns how many candidates it ordered exactly (summed over the
+/// rounds), which the tests hold down.
+fn greedy_by(
+    items: &View<'_>,
+    n: usize,
+    item: impl Fn(u32) -> u32,
+    target: i64,
+) -> (Vec<u32>, usize) {
     let ties = items.ties();
     if n == 0 || target <= 0 {
-        return Vec::new();
+        return (Vec::new(), 0);
     }
     let tokens = |p: &(u64, u32)| items.tokens(item(p.1));
     let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
@@ -49,7 +56,7 @@ fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64)
             key(a).cmp(&key(b)).then(a.1.cmp(&b.1))
         })
     };
-    let bits = (usize::BITS - n.leading_zeros()).clamp(4, 16);
+    let bits = bucket_bits(n);
     let shift = 64 - bits;
     let mut counts = vec![0usize; 1 << bits];
     let mut sums = vec![0i64; 1 << bits];
@@ -76,20 +83,14 @@ fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64)
     // Step 3: greedy fill, one pass in density order, no backtracking.
     let mut remaining = target;
     let mut selected = Vec::new();
+    let mut sorted = 0;
     let mut round = FIRST_ROUND;
     while !pool.is_empty() {
-        let (mut count, mut sum, mut cut) = (0, 0i64, counts.len() - 1);
-        for b in 0..counts.len() {
-            count += counts[b];
-            sum = sum.saturating_add(sums[b]);
-            if count >= round.min(pool.len()) && sum >= remaining {
-                cut = b;
-                break;
-            }
-        }
+        let cut = cut_after(&counts, &sums, round.min(pool.len()), remaining);
         // Rest to the front, head (buckets <= cut) to the back.
         let mid = partition(&mut pool, |p| (p.0 >> shift) as usize > cut);
         pool[mid..].sort_unstable_by(order);
+        sorted += pool.len() - mid;
         for p in &pool[mid..] {
             let t = tokens(p);
             if t <= remaining {
@@ -113,7 +114,28 @@ fn greedy_by(items: &View<'_>, n: usize, item: impl Fn(u32) -> u32, target: i64)
             true
         });
     }
-    selected
+    (selected, sorted)
+}
+
+/// How many top bits of the density key pick a candidate's bucket: about
+/// one bucket per candidate, between 16 and 65,536 buckets.
+fn bucket_bits(n: usize) -> u32 {
+    (usize::BITS - n.leading_zeros()).clamp(4, 16)
+}
+
+/// The last bucket of a round's head: the first bucket `b` such that
+/// buckets `0..=b` hold at least `need` candidates and `remaining` tokens;
+/// `counts.len()` (every bucket) when there is none.
+fn cut_after(counts: &[usize], sums: &[i64], need: usize, remaining: i64) -> usize {
+    let (mut count, mut sum) = (0, 0i64);
+    for (b, (&c, &s)) in counts.iter().zip(sums).enumerate() {
+        count += c;
+        sum = sum.saturating_add(s);
+        if count >= need && sum >= remaining {
+            return b;
+        }
+    }
+    counts.len()
 }
 
 /// Moves the elements satisfying `front` before the others; returns their
@@ -216,6 +238,123 @@ mod tests {
             d(b).partial_cmp(&d(a)).unwrap()
         }); // stable: ties keep Sort-stage order
         assert_eq!(got, want);
+    }
+
+    /// Seeded candidates for the multi-round tests: tokens 0..2000 (one in
+    /// fifty zero), scores in steps of 1/1000 (so densities tie).
+    fn random_items(n: usize, seed: u64) -> (Items, Vec<u32>) {
+        let mut rng = crate::testing::Rng(seed);
+        let spec: Vec<(i64, f64)> = (0..n)
+            .map(|_| {
+                let t = if rng.chance(2) {
+                    0
+                } else {
+                    1 + rng.below(2000) as i64
+                };
+                (t, rng.below(1000) as f64 / 1000.0)
+            })
+            .collect();
+        items(&spec)
+    }
+
+    /// The spec's single pass, literally: every candidate that fits,
+    /// ordered by density (stable: ties keep Sort-stage order), then taken
+    /// while it fits.
+    fn single_pass(it: &Items, c: &[u32], target: i64) -> Vec<u32> {
+        let v = it.view();
+        let density = |i: u32| match v.tokens(i) {
+            0 => f64::MAX,
+            t => v.score(i) / t as f64,
+        };
+        let mut order: Vec<u32> = c
+            .iter()
+            .copied()
+            .filter(|&i| v.tokens(i) <= target)
+            .collect();
+        order.sort_by(|&a, &b| density(b).partial_cmp(&density(a)).unwrap());
+        let mut remaining = target;
+        let mut out = Vec::new();
+        for i in order {
+            if v.tokens(i) <= remaining {
+                remaining -= v.tokens(i);
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn several_rounds_give_the_single_pass_selection_and_order() {
+        // Targets from a few items to most of them: heads cut at different
+        // buckets, candidates dropped between rounds, several rounds.
+        for (n, seed) in [(1500, 1), (5000, 2), (40_000, 3)] {
+            let (it, c) = random_items(n, seed);
+            for target in [1, 700, 20_000, 300_000, 2_000_000, 30_000_000] {
+                let want = single_pass(&it, &c, target);
+                assert_eq!(
+                    greedy(&it.view(), &c, target),
+                    want,
+                    "n {n} target {target}"
+                );
+                // Item order (greedy_all) gives the same output.
+                let all = greedy_all(&it.view(), target);
+                assert_eq!(all, want, "greedy_all: n {n} target {target}");
+            }
+        }
+    }
+
+    #[test]
+    fn rounds_order_only_about_what_can_fit() {
+        // 100,000 candidates of ~1,000 tokens, a 128,000-token budget: the
+        // ~2,000 zero-token ones and about 130 others fit. The rounds order
+        // about 5,100 candidates (the first head holds the zero-token bucket
+        // and >= 1,024 candidates); ordering all of them is the cost the
+        // rounds exist to avoid.
+        let (it, c) = random_items(100_000, 4);
+        let (got, sorted) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 128_000);
+        assert_eq!(got, single_pass(&it, &c, 128_000));
+        assert!(
+            sorted >= got.len(),
+            "ordered {sorted} < selected {}",
+            got.len()
+        );
+        assert!(sorted <= 10_000, "ordered {sorted} of 100,000 candidates");
+    }
+
+    #[test]
+    fn bucket_bits_gives_about_one_bucket_per_candidate() {
+        let cases = [
+            (1, 4),
+            (15, 4),
+            (16, 5),
+            (100, 7),
+            (1024, 11),
+            (2000, 11),
+            (65_535, 16),
+        ];
+        for (n, bits) in cases {
+            assert_eq!(bucket_bits(n), bits, "n {n}");
+        }
+        assert_eq!(bucket_bits(1 << 20), 16);
+        assert_eq!(bucket_bits(usize::MAX), 16);
+    }
+
+    #[test]
+    fn cut_after_needs_both_the_count_and_the_tokens() {
+        let counts = [2, 0, 3, 1];
+        let sums = [10, 0, 30, 5];
+        assert_eq!(cut_after(&counts, &sums, 1, 1), 0);
+        assert_eq!(cut_after(&counts, &sums, 2, 10), 0);
+        // Count reached at 0, tokens only at 2.
+        assert_eq!(cut_after(&counts, &sums, 2, 11), 2);
+        // Tokens reached at 2, count only at 3.
+        assert_eq!(cut_after(&counts, &sums, 6, 11), 3);
+        assert_eq!(cut_after(&counts, &sums, 5, 40), 2);
+        // Neither reached: every bucket.
+        assert_eq!(cut_after(&counts, &sums, 7, 1), 4);
+        assert_eq!(cut_after(&counts, &sums, 1, 46), 4);
+        // Saturating sums.
+        assert_eq!(cut_after(&[1, 1], &[i64::MAX, 1], 2, i64::MAX), 1);
     }
 
     #[test]
