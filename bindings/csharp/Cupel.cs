@@ -207,9 +207,9 @@ namespace Cupel
             // one array to marshal, not a native string per item. The packed
             // form cannot carry "" (an error) or an embedded NUL: those go as
             // an array of strings, so the library names the bad entry.
-            if (kinds == null || Native.Packable(kinds))
+            var packed = kinds == null ? null : Native.Packed(kinds);
+            if (kinds == null || packed != null)
             {
-                var packed = kinds == null ? null : Native.Packed(kinds);
                 Native.Check(Native.cupel_items_push_many_packed(Native.Live(Handle, this), (UIntPtr)tokens.Length,
                     tokens, scores, packed, (UIntPtr)(packed == null ? 0 : packed.Length)));
                 return;
@@ -283,9 +283,9 @@ namespace Cupel
         public void SetContents(int first, string[] contents)
         {
             if (contents == null) throw new ArgumentNullException("contents");
-            if (Native.Packable(contents))
+            var packed = Native.Packed(contents);
+            if (packed != null)
             {
-                var packed = Native.Packed(contents);
                 Native.Check(Native.cupel_items_set_contents_packed(Native.Live(Handle, this), Native.Index(first),
                     (UIntPtr)contents.Length, packed, (UIntPtr)packed.Length));
                 return;
@@ -713,19 +713,38 @@ namespace Cupel
             public double Score;
         }
 
-        /// <summary>Whether the packed form carries `strings` as they are: it reads
-        /// "" as absent. (An embedded NUL splits a string in two, which the
-        /// library refuses: the count no longer matches.)</summary>
-        internal static bool Packable(string[] strings)
-        {
-            return Array.IndexOf(strings, "") < 0;
-        }
-
-        /// <summary>Strings back to back, each NUL-terminated UTF-8 (null as ""):
-        /// one join and one encoding pass over the whole column.</summary>
+        /// <summary>Strings back to back, each NUL-terminated UTF-8 (null as
+        /// ""), or null when the packed form cannot carry them as they are: it
+        /// reads "" as absent. (An embedded NUL splits a string in two, which
+        /// the library refuses: the count no longer matches.) ASCII columns,
+        /// the common case, are copied char by char in one pass; any other
+        /// character sends the column through one join and one UTF-8
+        /// encoding.</summary>
         internal static byte[] Packed(string[] strings)
         {
-            return Encoding.UTF8.GetBytes(string.Join("\0", strings) + "\0");
+            int size = strings.Length;
+            foreach (var s in strings)
+            {
+                if (s == null) continue;
+                if (s.Length == 0) return null;
+                size += s.Length;
+            }
+            var bytes = new byte[size];
+            int at = 0;
+            foreach (var s in strings)
+            {
+                if (s != null)
+                {
+                    for (int j = 0; j < s.Length; j++)
+                    {
+                        char c = s[j];
+                        if (c >= 0x80) return Encoding.UTF8.GetBytes(string.Join("\0", strings) + "\0");
+                        bytes[at++] = (byte)c;
+                    }
+                }
+                at++; // the NUL: the array is zeroed
+            }
+            return bytes;
         }
 
         internal static UIntPtr Index(int i)

@@ -18,7 +18,7 @@ for tool in mcs mono; do
     exit 1
   fi
 done
-mcs -nologo -warnaserror -target:library -out:"$out/Cupel.dll" "$here/Cupel.cs"
+mcs -nologo -warnaserror -optimize+ -target:library -out:"$out/Cupel.dll" "$here/Cupel.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Example.exe" "$here/example/Example.cs"
 mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Demo.exe" "$here/demo/Demo.cs"

@@ -146,13 +146,20 @@ func (it *Items) PushItems(list []Item) error {
 	tokens := make([]int64, n)
 	scores := make([]float64, n)
 	// Kinds and contents packed: NUL-terminated strings back to back in one
-	// Go byte slice each (no C copy, no per-string allocation).
-	var kinds, contents []byte
+	// Go byte slice each, sized first (no C copy, no per-string allocation,
+	// no regrowth).
+	kindBytes, contentBytes := n, n
+	for i := range list {
+		kindBytes += len(list[i].Kind)
+		contentBytes += len(list[i].Content)
+	}
+	kinds, contents := make([]byte, 0, kindBytes), make([]byte, 0, contentBytes)
 	ts := make([]int64, 0, n)
 	prios := make([]int64, 0, n)
 	hints := make([]float64, 0, n)
 	pinned := make([]bool, n)
 	groups := make([]uint64, n)
+	anyPinned, anyGroup := false, false
 	perItem := false
 	for i := range list {
 		x := &list[i]
@@ -160,6 +167,7 @@ func (it *Items) PushItems(list []Item) error {
 			return argError("PushItems: item %d: a kind or content contains a NUL byte", i)
 		}
 		tokens[i], scores[i], pinned[i], groups[i] = x.Tokens, x.Score, x.Pinned, x.Group
+		anyPinned, anyGroup = anyPinned || x.Pinned, anyGroup || x.Group != 0
 		kinds = append(append(kinds, x.Kind...), 0)
 		contents = append(append(contents, x.Content...), 0)
 		if x.Timestamp != nil {
@@ -200,11 +208,17 @@ func (it *Items) PushItems(list []Item) error {
 			return err
 		}
 	}
-	if err := it.SetPinnedMany(first, pinned); err != nil {
-		return err
+	// New items are unpinned and ungrouped: those columns cross only when
+	// some item sets them.
+	if anyPinned {
+		if err := it.SetPinnedMany(first, pinned); err != nil {
+			return err
+		}
 	}
-	if err := it.SetGroups(first, groups); err != nil {
-		return err
+	if anyGroup {
+		if err := it.SetGroups(first, groups); err != nil {
+			return err
+		}
 	}
 	perItem = perItem || len(ts) != n && len(ts) > 0 || len(prios) != n && len(prios) > 0 ||
 		len(hints) != n && len(hints) > 0

@@ -153,6 +153,28 @@ static class CupelTests
         True(it.Count == 0, "cleared");
     }
 
+    static void PackedColumnsCarryUtf8()
+    {
+        // ASCII entries first, then others: the packer starts on its ASCII
+        // path and must switch to UTF-8 for the whole column.
+        using (var it = new Items())
+        using (var kind = Scorer.Kind())
+        using (var greedy = Slicer.Greedy())
+        using (var chrono = Placer.Chronological())
+        using (var p = new Pipeline(kind, greedy, chrono))
+        using (var r = new Report())
+        {
+            it.PushMany(new long[] { 10, 10, 10 }, new[] { 0.5, 0.5, 0.5 }, new[] { "Message", "Doc \u00e9\u4e2d", null });
+            it.SetContents(0, new[] { "plain", "caf\u00e9 \u4e2d \U0001F600", null });
+            True(p.Run(it, new Budget(1000, 1000), r).Length == 3, "all three placed");
+            var json = r.Json(it);
+            True(json.Contains("\"kind\":\"Doc \u00e9\u4e2d\""), "non-ASCII kind: " + json);
+            True(json.Contains("\"content\":\"caf\u00e9 \u4e2d \U0001F600\""), "non-ASCII content: " + json);
+            True(json.Contains("\"content\":\"plain\""), "ASCII content: " + json);
+            True(json.Split(new[] { "\"content\":" }, StringSplitOptions.None).Length == 3, "a null content stays unset: " + json);
+        }
+    }
+
     static void DisposedHandlesThrow()
     {
         var it = MakeItems(new long[] { 1 }, new[] { 1.0 });
@@ -348,6 +370,7 @@ static class CupelTests
             new KeyValuePair<string, Action>("CountConstrainedKnapsack", CountConstrainedKnapsack),
             new KeyValuePair<string, Action>("BudgetRules", BudgetRules),
             new KeyValuePair<string, Action>("ItemErrorsAreAtomic", ItemErrorsAreAtomic),
+            new KeyValuePair<string, Action>("PackedColumnsCarryUtf8", PackedColumnsCarryUtf8),
             new KeyValuePair<string, Action>("DisposedHandlesThrow", DisposedHandlesThrow),
             new KeyValuePair<string, Action>("Simulation", Simulation),
             new KeyValuePair<string, Action>("Streams", Streams),
