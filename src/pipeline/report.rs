@@ -153,6 +153,12 @@ impl Report {
     }
 }
 
+/// A stage's duration in the report's unit, milliseconds.
+#[cfg(not(target_arch = "wasm32"))]
+fn millis(d: std::time::Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
 /// What the stages record while a pipeline runs.
 #[derive(Debug)]
 pub struct Log {
@@ -179,10 +185,6 @@ impl Log {
         }
     }
 
-    pub fn enabled(&self) -> bool {
-        self.enabled
-    }
-
     /// A stage finished having processed `item_count` items.
     pub fn stage(&mut self, stage: &'static str, item_count: usize) {
         if !self.enabled {
@@ -191,7 +193,7 @@ impl Log {
         #[cfg(not(target_arch = "wasm32"))]
         let duration_ms = {
             let now = std::time::Instant::now();
-            let ms = now.duration_since(self.since).as_secs_f64() * 1e3;
+            let ms = millis(now.duration_since(self.since));
             self.since = now;
             ms
         };
@@ -528,6 +530,15 @@ mod tests {
         // The int64 extremes format without overflow.
         assert!(rfc3339(i64::MAX).starts_with('+'));
         assert!(rfc3339(i64::MIN).starts_with('-'));
+    }
+
+    #[test]
+    #[cfg(not(target_arch = "wasm32"))]
+    fn stage_durations_are_in_milliseconds() {
+        use std::time::Duration;
+        assert_eq!(millis(Duration::from_millis(1500)), 1500.0);
+        assert_eq!(millis(Duration::from_micros(250)), 0.25);
+        assert_eq!(millis(Duration::ZERO), 0.0);
     }
 
     #[test]

@@ -164,6 +164,21 @@ static void test_overflow_and_pinned(void) {
   CHECK(d.item_index == 0 && d.reason == CUPEL_REASON_PINNED_OVERRIDE && d.related_index == 1);
   CHECK(included(r, 1).reason == CUPEL_REASON_ZERO_TOKEN);
 
+  /* An item exactly the size the pinned tokens left (30), beaten to it by a
+     denser one: it fits that target, so BudgetExceeded, not PinnedOverride. */
+  {
+    const int64_t t2[] = {120, 10, 30};
+    const double s2[] = {0.9, 0.9, 0.5};
+    cupel_items *exact = make_items(3, t2, s2, NULL);
+    CHECK_OK(cupel_items_set_pinned(exact, 0, true));
+    CHECK_OK(cupel_pipeline_run(p, exact, b, out, 4, &n, r));
+    CHECK_INDICES(out, n, 0, 1);
+    d = excluded(r, 0);
+    CHECK(d.item_index == 2 && d.reason == CUPEL_REASON_BUDGET_EXCEEDED);
+    CHECK(d.item_tokens == 30 && d.available_tokens == 20);
+    cupel_items_free(exact);
+  }
+
   /* pinned items over max - output_reserve: the Classify error */
   CHECK_OK(cupel_budget_set_output_reserve(b, 900));
   CHECK_STATUS(cupel_pipeline_run(p, items, b, out, 4, &n, r), CUPEL_ERROR_INVALID_ARGUMENT);
