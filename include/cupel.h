@@ -1025,6 +1025,15 @@ int64_t cupel_report_total_candidates(const struct cupel_report *report);
 int64_t cupel_report_total_tokens_considered(const struct cupel_report *report);
 
 /**
+ * The spec's OverflowEvent `tokens_over_budget`: how many tokens the
+ * placed items (pinned and sliced) exceed `target_tokens` by when the
+ * pipeline's overflow strategy is CUPEL_OVERFLOW_PROCEED and they do;
+ * 0 otherwise (no overflow, Throw, Truncate, a failed run), and 0 for
+ * NULL. The overflowing items are the report's included ones.
+ */
+int64_t cupel_report_tokens_over_budget(const struct cupel_report *report);
+
+/**
  * The report in the SelectionReport JSON wire format: events (one per
  * stage, with its duration), included (placed order), excluded (score
  * order), total_candidates, total_tokens_considered. `items` must be

@@ -275,6 +275,8 @@ int64_t cupel_report_total_candidates(const struct cupel_report *report);
 
 int64_t cupel_report_total_tokens_considered(const struct cupel_report *report);
 
+int64_t cupel_report_tokens_over_budget(const struct cupel_report *report);
+
 enum cupel_status cupel_report_json(const struct cupel_report *report,
                                     const struct cupel_items *items,
                                     char *buf,

@@ -373,6 +373,18 @@ ffi_fn! {
 }
 
 ffi_fn! {
+    /// The spec's OverflowEvent `tokens_over_budget`: how many tokens the
+    /// placed items (pinned and sliced) exceed `target_tokens` by when the
+    /// pipeline's overflow strategy is CUPEL_OVERFLOW_PROCEED and they do;
+    /// 0 otherwise (no overflow, Throw, Truncate, a failed run), and 0 for
+    /// NULL. The overflowing items are the report's included ones.
+    unsafe fn cupel_report_tokens_over_budget(report: *const cupel_report) -> i64 [0] {
+        // SAFETY: `report` is NULL or valid as documented (the caller's promise).
+        unsafe { read(report, |r| r.report.tokens_over_budget) }
+    }
+}
+
+ffi_fn! {
     /// The report in the SelectionReport JSON wire format: events (one per
     /// stage, with its duration), included (placed order), excluded (score
     /// order), total_candidates, total_tokens_considered. `items` must be

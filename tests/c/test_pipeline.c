@@ -194,9 +194,18 @@ static void test_overflow_and_pinned(void) {
   CHECK_OK(cupel_pipeline_set_overflow(p, CUPEL_OVERFLOW_TRUNCATE));
   CHECK_OK(cupel_pipeline_run(p, items, b, out, 4, &n, r));
   CHECK(n >= 1 && out[0] == 1);
+  CHECK(cupel_report_tokens_over_budget(r) == 0); /* Truncate: no OverflowEvent */
   CHECK_OK(cupel_pipeline_set_overflow(p, CUPEL_OVERFLOW_PROCEED));
   CHECK_OK(cupel_pipeline_run(p, items, b, out, 4, &n, r));
   CHECK(n >= 1);
+  /* the pinned 120 and the zero-token item kept: 20 over the target 100 */
+  CHECK(cupel_report_tokens_over_budget(r) == 20);
+  CHECK(cupel_report_tokens_over_budget(NULL) == 0);
+  /* within the target under Proceed: none */
+  cupel_budget_free(b);
+  b = make_budget(1000, 500);
+  CHECK_OK(cupel_pipeline_run(p, items, b, out, 4, &n, r));
+  CHECK(cupel_report_tokens_over_budget(r) == 0);
   CHECK_STATUS(cupel_pipeline_set_overflow(p, 3), CUPEL_ERROR_INVALID_ARGUMENT);
   CHECK_MSG("strategy is 3");
   CHECK_STATUS(cupel_pipeline_set_overflow(NULL, 0), CUPEL_ERROR_NULL_POINTER);
