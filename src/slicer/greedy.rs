@@ -89,6 +89,9 @@ fn greedy_by(
         let cut = cut_after(&counts, &sums, round.min(pool.len()), remaining);
         // Rest to the front, head (buckets <= cut) to the back.
         let mid = partition(&mut pool, |p| (p.0 >> shift) as usize > cut);
+        // The cut bucket has candidates (or is past the last): every round
+        // orders at least one, so the loop ends.
+        debug_assert!(mid < pool.len(), "an empty head: cut {cut}, pool {}", pool.len());
         pool[mid..].sort_unstable_by(order);
         sorted += pool.len() - mid;
         for p in &pool[mid..] {
