@@ -91,7 +91,11 @@ fn greedy_by(
         let mid = partition(&mut pool, |p| (p.0 >> shift) as usize > cut);
         // The cut bucket has candidates (or is past the last): every round
         // orders at least one, so the loop ends.
-        debug_assert!(mid < pool.len(), "an empty head: cut {cut}, pool {}", pool.len());
+        debug_assert!(
+            mid < pool.len(),
+            "an empty head: cut {cut}, pool {}",
+            pool.len()
+        );
         pool[mid..].sort_unstable_by(order);
         sorted += pool.len() - mid;
         for p in &pool[mid..] {
@@ -322,6 +326,22 @@ mod tests {
             got.len()
         );
         assert!(sorted <= 10_000, "ordered {sorted} of 100,000 candidates");
+
+        // A first round that fills most of the budget with one of 5,000 big,
+        // dense candidates and drops the rest of them: the second round
+        // must again order a head of the 95,000 small ones, not all (it
+        // orders about 7,600 candidates in all).
+        let mut rng = crate::testing::Rng(5);
+        let spec: Vec<(i64, f64)> = (0..100_000)
+            .map(|i| match i % 20 {
+                0 => (1000, 0.9),
+                _ => (1 + rng.below(3) as i64, (1 + rng.below(400)) as f64 / 1e6),
+            })
+            .collect();
+        let (it, c) = items(&spec);
+        let (got, sorted) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 1500);
+        assert_eq!(got, single_pass(&it, &c, 1500));
+        assert!(sorted <= 20_000, "ordered {sorted} of 100,000 candidates");
     }
 
     #[test]
