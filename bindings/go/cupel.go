@@ -115,6 +115,7 @@ import "C"
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"unsafe"
 )
 
@@ -620,6 +621,17 @@ func (r *Report) CapExcluded() ([]int, error) {
 // indexBuf is an output buffer for up to n indices (nil pointer when empty).
 type indexBuf []C.size_t
 
+// indexBufPool keeps the buffers the library writes indices into between
+// calls; ints copies out what the caller keeps.
+var indexBufPool = sync.Pool{New: func() any { return new(column[C.size_t]) }}
+
+// takeIndexBuf is a pooled buffer of n indices; put the column back with
+// indexBufPool.Put once the indices are copied out.
+func takeIndexBuf(n int) (*column[C.size_t], indexBuf) {
+	c := indexBufPool.Get().(*column[C.size_t])
+	return c, indexBuf(c.take(n))
+}
+
 func (b indexBuf) ptr() *C.size_t {
 	if len(b) == 0 {
 		return nil
@@ -666,7 +678,8 @@ func (b *Budget) ptr() *C.cupel_budget {
 // Slice runs the Sort and Slice stages and returns the chosen item indices
 // in the slicer's order. report may be nil.
 func Slice(s *Slicer, items *Items, budget *Budget, pinnedTokens int64, report *Report) ([]int, error) {
-	buf := make(indexBuf, items.Len())
+	pooled, buf := takeIndexBuf(items.Len())
+	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
 	err := e.check(C.go_slice(s.ptr(), items.ptr(), budget.ptr(), C.int64_t(pinnedTokens),
@@ -684,7 +697,8 @@ func Slice(s *Slicer, items *Items, budget *Budget, pinnedTokens int64, report *
 // MarginalItems are the items selected with the full budget but not with
 // the budget reduced by slackTokens (budget simulation).
 func MarginalItems(s *Slicer, items *Items, budget *Budget, pinnedTokens, slackTokens int64) ([]int, error) {
-	buf := make(indexBuf, items.Len())
+	pooled, buf := takeIndexBuf(items.Len())
+	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
 	err := e.check(C.go_marginal_items(s.ptr(), items.ptr(), budget.ptr(), C.int64_t(pinnedTokens),
@@ -785,7 +799,8 @@ func (s *Stream) PushGrouped(tokens int64, score float64, group uint64) (full bo
 // Finish decides the last batch and returns the taken indices (push order
 // numbers) in the order they were taken.
 func (s *Stream) Finish() ([]int, error) {
-	buf := make(indexBuf, s.pushed)
+	pooled, buf := takeIndexBuf(s.pushed)
+	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
 	err := e.check(C.go_stream_finish(s.p, buf.ptr(), C.size_t(len(buf)), &n, e.ptr()))

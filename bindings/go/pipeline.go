@@ -112,6 +112,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -134,6 +135,39 @@ type Item struct {
 	Group     uint64 // keep-together group, 0 = none
 }
 
+// pushScratch holds PushItems' columns between calls (see pushScratchPool).
+type pushScratch struct {
+	tokens, ts, prios column[int64]
+	scores, hints     column[float64]
+	pinned            column[bool]
+	groups            column[uint64]
+	kinds, contents   column[byte]
+}
+
+var pushScratchPool = sync.Pool{New: func() any { return new(pushScratch) }}
+
+// column is a reusable slice.
+type column[T any] []T
+
+// take returns the column with length n, reallocated only when too small;
+// the first n elements hold whatever they held.
+func (c *column[T]) take(n int) []T {
+	if cap(*c) < n {
+		*c = make([]T, n)
+	}
+	return (*c)[:n]
+}
+
+// zeroed is take with the n elements set to T's zero value.
+func (c *column[T]) zeroed(n int) []T {
+	s := c.take(n)
+	var zero T
+	for i := range s {
+		s[i] = zero
+	}
+	return s
+}
+
 // PushItems adds items with all their attributes: one native call per
 // column (push, contents, timestamps, priorities, pinned flags, hints,
 // groups), plus one per tag, metadata entry or source actually given.
@@ -143,31 +177,38 @@ func (it *Items) PushItems(list []Item) error {
 		return nil
 	}
 	first := it.Len()
-	tokens := make([]int64, n)
-	scores := make([]float64, n)
+	// The columns come from a pool: the library copies what it is given,
+	// so a call leaves no garbage behind for the next to pay for in GC.
+	sc := pushScratchPool.Get().(*pushScratch)
+	defer pushScratchPool.Put(sc)
+	tokens, scores := sc.tokens.take(n), sc.scores.take(n)
+	ts, prios, hints := sc.ts.take(0), sc.prios.take(0), sc.hints.take(0)
 	// Kinds and contents packed: NUL-terminated strings back to back in one
-	// Go byte slice each, sized first (no C copy, no per-string allocation,
-	// no regrowth).
-	kindBytes, contentBytes := n, n
-	for i := range list {
-		kindBytes += len(list[i].Kind)
-		contentBytes += len(list[i].Content)
-	}
-	kinds, contents := make([]byte, 0, kindBytes), make([]byte, 0, contentBytes)
-	ts := make([]int64, 0, n)
-	prios := make([]int64, 0, n)
-	hints := make([]float64, 0, n)
-	pinned := make([]bool, n)
-	groups := make([]uint64, n)
-	anyPinned, anyGroup := false, false
+	// Go byte slice each (no C copy, no per-string allocation).
+	kinds, contents := sc.kinds.take(0), sc.contents.take(0)
+	var pinned []bool
+	var groups []uint64
 	perItem := false
 	for i := range list {
 		x := &list[i]
 		if strings.IndexByte(x.Kind, 0) >= 0 || strings.IndexByte(x.Content, 0) >= 0 {
 			return argError("PushItems: item %d: a kind or content contains a NUL byte", i)
 		}
-		tokens[i], scores[i], pinned[i], groups[i] = x.Tokens, x.Score, x.Pinned, x.Group
-		anyPinned, anyGroup = anyPinned || x.Pinned, anyGroup || x.Group != 0
+		tokens[i], scores[i] = x.Tokens, x.Score
+		// New items are unpinned and ungrouped: those columns are made,
+		// and cross, only when some item sets them.
+		if x.Pinned {
+			if pinned == nil {
+				pinned = sc.pinned.zeroed(n)
+			}
+			pinned[i] = true
+		}
+		if x.Group != 0 {
+			if groups == nil {
+				groups = sc.groups.zeroed(n)
+			}
+			groups[i] = x.Group
+		}
 		kinds = append(append(kinds, x.Kind...), 0)
 		contents = append(append(contents, x.Content...), 0)
 		if x.Timestamp != nil {
@@ -181,6 +222,8 @@ func (it *Items) PushItems(list []Item) error {
 		}
 		perItem = perItem || x.Source != "" || len(x.Tags) > 0 || len(x.Metadata) > 0
 	}
+	// Kept for the next call (grown by append where they had to).
+	sc.ts, sc.prios, sc.hints, sc.kinds, sc.contents = ts, prios, hints, kinds, contents
 	var e errBuf
 	err := e.check(C.go_items_push_many_packed(it.ptr(), C.size_t(n), (*C.int64_t)(unsafe.Pointer(&tokens[0])),
 		(*C.double)(unsafe.Pointer(&scores[0])), (*C.char)(unsafe.Pointer(&kinds[0])), C.size_t(len(kinds)), e.ptr()))
@@ -208,14 +251,12 @@ func (it *Items) PushItems(list []Item) error {
 			return err
 		}
 	}
-	// New items are unpinned and ungrouped: those columns cross only when
-	// some item sets them.
-	if anyPinned {
+	if pinned != nil {
 		if err := it.SetPinnedMany(first, pinned); err != nil {
 			return err
 		}
 	}
-	if anyGroup {
+	if groups != nil {
 		if err := it.SetGroups(first, groups); err != nil {
 			return err
 		}
@@ -644,7 +685,8 @@ func NewPipeline(o PipelineOptions) (*Pipeline, error) {
 // Run runs the pipeline: the placed item indices, and every decision in
 // report (may be nil).
 func (p *Pipeline) Run(items *Items, budget *Budget, report *Report) ([]int, error) {
-	buf := make(indexBuf, items.Len())
+	pooled, buf := takeIndexBuf(items.Len())
+	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
 	err := e.check(C.go_pipeline_run(p.ptr(), items.ptr(), budget.ptr(), buf.ptr(), C.size_t(len(buf)), &n,

@@ -3,6 +3,7 @@ package cupel
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -129,5 +130,61 @@ func TestScorersAndGroupsInThePipeline(t *testing.T) {
 		if d.Group != 7 || d.GroupTokens != 210 || d.Reason != ReasonBudgetExceeded {
 			t.Fatalf("%+v", d)
 		}
+	}
+}
+
+// PushItems and Run reuse their buffers between calls (sync.Pool): a call
+// must see nothing of an earlier, larger one.
+func TestPushItemsAfterALargerPushSeesNoStaleColumns(t *testing.T) {
+	g := must(NewGreedy())
+	defer g.Close()
+	p := must(NewPipeline(PipelineOptions{Slicer: g, NoDeduplication: true}))
+	defer p.Close()
+	b := budget(t, 1000, 1000)
+	defer b.Close()
+	for round := 0; round < 3; round++ {
+		big := must(NewItems())
+		list := make([]Item, 50)
+		for i := range list {
+			list[i] = Item{Tokens: 1, Score: 0.5, Kind: "Memory", Content: "old content", Pinned: true,
+				Group: 9, Timestamp: i64(int64(i)), Priority: i64(3), Hint: new(float64)}
+		}
+		if err := big.PushItems(list); err != nil {
+			t.Fatal(err)
+		}
+		if placed := must(p.Run(big, b, nil)); len(placed) != 50 {
+			t.Fatalf("round %d: %d of 50 placed", round, len(placed))
+		}
+		big.Close()
+
+		small := must(NewItems())
+		// Item 1 pinned and grouped, so those columns are made again: item 0
+		// must come out of them unpinned and ungrouped.
+		err := small.PushItems([]Item{{Tokens: 10, Score: 0.9}, {Tokens: 20, Score: 0.1, Pinned: true, Group: 4}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := must(NewReport())
+		placed := must(p.Run(small, b, r))
+		if len(placed) != 2 {
+			t.Fatalf("round %d: placed %v, want both", round, placed)
+		}
+		for _, d := range must(r.Included()) {
+			stale := d.Reason == ReasonPinned || d.Group != 0
+			if d.Index == 1 {
+				stale = d.Reason != ReasonPinned || d.Group != 4
+			}
+			if stale {
+				t.Fatalf("round %d: item %d: %+v", round, d.Index, d)
+			}
+		}
+		doc := must(r.JSON(small))
+		for _, stale := range []string{"Memory", "old content", "priority", "timestamp"} {
+			if strings.Contains(doc, stale) {
+				t.Fatalf("round %d: %q in %s", round, stale, doc)
+			}
+		}
+		r.Close()
+		small.Close()
 	}
 }
