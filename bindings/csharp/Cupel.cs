@@ -207,11 +207,12 @@ namespace Cupel
             // one array to marshal, not a native string per item. The packed
             // form cannot carry "" (an error) or an embedded NUL: those go as
             // an array of strings, so the library names the bad entry.
-            var packed = kinds == null ? null : Native.Packed(kinds);
+            int length = 0;
+            var packed = kinds == null ? null : Native.Packed(kinds, out length);
             if (kinds == null || packed != null)
             {
                 Native.Check(Native.cupel_items_push_many_packed(Native.Live(Handle, this), (UIntPtr)tokens.Length,
-                    tokens, scores, packed, (UIntPtr)(packed == null ? 0 : packed.Length)));
+                    tokens, scores, packed, (UIntPtr)length));
                 return;
             }
             using (var strings = new NativeStrings())
@@ -283,11 +284,12 @@ namespace Cupel
         public void SetContents(int first, string[] contents)
         {
             if (contents == null) throw new ArgumentNullException("contents");
-            var packed = Native.Packed(contents);
+            int length;
+            var packed = Native.Packed(contents, out length);
             if (packed != null)
             {
                 Native.Check(Native.cupel_items_set_contents_packed(Native.Live(Handle, this), Native.Index(first),
-                    (UIntPtr)contents.Length, packed, (UIntPtr)packed.Length));
+                    (UIntPtr)contents.Length, packed, (UIntPtr)length));
                 return;
             }
             using (var strings = new NativeStrings())
@@ -310,9 +312,9 @@ namespace Cupel
         public void SetPinnedMany(int first, bool[] pinned)
         {
             if (pinned == null) throw new ArgumentNullException("pinned");
-            var b = new byte[pinned.Length];
-            for (int i = 0; i < b.Length; i++) b[i] = pinned[i] ? (byte)1 : (byte)0;
-            Native.Check(Native.cupel_items_set_pinned_many(Native.Live(Handle, this), Native.Index(first), (UIntPtr)b.Length, b));
+            var b = Native.Bytes(pinned.Length);
+            for (int i = 0; i < pinned.Length; i++) b[i] = pinned[i] ? (byte)1 : (byte)0;
+            Native.Check(Native.cupel_items_set_pinned_many(Native.Live(Handle, this), Native.Index(first), (UIntPtr)pinned.Length, b));
         }
         public void SetRelevanceHints(int first, double[] hints)
         {
@@ -451,7 +453,7 @@ namespace Cupel
         {
             if (items == null) throw new ArgumentNullException("items");
             if (budget == null) throw new ArgumentNullException("budget");
-            var buf = new UIntPtr[Math.Max(items.Count, 1)];
+            var buf = Native.IndexBuffer(items.Count);
             UIntPtr n;
             Native.Check(Native.cupel_slice(Native.Live(Handle, this), Native.Live(items.Handle, items),
                 Native.Live(budget.Handle, budget), pinnedTokens, buf, (UIntPtr)buf.Length, out n,
@@ -465,7 +467,7 @@ namespace Cupel
         {
             if (items == null) throw new ArgumentNullException("items");
             if (budget == null) throw new ArgumentNullException("budget");
-            var buf = new UIntPtr[Math.Max(items.Count, 1)];
+            var buf = Native.IndexBuffer(items.Count);
             UIntPtr n;
             Native.Check(Native.cupel_marginal_items(Native.Live(Handle, this), Native.Live(items.Handle, items),
                 Native.Live(budget.Handle, budget), pinnedTokens, slackTokens, buf, (UIntPtr)buf.Length, out n));
@@ -623,7 +625,7 @@ namespace Cupel
         /// <summary>Decides the last batch; the taken indices in the order taken.</summary>
         public int[] Finish()
         {
-            var buf = new UIntPtr[Math.Max(pushed, 1)];
+            var buf = Native.IndexBuffer(pushed);
             UIntPtr n;
             Native.Check(Native.cupel_stream_finish(Native.Live(Handle, this), buf, (UIntPtr)buf.Length, out n));
             return Native.Ints(buf, n);
@@ -717,34 +719,62 @@ namespace Cupel
         /// ""), or null when the packed form cannot carry them as they are: it
         /// reads "" as absent. (An embedded NUL splits a string in two, which
         /// the library refuses: the count no longer matches.) ASCII columns,
-        /// the common case, are copied char by char in one pass; any other
+        /// the common case, are copied char by char in one pass into the
+        /// first `length` bytes of this thread's scratch buffer; any other
         /// character sends the column through one join and one UTF-8
-        /// encoding.</summary>
-        internal static byte[] Packed(string[] strings)
+        /// encoding (a new array).</summary>
+        internal static byte[] Packed(string[] strings, out int length)
         {
             int size = strings.Length;
             foreach (var s in strings)
             {
                 if (s == null) continue;
-                if (s.Length == 0) return null;
+                if (s.Length == 0) { length = 0; return null; }
                 size += s.Length;
             }
-            var bytes = new byte[size];
+            var bytes = Bytes(size);
             int at = 0;
             foreach (var s in strings)
             {
                 if (s != null)
                 {
-                    for (int j = 0; j < s.Length; j++)
+                    foreach (char c in s)
                     {
-                        char c = s[j];
-                        if (c >= 0x80) return Encoding.UTF8.GetBytes(string.Join("\0", strings) + "\0");
+                        if (c >= 0x80)
+                        {
+                            var utf8 = Encoding.UTF8.GetBytes(string.Join("\0", strings) + "\0");
+                            length = utf8.Length;
+                            return utf8;
+                        }
                         bytes[at++] = (byte)c;
                     }
                 }
-                at++; // the NUL: the array is zeroed
+                bytes[at++] = 0;
             }
+            length = size;
             return bytes;
+        }
+
+        // Per-thread buffers the library reads from or writes into during one
+        // call (it copies what it keeps; results are copied out before the
+        // call returns), so a bulk call allocates no large arrays. Each
+        // thread keeps its largest.
+        [ThreadStatic] static byte[] scratchBytes;
+        [ThreadStatic] static UIntPtr[] scratchIndices;
+
+        /// <summary>A scratch byte buffer of at least n bytes (contents
+        /// undefined).</summary>
+        internal static byte[] Bytes(int n)
+        {
+            if (scratchBytes == null || scratchBytes.Length < n) scratchBytes = new byte[Math.Max(n, 256)];
+            return scratchBytes;
+        }
+
+        /// <summary>A scratch index buffer of at least max(n, 1) entries.</summary>
+        internal static UIntPtr[] IndexBuffer(int n)
+        {
+            if (scratchIndices == null || scratchIndices.Length < n) scratchIndices = new UIntPtr[Math.Max(n, 64)];
+            return scratchIndices;
         }
 
         internal static UIntPtr Index(int i)
@@ -1167,7 +1197,7 @@ namespace Cupel
         /// report (may be null).</summary>
         public int[] Run(Items items, Budget budget, Report report = null)
         {
-            var buf = new UIntPtr[Math.Max(items.Count, 1)];
+            var buf = Native.IndexBuffer(items.Count);
             UIntPtr n;
             Native.Check(Native.cupel_pipeline_run(Native.Live(Handle, this), Native.Live(items.Handle, items),
                 Native.Live(budget.Handle, budget), buf, (UIntPtr)items.Count, out n,

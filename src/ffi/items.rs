@@ -538,7 +538,8 @@ fn unpack<'a>(bytes: &'a [u8], count: usize, name: &str) -> Result<Vec<&'a str>>
     }
     if !rest.is_empty() {
         return Err(crate::Error::InvalidArgument(format!(
-            "{name}: {} bytes follow the {count}th string; its length must end at the last NUL",
+            "{name}: {} bytes follow the {count} strings count asks for; the length must end at \
+             the last one's NUL",
             rest.len()
         )));
     }

@@ -114,7 +114,7 @@ static void test_packed(void) {
                CUPEL_ERROR_INVALID_ARGUMENT); /* the last string lacks its NUL */
   CHECK_MSG("kinds holds 2 NUL-terminated strings");
   CHECK_STATUS(cupel_items_push_many_packed(items, 2, t, s, kinds, sizeof kinds), CUPEL_ERROR_INVALID_ARGUMENT);
-  CHECK_MSG("follow the 2th string");
+  CHECK_MSG("bytes follow the 2 strings count asks for");
   CHECK(cupel_items_len(items) == 0);
   CHECK_OK(cupel_items_push_many_packed(items, 3, t, s, kinds, sizeof kinds));
   CHECK_OK(cupel_items_push_many_packed(items, 0, NULL, NULL, NULL, 0));

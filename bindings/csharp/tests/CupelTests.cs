@@ -175,6 +175,45 @@ static class CupelTests
         }
     }
 
+    static void ScratchBuffersCarryNothingOver()
+    {
+        // Bulk calls reuse per-thread buffers: a small call after a large one
+        // must see only its own columns and indices.
+        using (var greedy = Slicer.Greedy())
+        using (var p = new Pipeline(null, greedy, null, false))
+        using (var budget = new Budget(1000, 1000))
+        {
+            for (int round = 0; round < 3; round++)
+            {
+                int n = 50;
+                var tokens = new long[n]; var scores = new double[n]; var kinds = new string[n];
+                var contents = new string[n]; var pinned = new bool[n];
+                for (int i = 0; i < n; i++) { tokens[i] = 1; scores[i] = 0.5; kinds[i] = "Memory"; contents[i] = "old content " + i; pinned[i] = true; }
+                using (var big = new Items())
+                {
+                    big.PushMany(tokens, scores, kinds);
+                    big.SetContents(0, contents);
+                    big.SetPinnedMany(0, pinned);
+                    True(p.Run(big, budget).Length == n, "all 50 placed");
+                }
+                using (var small = new Items())
+                using (var r = new Report())
+                {
+                    small.PushMany(new long[] { 10, 20 }, new[] { 0.9, 0.1 }, new[] { "Message", "Tool" });
+                    small.SetContents(0, new[] { "a", null });
+                    small.SetPinnedMany(0, new[] { false, true });
+                    var placed = p.Run(small, budget, r);
+                    True(placed.Length == 2, "two placed, not " + placed.Length);
+                    foreach (var d in r.Included)
+                        True((d.Reason == Reason.Pinned) == (d.Index == 1), "only item 1 pinned: item " + d.Index + " " + d.Reason);
+                    var json = r.Json(small);
+                    True(!json.Contains("Memory") && !json.Contains("old content"), "stale column: " + json);
+                    True(json.Split(new[] { "\"content\":" }, StringSplitOptions.None).Length == 2, "one content: " + json);
+                }
+            }
+        }
+    }
+
     static void DisposedHandlesThrow()
     {
         var it = MakeItems(new long[] { 1 }, new[] { 1.0 });
@@ -371,6 +410,7 @@ static class CupelTests
             new KeyValuePair<string, Action>("BudgetRules", BudgetRules),
             new KeyValuePair<string, Action>("ItemErrorsAreAtomic", ItemErrorsAreAtomic),
             new KeyValuePair<string, Action>("PackedColumnsCarryUtf8", PackedColumnsCarryUtf8),
+            new KeyValuePair<string, Action>("ScratchBuffersCarryNothingOver", ScratchBuffersCarryNothingOver),
             new KeyValuePair<string, Action>("DisposedHandlesThrow", DisposedHandlesThrow),
             new KeyValuePair<string, Action>("Simulation", Simulation),
             new KeyValuePair<string, Action>("Streams", Streams),
