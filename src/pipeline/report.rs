@@ -542,6 +542,68 @@ mod tests {
     }
 
     #[test]
+    fn civil_from_days_agrees_with_chrono_over_five_thousand_years() {
+        // Every day from about 770 BCE to 4710 CE: each era boundary,
+        // century and leap rule of the proleptic Gregorian calendar.
+        let epoch = chrono::NaiveDate::from_ymd_opt(1970, 1, 1).unwrap();
+        for z in -1_000_000i64..1_000_000 {
+            let want = epoch + chrono::TimeDelta::days(z);
+            let got = civil_from_days(z);
+            let want = (
+                i64::from(chrono::Datelike::year(&want)),
+                chrono::Datelike::month(&want),
+                chrono::Datelike::day(&want),
+            );
+            assert_eq!(got, want, "day {z}");
+        }
+    }
+
+    #[test]
+    fn json_carries_each_reasons_fields_and_only_given_attributes() {
+        use crate::pipeline::{Engine, Pipeline};
+        use crate::slicer::Slicer;
+        use serde_json::Value;
+        // 0 pinned (100 of the 150 target), 1 negative, 2 fits the target
+        // but not the 50 the pinned item left, 3 fits.
+        let mut items = Items::from_spec(&[
+            (100, 0.5, "Message"),
+            (-3, 0.5, "Message"),
+            (90, 0.9, "Message"),
+            (10, 0.1, "Message"),
+        ]);
+        items.set_pinned(0, true).unwrap();
+        items.set_content(0, "system").unwrap();
+        items.add_tag(3, "auth").unwrap();
+        items.set_metadata(3, "k", "v").unwrap();
+        let budget = crate::Budget::new(1000, 150).unwrap();
+        let p = Pipeline::new(None, Engine::new(Slicer::Greedy), None);
+        let mut report = Report::default();
+        p.run(&items, &budget, Some(&mut report)).unwrap();
+        let doc: Value = serde_json::from_str(&report.json(&items)).unwrap();
+        let find = |list: &str, tokens: i64| -> Value {
+            let all = doc[list].as_array().unwrap();
+            let hit = all.iter().find(|e| e["item"]["tokens"] == tokens);
+            hit.unwrap_or_else(|| panic!("no {tokens}-token item in {list}: {doc}"))
+                .clone()
+        };
+        let negative = find("excluded", -3);
+        assert_eq!(negative["reason"]["reason"], "NegativeTokens");
+        assert_eq!(negative["reason"]["tokens"], -3);
+        let displaced = find("excluded", 90);
+        assert_eq!(displaced["reason"]["reason"], "PinnedOverride");
+        assert_eq!(displaced["reason"]["displaced_by"], "system");
+        // Tags and metadata where given, absent where not.
+        let tagged = find("included", 10);
+        assert_eq!(tagged["item"]["tags"], serde_json::json!(["auth"]));
+        assert_eq!(tagged["item"]["metadata"], serde_json::json!({"k": "v"}));
+        let pinned = find("included", 100);
+        assert_eq!(pinned["item"]["pinned"], true);
+        for key in ["tags", "metadata"] {
+            assert!(pinned["item"].get(key).is_none(), "{key} in {pinned}");
+        }
+    }
+
+    #[test]
     fn every_reason_has_its_own_number_and_name() {
         let mut seen = std::collections::HashSet::new();
         for r in &Reason::ALL {
