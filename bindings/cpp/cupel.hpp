@@ -311,6 +311,9 @@ class Report {
   std::vector<Decision> excluded() const { return list(false); }
   int64_t total_candidates() const noexcept { return cupel_report_total_candidates(h_.get()); }
   int64_t total_tokens_considered() const noexcept { return cupel_report_total_tokens_considered(h_.get()); }
+  /// Tokens the placed items exceed the target by under Overflow::Proceed
+  /// (the spec's OverflowEvent); 0 otherwise.
+  int64_t tokens_over_budget() const noexcept { return cupel_report_tokens_over_budget(h_.get()); }
   /// The specification's SelectionReport JSON (`items`: the list the run saw).
   std::string json(const Items &items) const {
     size_t n = 0;
@@ -416,6 +419,20 @@ class Placer {
  public:
   static Placer chronological() { return Placer(detail::create<cupel_placer>(cupel_placer_new_chronological)); }
   static Placer u_shaped() { return Placer(detail::create<cupel_placer>(cupel_placer_new_u_shaped)); }
+  /// The Place stage on its own: the item indices `indices`, with their
+  /// `scores` (one each), in placed order.
+  std::vector<size_t> place(const Items &items, const std::vector<size_t> &indices,
+                            const std::vector<double> &scores) const {
+    if (indices.size() != scores.size())
+      throw Error(CUPEL_ERROR_INVALID_ARGUMENT, "place: " + std::to_string(indices.size()) + " indices and " +
+                                                    std::to_string(scores.size()) + " scores; one score per index");
+    std::vector<size_t> out(indices.size());
+    size_t n = 0;
+    detail::check(cupel_placer_place(h_.get(), items.get(), indices.data(), scores.data(), indices.size(),
+                                     out.data(), out.size(), &n));
+    out.resize(n);
+    return out;
+  }
   const cupel_placer *get() const noexcept { return h_.get(); }
 
  private:

@@ -530,6 +530,9 @@ namespace Cupel
 
         public long TotalCandidates { get { return Native.cupel_report_total_candidates(Native.Live(Handle, this)); } }
         public long TotalTokensConsidered { get { return Native.cupel_report_total_tokens_considered(Native.Live(Handle, this)); } }
+        /// <summary>Tokens the placed items exceed the target by under
+        /// Overflow.Proceed (the spec's OverflowEvent); 0 otherwise.</summary>
+        public long TokensOverBudget { get { return Native.cupel_report_tokens_over_budget(Native.Live(Handle, this)); } }
 
         /// <summary>The specification's SelectionReport JSON; items: the list the run saw.</summary>
         public string Json(Items items)
@@ -929,6 +932,7 @@ namespace Cupel
 
         [DllImport(Lib)] internal static extern Status cupel_placer_new_chronological(out PlacerHandle placer);
         [DllImport(Lib)] internal static extern Status cupel_placer_new_u_shaped(out PlacerHandle placer);
+        [DllImport(Lib)] internal static extern Status cupel_placer_place(PlacerHandle placer, ItemsHandle items, UIntPtr[] indices, double[] scores, UIntPtr count, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen);
         [DllImport(Lib)] internal static extern void cupel_placer_free(IntPtr placer);
 
         [DllImport(Lib)] internal static extern Status cupel_pipeline_new(IntPtr scorer, SlicerHandle slicer, IntPtr placer, out PipelineHandle pipeline);
@@ -943,6 +947,7 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_report_excluded(ReportHandle report, UIntPtr i, out NativeDecision decision);
         [DllImport(Lib)] internal static extern long cupel_report_total_candidates(ReportHandle report);
         [DllImport(Lib)] internal static extern long cupel_report_total_tokens_considered(ReportHandle report);
+        [DllImport(Lib)] internal static extern long cupel_report_tokens_over_budget(ReportHandle report);
         [DllImport(Lib)] internal static extern Status cupel_report_json(ReportHandle report, ItemsHandle items, [Out] byte[] buf, UIntPtr capacity, out UIntPtr outLen);
     }
 
@@ -1159,6 +1164,30 @@ namespace Cupel
             PlacerHandle h;
             Native.Check(Native.cupel_placer_new_u_shaped(out h));
             return new Placer(h);
+        }
+
+        /// <summary>The Place stage on its own: the item indices, with their
+        /// scores (one each), in placed order.</summary>
+        public int[] Place(Items items, int[] indices, double[] scores)
+        {
+            if (items == null) throw new ArgumentNullException("items");
+            if (indices == null) throw new ArgumentNullException("indices");
+            if (scores == null) throw new ArgumentNullException("scores");
+            if (indices.Length != scores.Length)
+                throw new CupelArgumentException(Status.InvalidArgument, "Place: " + indices.Length + " indices and " +
+                    scores.Length + " scores; one score per index");
+            var idx = new UIntPtr[Math.Max(indices.Length, 1)];
+            for (int i = 0; i < indices.Length; i++)
+            {
+                if (indices[i] < 0)
+                    throw new CupelArgumentException(Status.InvalidArgument, "Place: indices[" + i + "] is " + indices[i] + ", negative");
+                idx[i] = (UIntPtr)indices[i];
+            }
+            var buf = Native.IndexBuffer(indices.Length);
+            UIntPtr n;
+            Native.Check(Native.cupel_placer_place(Native.Live(Handle, this), Native.Live(items.Handle, items), idx,
+                scores.Length == 0 ? new double[1] : scores, (UIntPtr)indices.Length, buf, (UIntPtr)buf.Length, out n));
+            return Native.Ints(buf, n);
         }
 
         public void Dispose() { Handle.Dispose(); }

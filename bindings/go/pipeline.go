@@ -84,6 +84,10 @@ static cupel_status go_scorer_score(const cupel_scorer *s, const cupel_items *it
 static cupel_status go_placer_new(int u_shaped, cupel_placer **out, char *err) {
 	return keep2(u_shaped ? cupel_placer_new_u_shaped(out) : cupel_placer_new_chronological(out), err);
 }
+static cupel_status go_placer_place(const cupel_placer *p, const cupel_items *it, const size_t *idx, const double *sc,
+                                    size_t n, size_t *out, size_t cap, size_t *len, char *err) {
+	return keep2(cupel_placer_place(p, it, idx, sc, n, out, cap, len), err);
+}
 static cupel_status go_pipeline_new(const cupel_scorer *s, const cupel_slicer *sl, const cupel_placer *p,
                                     cupel_pipeline **out, char *err) {
 	return keep2(cupel_pipeline_new(s, sl, p, out), err);
@@ -620,6 +624,38 @@ func NewChronologicalPlacer() (*Placer, error) { return newPlacer(0) }
 // NewUShapedPlacer puts the best-scored items at both edges.
 func NewUShapedPlacer() (*Placer, error) { return newPlacer(1) }
 
+// Place is the Place stage on its own: the item indices, with their scores
+// (one each), in placed order.
+func (p *Placer) Place(items *Items, indices []int, scores []float64) ([]int, error) {
+	if len(indices) != len(scores) {
+		return nil, argError("Place: %d indices and %d scores; one score per index", len(indices), len(scores))
+	}
+	n := len(indices)
+	idx := make([]C.size_t, n+1) // +1: never a zero-length array to take the address of
+	for i, v := range indices {
+		if v < 0 {
+			return nil, argError("Place: indices[%d] is %d, negative", i, v)
+		}
+		idx[i] = C.size_t(v)
+	}
+	sc := make([]C.double, n+1)
+	for i, v := range scores {
+		sc[i] = C.double(v)
+	}
+	pooled, buf := takeIndexBuf(n + 1)
+	defer indexBufPool.Put(pooled)
+	var got C.size_t
+	var e errBuf
+	err := e.check(C.go_placer_place(p.ptr(), items.ptr(), &idx[0], &sc[0], C.size_t(n), buf.ptr(),
+		C.size_t(len(buf)), &got, e.ptr()))
+	runtime.KeepAlive(p)
+	runtime.KeepAlive(items)
+	if err != nil {
+		return nil, err
+	}
+	return buf.ints(got), nil
+}
+
 func (p *Placer) ptr() *C.cupel_placer {
 	if p == nil {
 		return nil
@@ -811,6 +847,14 @@ func (r *Report) TotalCandidates() int64 {
 // TotalTokensConsidered sums every decided item's tokens.
 func (r *Report) TotalTokensConsidered() int64 {
 	n := int64(C.cupel_report_total_tokens_considered(r.ptr()))
+	runtime.KeepAlive(r)
+	return n
+}
+
+// TokensOverBudget is how many tokens the placed items exceed the target by
+// under OverflowProceed (the spec's OverflowEvent); 0 otherwise.
+func (r *Report) TokensOverBudget() int64 {
+	n := int64(C.cupel_report_tokens_over_budget(r.ptr()))
 	runtime.KeepAlive(r)
 	return n
 }

@@ -188,3 +188,59 @@ func TestPushItemsAfterALargerPushSeesNoStaleColumns(t *testing.T) {
 		small.Close()
 	}
 }
+
+func TestPlacerPlaceAndTokensOverBudget(t *testing.T) {
+	const day = 86400000
+	it := must(NewItems())
+	defer it.Close()
+	err := it.PushItems([]Item{
+		{Tokens: 50, Pinned: true, Timestamp: i64(0)},
+		{Tokens: 100, Timestamp: i64(day)},
+		{Tokens: 100, Timestamp: i64(2 * day)},
+		{Tokens: 100, Timestamp: i64(3 * day)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	chrono := must(NewChronologicalPlacer())
+	defer chrono.Close()
+	u := must(NewUShapedPlacer())
+	defer u.Close()
+	// Timestamps 3, 1 and 0 days; scores 0.1, 0.9, 0.5.
+	if got := must(chrono.Place(it, []int{3, 1, 0}, []float64{0.1, 0.9, 0.5})); !reflect.DeepEqual(got, []int{0, 1, 3}) {
+		t.Fatalf("chronological: %v", got)
+	}
+	if got := must(u.Place(it, []int{3, 1, 0}, []float64{0.1, 0.9, 0.5})); !reflect.DeepEqual(got, []int{1, 3, 0}) {
+		t.Fatalf("u-shaped: %v", got)
+	}
+	if got := must(u.Place(it, nil, nil)); len(got) != 0 {
+		t.Fatalf("nothing to place: %v", got)
+	}
+	_, err = u.Place(it, []int{1, 2}, []float64{0.5})
+	expectErr(t, err, ErrInvalidArgument, "2 indices and 1 scores")
+	_, err = u.Place(it, []int{-1}, []float64{0.5})
+	expectErr(t, err, ErrInvalidArgument, "indices[0] is -1")
+	_, err = u.Place(it, []int{99}, []float64{0.5})
+	expectErr(t, err, ErrInvalidArgument, "99")
+
+	g := must(NewGreedy())
+	defer g.Close()
+	r := must(NewReport())
+	defer r.Close()
+	tight := budget(t, 1000, 40)
+	defer tight.Close()
+	p := must(NewPipeline(PipelineOptions{Slicer: g, Overflow: OverflowProceed}))
+	defer p.Close()
+	if placed := must(p.Run(it, tight, r)); !reflect.DeepEqual(placed, []int{0}) {
+		t.Fatalf("placed %v", placed)
+	}
+	if r.TokensOverBudget() != 10 {
+		t.Fatalf("the pinned 50 over a target of 40: %d over", r.TokensOverBudget())
+	}
+	roomy := budget(t, 1000, 1000)
+	defer roomy.Close()
+	must(p.Run(it, roomy, r))
+	if r.TokensOverBudget() != 0 {
+		t.Fatalf("within the target: %d over", r.TokensOverBudget())
+	}
+}

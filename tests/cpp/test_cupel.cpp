@@ -143,6 +143,19 @@ int main() {
     plain.set_deduplication(false);
     cupel::Budget small(40, 40);
     expect_error([&] { plain.run(conv, small); }, CUPEL_ERROR_INVALID_ARGUMENT, "pinned items need 50 tokens");
+    CHECK(r.tokens_over_budget() == 0);  // the Throw run above: within its target
+    // Proceed keeps the pinned 50 over a target of 40: 10 over.
+    cupel::Budget tight(1000, 40);
+    plain.set_overflow(cupel::Overflow::Proceed);
+    CHECK(plain.run(conv, tight, &r) == std::vector<size_t>{0});
+    CHECK(r.tokens_over_budget() == 10);
+    // The Place stage on its own: timestamps 0, 1 and 3 days; scores 0.5, 0.9, 0.1.
+    CHECK(chrono.place(conv, {3, 1, 0}, {0.1, 0.9, 0.5}) == (std::vector<size_t>{0, 1, 3}));
+    auto u = cupel::Placer::u_shaped();
+    CHECK(u.place(conv, {3, 1, 0}, {0.1, 0.9, 0.5}) == (std::vector<size_t>{1, 3, 0}));
+    CHECK(u.place(conv, {}, {}).empty());
+    expect_error([&] { u.place(conv, {1, 2}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT, "2 indices and 1 scores");
+    expect_error([&] { u.place(conv, {99}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT, "99");
     auto decay = cupel::Scorer::decay(cupel::DecayCurve::Step, 0, {{86400, 0.9}, {864000, 0.1}}, 5 * 86400000LL);
     CHECK(decay.score(conv).size() == 7);
     expect_error([] { cupel::Scorer::metadata_key("k", "v", 0); }, CUPEL_ERROR_INVALID_ARGUMENT, "boost");

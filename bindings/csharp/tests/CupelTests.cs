@@ -214,6 +214,34 @@ static class CupelTests
         }
     }
 
+    static void PlaceAndTokensOverBudget()
+    {
+        const long day = 86400000;
+        using (var it = MakeItems(new long[] { 50, 100, 100, 100 }, new double[4]))
+        using (var chrono = Placer.Chronological())
+        using (var u = Placer.UShaped())
+        {
+            it.SetTimestamps(0, new[] { 0, day, 2 * day, 3 * day });
+            it.SetPinned(0, true);
+            // Timestamps 3, 1 and 0 days; scores 0.1, 0.9, 0.5.
+            Equal(chrono.Place(it, new[] { 3, 1, 0 }, new[] { 0.1, 0.9, 0.5 }), 0, 1, 3);
+            Equal(u.Place(it, new[] { 3, 1, 0 }, new[] { 0.1, 0.9, 0.5 }), 1, 3, 0);
+            True(u.Place(it, new int[0], new double[0]).Length == 0, "nothing to place");
+            Throws(() => u.Place(it, new[] { 1, 2 }, new[] { 0.5 }), Status.InvalidArgument, "2 indices and 1 scores");
+            Throws(() => u.Place(it, new[] { -1 }, new[] { 0.5 }), Status.InvalidArgument, "indices[0] is -1");
+            Throws(() => u.Place(it, new[] { 99 }, new[] { 0.5 }), Status.InvalidArgument, "99");
+            using (var greedy = Slicer.Greedy())
+            using (var p = new Pipeline(null, greedy, null, true, Overflow.Proceed))
+            using (var r = new Report())
+            {
+                Equal(p.Run(it, new Budget(1000, 40), r), 0);
+                True(r.TokensOverBudget == 10, "the pinned 50 over a target of 40: " + r.TokensOverBudget);
+                p.Run(it, new Budget(1000, 1000), r);
+                True(r.TokensOverBudget == 0, "within the target: " + r.TokensOverBudget);
+            }
+        }
+    }
+
     static void DisposedHandlesThrow()
     {
         var it = MakeItems(new long[] { 1 }, new[] { 1.0 });
@@ -411,6 +439,7 @@ static class CupelTests
             new KeyValuePair<string, Action>("ItemErrorsAreAtomic", ItemErrorsAreAtomic),
             new KeyValuePair<string, Action>("PackedColumnsCarryUtf8", PackedColumnsCarryUtf8),
             new KeyValuePair<string, Action>("ScratchBuffersCarryNothingOver", ScratchBuffersCarryNothingOver),
+            new KeyValuePair<string, Action>("PlaceAndTokensOverBudget", PlaceAndTokensOverBudget),
             new KeyValuePair<string, Action>("DisposedHandlesThrow", DisposedHandlesThrow),
             new KeyValuePair<string, Action>("Simulation", Simulation),
             new KeyValuePair<string, Action>("Streams", Streams),

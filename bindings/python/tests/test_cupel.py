@@ -132,3 +132,25 @@ def test_handles_are_freed():
         cupel.slice(cupel.Greedy(), cupel.Items([{"tokens": 1}]), cupel.Budget(10))
     gc.collect()
     assert cupel.live_handles() == before
+
+
+def test_placer_place_and_tokens_over_budget():
+    day = 86400000
+    items = cupel.Items.from_columns([50, 100, 100, 100], [0.0] * 4, timestamps=[0, day, 2 * day, 3 * day],
+                                     pinned=[True, False, False, False])
+    # Timestamps 3, 1 and 0 days; scores 0.1, 0.9, 0.5.
+    assert cupel.Chronological().place(items, [3, 1, 0], [0.1, 0.9, 0.5]) == [0, 1, 3]
+    assert cupel.UShaped().place(items, [3, 1, 0], [0.1, 0.9, 0.5]) == [1, 3, 0]
+    assert cupel.UShaped().place(items, [], []) == []
+    with pytest.raises(cupel.InvalidArgumentError, match="2 indices and 1 scores"):
+        cupel.UShaped().place(items, [1, 2], [0.5])
+    with pytest.raises(cupel.InvalidArgumentError, match=r"indices\[0\] is -1"):
+        cupel.UShaped().place(items, [-1], [0.5])
+    with pytest.raises(cupel.InvalidArgumentError, match="99"):
+        cupel.UShaped().place(items, [99], [0.5])
+    with cupel.Pipeline(slicer=cupel.Greedy(), overflow=cupel.Overflow.PROCEED) as pipeline:
+        placed, report = pipeline.run(items, cupel.Budget(1000, 40), report=True)
+        assert placed == [0]
+        assert report.tokens_over_budget == 10  # the pinned 50 over a target of 40
+        _, report = pipeline.run(items, cupel.Budget(1000, 1000), report=True)
+        assert report.tokens_over_budget == 0

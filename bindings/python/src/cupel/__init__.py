@@ -465,6 +465,23 @@ scorers = _Scorers()
 class Placer(_Handle):
     _free = _lib.cupel_placer_free
 
+    def place(self, items: "Items", indices: Sequence[int], scores: Sequence[float]) -> List[int]:
+        """The Place stage on its own: the item `indices`, with their `scores`
+        (one each), in placed order."""
+        n = len(indices)
+        if len(scores) != n:
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT,
+                                       f"place: {n} indices and {len(scores)} scores; one score per index")
+        for k, i in enumerate(indices):
+            if i < 0:
+                raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"place: indices[{k}] is {i}, negative")
+        idx = (C.c_size_t * max(n, 1))(*indices)
+        sc = (C.c_double * max(n, 1))(*scores)
+        out = (C.c_size_t * max(n, 1))()
+        got = C.c_size_t()
+        _check(_lib.cupel_placer_place(self._raw, items._raw, idx, sc, n, out, max(n, 1), C.byref(got)))
+        return list(out[: got.value])
+
 
 class Chronological(Placer):
     """Oldest first; items without a timestamp last."""
@@ -531,6 +548,9 @@ class Report:
     effective_target_tokens: int
     selected_tokens: int
     json: str  # the specification's SelectionReport JSON
+    # Tokens the placed items exceed the target by under Overflow.PROCEED
+    # (the spec's OverflowEvent); 0 otherwise.
+    tokens_over_budget: int = 0
 
     def to_dict(self) -> dict:
         return _json.loads(self.json)
@@ -560,6 +580,7 @@ def _report(r: int, items: Items) -> Report:
         _lib.cupel_report_total_candidates(r), _lib.cupel_report_total_tokens_considered(r),
         _lib.cupel_report_effective_max_tokens(r), _lib.cupel_report_effective_target_tokens(r),
         _lib.cupel_report_selected_tokens(r), buf.raw[: n.value].decode("utf-8"),
+        _lib.cupel_report_tokens_over_budget(r),
     )
 
 
