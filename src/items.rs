@@ -65,9 +65,7 @@ fn cell<T: Clone + Default>(column: &[T], i: u32) -> T {
 
 /// `column` grown to `len` entries (absent ones default).
 fn grown<T: Clone + Default>(column: &mut Vec<T>, len: usize) -> &mut Vec<T> {
-    if column.len() < len {
-        column.resize(len, T::default());
-    }
+    column.resize(column.len().max(len), T::default());
     column
 }
 

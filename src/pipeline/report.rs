@@ -559,6 +559,30 @@ mod tests {
     }
 
     #[test]
+    fn rfc3339_agrees_with_chrono() {
+        use chrono::{DateTime, SecondsFormat};
+        // Seeded instants from year 1 to 9999, half with milliseconds.
+        let mut rng = crate::testing::Rng(11);
+        let (lo, hi) = (-62_135_596_800_000i64, 253_402_300_799_999i64);
+        for k in 0..20_000 {
+            let mut t = lo + (rng.next() % (hi - lo) as u64) as i64;
+            if k % 2 == 0 {
+                t -= t.rem_euclid(1000);
+            }
+            let ms = t.rem_euclid(1000) != 0;
+            let format = if ms {
+                SecondsFormat::Millis
+            } else {
+                SecondsFormat::Secs
+            };
+            let want = DateTime::from_timestamp_millis(t)
+                .unwrap()
+                .to_rfc3339_opts(format, true);
+            assert_eq!(rfc3339(t), want, "{t}");
+        }
+    }
+
+    #[test]
     fn json_carries_each_reasons_fields_and_only_given_attributes() {
         use crate::pipeline::{Engine, Pipeline};
         use crate::slicer::Slicer;
