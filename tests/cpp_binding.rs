@@ -6,21 +6,7 @@ use std::path::Path;
 use std::process::Command;
 
 fn build_cpp(src: &Path, exe: &Path) {
-    let lib = common::lib_dir();
-    let mut cmd = common::compiler(true);
-    cmd.args(["-std=c++17", "-Wall", "-Wextra", "-pedantic", "-Werror"])
-        .arg("-I")
-        .arg(common::root().join("include"))
-        .arg("-I")
-        .arg(common::root().join("bindings/cpp"))
-        .arg(src)
-        .arg("-o")
-        .arg(exe)
-        .arg("-L")
-        .arg(&lib)
-        .arg(format!("-Wl,-rpath,{}", lib.display()))
-        .arg("-lcupel");
-    common::run(&mut cmd, &format!("compiling {}", src.display()));
+    common::build_cpp_against(src, exe, &common::lib_dir(), &["-pedantic"]);
 }
 
 #[test]

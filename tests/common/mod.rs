@@ -162,9 +162,17 @@ fn up_to_date(exe: &Path, stamp: &Path, command: &str, sources: &[&Path]) -> boo
 /// binding (bindings/cpp), warnings as errors.
 #[allow(dead_code)]
 pub fn build_cpp_program(source: &Path, exe: &Path) {
-    let lib = release_lib_dir();
+    build_cpp_against(source, exe, &release_lib_dir(), &["-O1"]);
+}
+
+/// Compiles the C++17 program `source` (with the C++ binding's header) to
+/// `exe`, linked dynamically against the `libcupel` in `lib`, with the
+/// warning flags every C++ build here uses plus `extra`.
+#[allow(dead_code)]
+pub fn build_cpp_against(source: &Path, exe: &Path, lib: &Path, extra: &[&str]) {
     let mut cc = compiler(true);
-    cc.args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror"])
+    cc.args(["-std=c++17", "-Wall", "-Wextra", "-Werror"])
+        .args(extra)
         .arg("-I")
         .arg(root().join("include"))
         .arg("-I")
@@ -173,7 +181,7 @@ pub fn build_cpp_program(source: &Path, exe: &Path) {
         .arg("-o")
         .arg(exe)
         .arg("-L")
-        .arg(&lib)
+        .arg(lib)
         .arg(format!("-Wl,-rpath,{}", lib.display()))
         .arg("-lcupel");
     run(&mut cc, &format!("compiling {}", source.display()));
