@@ -484,6 +484,15 @@ mod tests {
     }
 
     #[test]
+    fn views_report_emptiness() {
+        let mut items = Items::new();
+        assert!(items.is_empty() && items.view().is_empty());
+        items.push(item(5, 0.5, None)).unwrap();
+        assert!(!items.is_empty() && !items.view().is_empty());
+        assert_eq!(items.view().len(), 1);
+    }
+
+    #[test]
     fn push_many_is_all_or_nothing() {
         let mut s = Items::new();
         s.push(item(1, 0.5, None)).unwrap();
