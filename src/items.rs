@@ -484,6 +484,22 @@ mod tests {
     }
 
     #[test]
+    fn a_count_past_the_item_limit_is_refused_before_anything_is_reserved() {
+        let mut items = Items::new();
+        items.push(item(5, 0.5, None)).unwrap();
+        let err = items
+            .push_each(MAX_ITEMS, |_| {
+                Err(Error::InvalidArgument("not read".into()))
+            })
+            .unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument(m) if m.contains("cannot grow past")),
+            "{err:?}"
+        );
+        assert_eq!(items.len(), 1);
+    }
+
+    #[test]
     fn views_report_emptiness() {
         let mut items = Items::new();
         assert!(items.is_empty() && items.view().is_empty());

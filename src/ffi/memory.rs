@@ -41,3 +41,30 @@ ffi_fn! {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blocks_are_aligned_writable_and_freed() {
+        for size in [0usize, 1, 7, 8, 1000] {
+            let p = cupel_alloc(size);
+            assert!(!p.is_null(), "size {size}");
+            assert_eq!(p as usize % ALIGN, 0, "size {size}");
+            // SAFETY: `p` holds max(size, 1) bytes from cupel_alloc.
+            unsafe {
+                p.write_bytes(0xAB, size.max(1));
+                cupel_dealloc(p, size);
+            }
+        }
+        // SAFETY: NULL is a no-op.
+        unsafe { cupel_dealloc(std::ptr::null_mut(), 8) };
+    }
+
+    #[test]
+    fn an_impossible_size_gives_null() {
+        assert!(cupel_alloc(usize::MAX).is_null());
+        assert!(cupel_alloc(isize::MAX as usize).is_null());
+    }
+}
