@@ -103,3 +103,34 @@ impl Slicer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn find_looks_through_every_decorator() {
+        let knapsack = || Slicer::Knapsack(Knapsack::new(10).unwrap());
+        let is_knapsack = |s: &Slicer| matches!(s, Slicer::Knapsack(_));
+        let quota = Slicer::Quota(Quota::new(knapsack(), Vec::new()).unwrap());
+        let count = CountQuota::new(quota.clone(), Vec::new(), Scarcity::Degrade).unwrap();
+        let nested = Slicer::CountQuota(count.clone());
+        let cck =
+            Slicer::CountKnapsack(CountQuota::knapsack(10, Vec::new(), Scarcity::Degrade).unwrap());
+        for s in [&knapsack(), &quota, &nested, &cck] {
+            assert_eq!(
+                s.find(&is_knapsack).map(Slicer::name),
+                Some("KnapsackSlice"),
+                "{}",
+                s.name()
+            );
+        }
+        // The outermost match first; nothing found in a plain greedy.
+        assert_eq!(
+            nested.find(&|_| true).map(Slicer::name),
+            Some("CountQuotaSlice")
+        );
+        assert!(Slicer::Greedy.find(&is_knapsack).is_none());
+        assert!(quota.find(&|s| matches!(s, Slicer::Greedy)).is_none());
+    }
+}

@@ -42,10 +42,6 @@ impl Lane for Bits32 {
     /// would equal a DP value of 0).
     const FLOOR: Bits32 = Bits32(f32::from_bits(0x8000_0001));
     #[inline(always)]
-    fn sat_add(self, other: Self) -> Self {
-        self.wrap_add(other)
-    }
-    #[inline(always)]
     fn wrap_add(self, other: Self) -> Self {
         Bits32(f32::from_bits(
             self.0.to_bits().wrapping_add(other.0.to_bits()),

@@ -50,7 +50,6 @@ pub trait Lane: Copy + PartialOrd + Default + Send + 'static {
     /// The padding value: adding any value in `0..=MAX` (or two whose sum
     /// fits) gives a negative number, never a DP improvement.
     const FLOOR: Self;
-    fn sat_add(self, other: Self) -> Self;
     fn wrap_add(self, other: Self) -> Self;
     /// The larger of two values (no NaN ever occurs). Written as the
     /// opposite comparison of the kernels' keep bits (`with > old`), so the
@@ -85,10 +84,6 @@ macro_rules! lane {
     ($t:ty, $($kernel:ident => $f:ident),*) => {
         impl Lane for $t {
             const FLOOR: $t = <$t>::MIN;
-            #[inline(always)]
-            fn sat_add(self, other: Self) -> Self {
-                self.saturating_add(other)
-            }
             #[inline(always)]
             fn wrap_add(self, other: Self) -> Self {
                 self.wrapping_add(other)
@@ -259,21 +254,15 @@ pub fn rows<T: Lane>(
     );
 }
 
-/// One row with saturating additions, scalar: for problems whose total value
-/// overflows the lane type.
-pub fn row_saturating<T: Lane>(
-    dp: &mut [T],
-    max_weight: usize,
-    keep: &mut [u64],
-    d: usize,
-    value: T,
-) {
+/// One row with saturating additions, scalar, in `i64`: for problems whose
+/// total value overflows every lane type.
+pub fn row_saturating(dp: &mut [i64], max_weight: usize, keep: &mut [u64], d: usize, value: i64) {
     let words = keep.len();
     assert!(d >= 1 && d <= max_weight && dp.len() == dp_len(words, max_weight));
     let pad = pad(max_weight);
     keep.fill(0);
     for w in (d..64 * words).rev() {
-        let with = dp[pad + w - d].sat_add(value);
+        let with = dp[pad + w - d].saturating_add(value);
         if with > dp[pad + w] {
             dp[pad + w] = with;
             keep[w >> 6] |= 1 << (w & 63);
