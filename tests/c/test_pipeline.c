@@ -192,12 +192,12 @@ static void test_overflow_and_pinned(void) {
   CHECK(cupel_report_included_count(r) == 0);
   CHECK_OK(cupel_pipeline_set_overflow(p, CUPEL_OVERFLOW_TRUNCATE));
   CHECK_OK(cupel_pipeline_run(p, items, b, out, 4, &n, r));
-  CHECK(n >= 1 && out[0] == 1);
+  CHECK_INDICES(out, n, 1); /* the effective target is 0: Greedy takes nothing */
   CHECK(cupel_report_tokens_over_budget(r) == 0); /* Truncate: no OverflowEvent */
   CHECK_OK(cupel_pipeline_set_overflow(p, CUPEL_OVERFLOW_PROCEED));
   CHECK_OK(cupel_pipeline_run(p, items, b, out, 4, &n, r));
   CHECK(n >= 1);
-  /* the pinned 120 and the zero-token item kept: 20 over the target 100 */
+  /* the pinned 120 alone (Greedy gets a target of 0): 20 over the target 100 */
   CHECK(cupel_report_tokens_over_budget(r) == 20);
   CHECK(cupel_report_tokens_over_budget(NULL) == 0);
   /* within the target under Proceed: none */
@@ -220,6 +220,43 @@ static void test_overflow_and_pinned(void) {
   cupel_pipeline_free(NULL);
   cupel_report_free(r);
   cupel_budget_free(b);
+  cupel_slicer_free(g);
+  cupel_items_free(items);
+}
+
+/* Truncate when a CountQuota's committed items exceed the budget: in placed
+   order, what still fits is kept; the rest is PinnedOverride when it would
+   fit but for the pinned items, BudgetExceeded otherwise. */
+static void test_truncate_reasons(void) {
+  const int64_t t[] = {50, 20, 90, 60};
+  const double s[] = {0.1, 0.9, 0.8, 0.7};
+  const char *const k[] = {"SystemPrompt", "tool", "tool", "tool"};
+  cupel_items *items = make_items(4, t, s, k);
+  cupel_count_quota all_three[1] = {{"tool", 3, 3}};
+  cupel_slicer *g = greedy(), *cq = NULL;
+  cupel_pipeline *p = NULL;
+  cupel_report *r = NULL;
+  cupel_budget *b = make_budget(1000, 100);
+  size_t out[4], n = 0;
+  cupel_decision d;
+
+  CHECK_OK(cupel_items_set_pinned(items, 0, true));
+  CHECK_OK(cupel_slicer_new_count_quota(g, all_three, 1, CUPEL_SCARCITY_DEGRADE, &cq));
+  CHECK_OK(cupel_pipeline_new(NULL, cq, NULL, &p));
+  CHECK_OK(cupel_pipeline_set_overflow(p, CUPEL_OVERFLOW_TRUNCATE));
+  CHECK_OK(cupel_report_new(&r));
+  /* pinned 50, then the committed 20 (kept: 70), 90 (160 > 100), 60 */
+  CHECK_OK(cupel_pipeline_run(p, items, b, out, 4, &n, r));
+  CHECK_INDICES(out, n, 0, 1);
+  CHECK(cupel_report_excluded_count(r) == 2);
+  d = excluded(r, 0); /* 20 unpinned + 90 > 100: over with or without the pinned item */
+  CHECK(d.item_index == 2 && d.reason == CUPEL_REASON_BUDGET_EXCEEDED && d.available_tokens == 30);
+  d = excluded(r, 1); /* 20 unpinned + 60 <= 100: displaced by the pinned item */
+  CHECK(d.item_index == 3 && d.reason == CUPEL_REASON_PINNED_OVERRIDE && d.related_index == 0);
+  cupel_report_free(r);
+  cupel_pipeline_free(p);
+  cupel_budget_free(b);
+  cupel_slicer_free(cq);
   cupel_slicer_free(g);
   cupel_items_free(items);
 }
@@ -389,6 +426,7 @@ static void test_count_cap_reason(void) {
 int main(void) {
   test_run_and_report();
   test_overflow_and_pinned();
+  test_truncate_reasons();
   test_attributes_bad_input();
   test_placers();
   test_slice_report();
