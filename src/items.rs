@@ -442,11 +442,6 @@ impl Items {
             .map(|(_, v)| &**v)
     }
 
-    /// Whether any item is pinned (a column never set holds none).
-    pub fn any_pinned(&self) -> bool {
-        self.attrs.pinned.iter().any(|&p| p)
-    }
-
     pub fn len(&self) -> usize {
         self.tokens.len()
     }

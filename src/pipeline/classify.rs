@@ -27,13 +27,12 @@ pub fn classify(
     log: &mut Log,
 ) -> Result<Classes> {
     let mut c = Classes::default();
-    let any_pinned = items.any_pinned();
     c.scoreable.reserve(items.len());
     for i in 0..items.len() as u32 {
         let tokens = items.view().tokens(i);
         if tokens < 0 || groups.is_some_and(|g| g.negative(i)) {
             log.exclude(i, 0.0, Reason::NegativeTokens, tokens, 0, None);
-        } else if any_pinned && (items.pinned(i) || groups.is_some_and(|g| g.pinned(i))) {
+        } else if items.pinned(i) || groups.is_some_and(|g| g.pinned(i)) {
             c.pinned.push(i);
             c.pinned_tokens = c.pinned_tokens.saturating_add(tokens);
         } else {

@@ -90,3 +90,41 @@ impl Decay {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HOUR_MS: i64 = 3_600_000;
+    const NOW: i64 = 100 * HOUR_MS;
+
+    #[test]
+    fn a_step_boundary_belongs_to_the_next_window() {
+        let hour = 3600.0;
+        let windows = vec![(hour, 0.9), (24.0 * hour, 0.5), (72.0 * hour, 0.1)];
+        let d = Decay::new(Curve::Step { windows }, NOW, 0.3).unwrap();
+        let at = |age_ms: i64| d.score(Some(NOW - age_ms));
+        assert_eq!(at(0), 0.9);
+        assert_eq!(at(HOUR_MS - 1), 0.9);
+        assert_eq!(at(HOUR_MS), 0.5); // 1h > 1h is false: the next window
+        assert_eq!(at(6 * HOUR_MS), 0.5);
+        assert_eq!(at(24 * HOUR_MS), 0.1);
+        assert_eq!(at(72 * HOUR_MS), 0.1); // past every boundary: the last score
+        assert_eq!(at(-5 * HOUR_MS), 0.9); // future-dated: age zero
+        assert_eq!(d.score(None), 0.3);
+    }
+
+    #[test]
+    fn a_window_ends_at_its_max_age() {
+        let d = Decay::new(
+            Curve::Window {
+                max_age_secs: 7200.0,
+            },
+            NOW,
+            0.3,
+        )
+        .unwrap();
+        assert_eq!(d.score(Some(NOW - 2 * HOUR_MS + 1)), 1.0);
+        assert_eq!(d.score(Some(NOW - 2 * HOUR_MS)), 0.0);
+    }
+}
