@@ -685,3 +685,42 @@ ffi_fn! {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::CString;
+
+    #[test]
+    fn recent_kinds_keep_the_last_eight() {
+        let names: Vec<String> = (0..10).map(|k| format!("kind{k}")).collect();
+        let c: Vec<CString> = names
+            .iter()
+            .map(|n| CString::new(n.as_str()).unwrap())
+            .collect();
+        let mut recent = RecentKinds::default();
+        fn find<'a>(r: &RecentKinds<'a>, p: &CString) -> Option<&'a str> {
+            // SAFETY: `p` is a live CString: non-NULL and NUL-terminated.
+            unsafe { r.find(p.as_ptr()) }
+        }
+        assert_eq!(find(&recent, &c[0]), None);
+        for k in 0..8 {
+            recent.add(c[k].as_ptr(), &names[k]);
+            // The one just added, and every earlier one: all eight fit.
+            for j in 0..=k {
+                assert_eq!(find(&recent, &c[j]), Some(names[j].as_str()), "{k} {j}");
+            }
+        }
+        // The same bytes at another address are found too.
+        let copy = CString::new("kind3").unwrap();
+        assert_eq!(find(&recent, &copy), Some("kind3"));
+        // A ninth evicts the oldest, a tenth the next.
+        recent.add(c[8].as_ptr(), &names[8]);
+        recent.add(c[9].as_ptr(), &names[9]);
+        assert_eq!(find(&recent, &c[0]), None);
+        assert_eq!(find(&recent, &c[1]), None);
+        for j in 2..10 {
+            assert_eq!(find(&recent, &c[j]), Some(names[j].as_str()));
+        }
+    }
+}

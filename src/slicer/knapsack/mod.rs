@@ -143,20 +143,25 @@ fn solve(
         rows,
     };
     let (words, max_weight, needed) = (size.words, size.max_weight, size.bytes);
-    if kernel::use_bits32(plan.kernel, size.total_value) {
-        let dp = dp_array(dp_bits32, words, max_weight, needed)?;
-        run_rows(&mut plan, dp, Bits32::new);
-    } else if size.total_value <= i32::MAX as i64 {
-        let dp = dp_array(dp32, words, max_weight, needed)?;
-        run_rows(&mut plan, dp, |v| v as i32);
-    } else if size.total_value < i64::MAX {
-        let dp = dp_array(dp64, words, max_weight, needed)?;
-        run_rows(&mut plan, dp, |v| v);
-    } else {
-        // The total overflows every lane: scalar rows that saturate.
-        let dp = dp_array(dp64, words, max_weight, needed)?;
-        for (row, &(_, dw, value)) in keep.chunks_exact_mut(words).zip(rows.iter()) {
-            kernel::row_saturating(dp, max_weight, row, dw as usize, value);
+    match size.total_value {
+        Some(total) if kernel::use_bits32(plan.kernel, total) => {
+            let dp = dp_array(dp_bits32, words, max_weight, needed)?;
+            run_rows(&mut plan, dp, Bits32::new);
+        }
+        Some(total) if total <= i32::MAX as i64 => {
+            let dp = dp_array(dp32, words, max_weight, needed)?;
+            run_rows(&mut plan, dp, |v| v as i32);
+        }
+        Some(_) => {
+            let dp = dp_array(dp64, words, max_weight, needed)?;
+            run_rows(&mut plan, dp, |v| v);
+        }
+        None => {
+            // The total overflows every lane: scalar rows that saturate.
+            let dp = dp_array(dp64, words, max_weight, needed)?;
+            for (row, &(_, dw, value)) in keep.chunks_exact_mut(words).zip(rows.iter()) {
+                kernel::row_saturating(dp, max_weight, row, dw as usize, value);
+            }
         }
     }
     // Steps 5-6: reconstruction, after the zero-token items.
@@ -169,8 +174,8 @@ struct TableSize {
     /// Keep words per row: `capacity + 1` cells, one bit each.
     words: usize,
     max_weight: usize,
-    /// The sum of the rows' values, saturated at `i64::MAX`.
-    total_value: i64,
+    /// The sum of the rows' values; None when it overflows `i64`.
+    total_value: Option<i64>,
     /// Keep table and DP array, in bytes.
     bytes: u128,
 }
@@ -202,7 +207,7 @@ impl TableSize {
             // bytes <= memory_limit <= usize::MAX, so this cast is exact.
             words: words as usize,
             max_weight,
-            total_value: i64::try_from(total).unwrap_or(i64::MAX),
+            total_value: i64::try_from(total).ok(),
             bytes,
         })
     }
@@ -362,6 +367,38 @@ mod tests {
         assert!(
             e.to_string().contains("memory limit of 1048576 bytes"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn table_size_counts_keep_words_and_the_dp_array() {
+        // capacity 127: 128 cells, 2 keep words a row; max weight 70: a
+        // DP array of 64 * (70 / 64 + 2) + 128 = 320 cells.
+        let small = [(0, 3, 10), (1, 70, 20), (2, 5, i32::MAX as i64 - 30)];
+        let size = TableSize::of(&small, 127, 1, usize::MAX).unwrap();
+        assert_eq!((size.words, size.max_weight), (2, 70));
+        assert_eq!(size.total_value, Some(i32::MAX as i64));
+        // 3 rows x 2 words x 8 bytes + 320 cells x 4 bytes (i32 lanes).
+        assert_eq!(size.bytes, 48 + 1280);
+        let big = [(0, 3, 10), (1, 70, 20), (2, 5, i32::MAX as i64)];
+        let size = TableSize::of(&big, 127, 1, usize::MAX).unwrap();
+        assert_eq!(size.bytes, 48 + 2560, "i64 lanes past i32::MAX");
+        // The limit is inclusive.
+        assert!(TableSize::of(&big, 127, 1, 2608).is_ok());
+        let e = TableSize::of(&big, 127, 1, 2607).err().unwrap();
+        assert!(e.to_string().contains("needs 2608 bytes"), "{e}");
+        // A total past i64::MAX is None (the saturating rows).
+        let huge = [(0, 1, i64::MAX), (1, 1, 1)];
+        assert_eq!(
+            TableSize::of(&huge, 10, 1, usize::MAX).unwrap().total_value,
+            None
+        );
+        let exact = [(0, 1, i64::MAX - 1), (1, 1, 1)];
+        assert_eq!(
+            TableSize::of(&exact, 10, 1, usize::MAX)
+                .unwrap()
+                .total_value,
+            Some(i64::MAX)
         );
     }
 
