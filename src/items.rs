@@ -492,6 +492,15 @@ mod tests {
             "{err:?}"
         );
         assert_eq!(items.len(), 1);
+        // One fewer is within the limit: refused later (here by the item
+        // callback, or by the allocator), not by the limit.
+        let err = items
+            .push_each(MAX_ITEMS - 1, |_| {
+                Err(Error::InvalidArgument("item 0".into()))
+            })
+            .unwrap_err();
+        assert!(!err.to_string().contains("cannot grow past"), "{err:?}");
+        assert_eq!(items.len(), 1);
     }
 
     #[test]

@@ -486,6 +486,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_length_up_to_isize_max_bytes_is_accepted() {
+        let p = std::ptr::NonNull::<i64>::dangling().as_ptr() as *const i64;
+        let most = isize::MAX as usize / 8;
+        assert!(check_len(p, most, "xs").is_ok());
+        let e = check_len(p, most + 1, "xs").unwrap_err();
+        assert!(e.to_string().contains("xs: length"), "{e}");
+        assert!(check_len(std::ptr::null::<i64>(), 0, "xs").is_ok());
+    }
+
+    #[test]
     fn a_panic_becomes_internal_with_a_message() {
         let status = guard(|| panic!("deliberate"));
         assert_eq!(status, CUPEL_ERROR_INTERNAL);
