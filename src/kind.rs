@@ -125,6 +125,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn intern_remembers_the_last_spelling() {
+        let mut t = KindTable::default();
+        assert_eq!(t.last, None);
+        let tool = t.intern("Tool");
+        assert_eq!(t.last, Some(("Tool".to_string(), tool)));
+        let memory = t.intern("Memory");
+        assert_eq!(t.last, Some(("Memory".to_string(), memory)));
+        // A known spelling found in the spelling map becomes the last too.
+        assert_eq!(t.intern("Tool"), tool);
+        assert_eq!(t.last, Some(("Tool".to_string(), tool)));
+        // Another spelling of a known kind: same id, remembered as spelled.
+        assert_eq!(t.intern("TOOL"), tool);
+        assert_eq!(t.last, Some(("TOOL".to_string(), tool)));
+    }
+
+    #[test]
     fn folding_merges_spellings_and_keeps_the_first() {
         let mut t = KindTable::default();
         let a = t.intern("Message");
