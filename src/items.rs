@@ -504,6 +504,18 @@ mod tests {
     }
 
     #[test]
+    fn clear_forgets_the_kinds_too() {
+        let mut items = Items::new();
+        items.push(item(5, 0.5, Some("Tool"))).unwrap();
+        items.clear();
+        assert!(items.is_empty());
+        items.push(item(5, 0.5, Some("TOOL"))).unwrap();
+        let view = items.view();
+        assert_eq!(view.kind_table().name(view.kind(0)), "TOOL");
+        assert_eq!(view.kind_table().len(), 1);
+    }
+
+    #[test]
     fn views_report_emptiness() {
         let mut items = Items::new();
         assert!(items.is_empty() && items.view().is_empty());

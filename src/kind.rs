@@ -125,6 +125,22 @@ mod tests {
     use super::*;
 
     #[test]
+    fn clear_forgets_every_kind_and_spelling() {
+        let mut t = KindTable::default();
+        assert!(t.is_empty());
+        t.intern("Tool");
+        t.intern("Memory");
+        assert!(!t.is_empty() && t.len() == 2);
+        t.clear();
+        assert!(t.is_empty() && t.len() == 0);
+        assert_eq!(t.lookup("tool"), None);
+        // Interned afresh: id 0 and the new first spelling.
+        assert_eq!(t.intern("MEMORY"), 0);
+        assert_eq!(t.name(0), "MEMORY");
+        assert_eq!(t.intern("Tool"), 1);
+    }
+
+    #[test]
     fn intern_remembers_the_last_spelling() {
         let mut t = KindTable::default();
         assert_eq!(t.last, None);
