@@ -132,7 +132,8 @@ mod tests {
         t.intern("Memory");
         assert!(!t.is_empty() && t.len() == 2);
         t.clear();
-        assert!(t.is_empty() && t.len() == 0);
+        assert!(t.is_empty());
+        assert_eq!(t.len(), 0);
         assert_eq!(t.lookup("tool"), None);
         // Interned afresh: id 0 and the new first spelling.
         assert_eq!(t.intern("MEMORY"), 0);
