@@ -409,7 +409,20 @@ mod tests {
         init_dp(&mut got_dp, 127);
         let mut want_keep = vec![0u64; 2];
         let mut got_keep = vec![7u64; 2];
-        for (d, value) in [(3, i64::MAX), (5, i64::MAX - 1), (70, 12), (1, i64::MAX)] {
+        // Saturated rows, then seeded rows of moderate values whose sums
+        // overflow only after a few rows (saturated cells alone cannot tell
+        // a wrong source cell from the right one).
+        let mut rng = crate::testing::Rng(31);
+        let mut rows = vec![(3, i64::MAX), (5, i64::MAX - 1), (70, 12), (1, i64::MAX)];
+        for _ in 0..40 {
+            rows.push((1 + rng.below(127) as usize, (rng.next() >> 3) as i64));
+        }
+        // Afresh from zero for the seeded part.
+        for (k, (d, value)) in rows.into_iter().enumerate() {
+            if k == 4 {
+                want_dp.fill(0);
+                init_dp(&mut got_dp, 127);
+            }
             reference_row(&mut want_dp, &mut want_keep, d, value);
             row_saturating(&mut got_dp, 127, &mut got_keep, d, value);
             assert_eq!(
