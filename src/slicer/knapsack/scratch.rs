@@ -76,3 +76,37 @@ pub(super) fn dp_array<T: kernel::Lane>(
     kernel::init_dp(dp, max_weight);
     Ok(dp)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: usize = 1 << 20;
+
+    fn sized(keep_words: usize, each_other: usize) -> Scratch {
+        let mut s = Scratch::default();
+        s.keep.reserve_exact(keep_words);
+        s.dp32.reserve_exact(each_other / 4);
+        s.dp_bits32.reserve_exact(each_other / 4);
+        s.dp64.reserve_exact(each_other / 8);
+        s.rows.reserve_exact(each_other / 24);
+        s
+    }
+
+    #[test]
+    fn trim_keeps_scratch_up_to_64_mib_and_releases_more() {
+        // Every buffer about 5 MiB, 25 MiB in all: kept.
+        let mut s = sized(5 * MIB / 8, 5 * MIB);
+        s.trim();
+        assert!(s.keep.capacity() >= 5 * MIB / 8 && s.dp64.capacity() >= 5 * MIB / 8);
+        assert!(s.dp32.capacity() > 0 && s.dp_bits32.capacity() > 0 && s.rows.capacity() > 0);
+        // 61 MiB of keep words (8 bytes each) and 4 x ~1 MiB: past 64 MiB.
+        let mut s = sized(61 * MIB / 8, MIB);
+        s.trim();
+        assert_eq!((s.keep.capacity(), s.dp64.capacity()), (0, 0));
+        assert_eq!(
+            (s.dp32.capacity(), s.dp_bits32.capacity(), s.rows.capacity()),
+            (0, 0, 0)
+        );
+    }
+}
