@@ -108,5 +108,24 @@ mod tests {
             (s.dp32.capacity(), s.dp_bits32.capacity(), s.rows.capacity()),
             (0, 0, 0)
         );
+        // Any one buffer of 65 MiB alone, counted at its element size.
+        let alone: [fn(&mut Scratch); 5] = [
+            |s| s.keep.reserve_exact(65 * MIB / 8),
+            |s| s.dp32.reserve_exact(65 * MIB / 4),
+            |s| s.dp_bits32.reserve_exact(65 * MIB / 4),
+            |s| s.dp64.reserve_exact(65 * MIB / 8),
+            |s| s.rows.reserve_exact(65 * MIB / 24),
+        ];
+        for (k, grow) in alone.iter().enumerate() {
+            let mut s = Scratch::default();
+            grow(&mut s);
+            s.trim();
+            let left = s.keep.capacity()
+                + s.dp32.capacity()
+                + s.dp_bits32.capacity()
+                + s.dp64.capacity()
+                + s.rows.capacity();
+            assert_eq!(left, 0, "buffer {k} kept");
+        }
     }
 }
