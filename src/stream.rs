@@ -165,7 +165,10 @@ impl Stream {
     /// How many indices [`Stream::finish`] will return, without finishing:
     /// a caller can check its buffer first and leave the stream as it was.
     pub fn finish_len(&self) -> usize {
-        if self.finished || self.remaining <= 0 || self.batch.is_empty() {
+        // A pending candidate means budget remains: a batch that spends it
+        // makes the stream full, and a full stream batches nothing more
+        // (`finish` empties the batch too).
+        if self.batch.is_empty() {
             return self.taken.len();
         }
         let mut last = Vec::new();
@@ -182,7 +185,7 @@ impl Stream {
     /// taken item indices in the order they were taken. Idempotent.
     pub fn finish(&mut self) -> &[u64] {
         if !self.finished {
-            if self.remaining > 0 && !self.batch.is_empty() {
+            if !self.batch.is_empty() {
                 self.process_batch();
             }
             self.batch = Vec::new();
@@ -289,7 +292,9 @@ mod tests {
     #[test]
     fn partial_batch_is_skipped_once_budget_is_spent() {
         let mut s = Stream::new(100, 2);
+        assert!(!s.is_full(), "a stream with budget is not full");
         s.push(60, 0.5).unwrap();
+        assert!(!s.is_full(), "nor while its first batch is pending");
         s.push(40, 0.4).unwrap(); // batch taken: remaining 0 -> full
         assert!(s.is_full());
         assert_eq!(s.finish(), &[0, 1]);
