@@ -69,7 +69,27 @@ pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
 
 /// The Sort stage: item indices by score descending, ties in push order.
 pub fn sort_stage(items: &View<'_>) -> Vec<u32> {
+    #[cfg(test)]
+    counted::count();
     by_value_desc(items.scores().iter().copied())
+}
+
+/// Unit tests only: how many times [`sort_stage`] ran on this thread (the
+/// paths that skip it are held to it).
+#[cfg(test)]
+pub(crate) mod counted {
+    use std::cell::Cell;
+
+    thread_local!(static SORTS: Cell<usize> = const { Cell::new(0) });
+
+    pub fn count() {
+        SORTS.with(|c| c.set(c.get() + 1));
+    }
+
+    /// The count so far, reset to 0.
+    pub fn take() -> usize {
+        SORTS.with(|c| c.replace(0))
+    }
 }
 
 #[cfg(test)]

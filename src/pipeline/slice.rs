@@ -100,25 +100,21 @@ impl Engine {
         }
     }
 
-    /// The Sort stage over the items a slicer may see (no negative token
-    /// count: supplement 1). A top-level GreedySlice on a list without
-    /// negative items orders candidates by density and breaks ties as the
-    /// Sort stage would (see [`crate::slicer::greedy`]), so it gets them in
-    /// push order and the sort is skipped.
-    /// A grouped list gets its candidates in item order: its units are put
-    /// in Sort order by `Units::build`, which sorts units, not items.
+    /// The candidates a slicer may see (no negative token count:
+    /// supplement 1), in the Sort stage's order where the slicer needs it.
+    /// A top-level GreedySlice orders candidates by density and breaks ties
+    /// as the Sort stage would from item order too (see
+    /// [`crate::slicer::greedy`]), and a grouped list's units are put in Sort
+    /// order by `Units::build`, which sorts units, not items: both get item
+    /// order and the sort is skipped.
     fn sort_stage(&self, items: View<'_>, grouped: bool) -> Vec<u32> {
-        let negative = items.tokens_slice().iter().any(|&t| t < 0);
-        match self.slicer {
-            _ if grouped => (0..items.len() as u32)
-                .filter(|&i| items.tokens(i) >= 0)
-                .collect(),
-            Slicer::Greedy if !negative => (0..items.len() as u32).collect(),
-            _ if negative => sort_stage(&items)
-                .into_iter()
-                .filter(|&i| items.tokens(i) >= 0)
-                .collect(),
-            _ => sort_stage(&items),
+        let allowed = |i: &u32| items.tokens(*i) >= 0;
+        if grouped || matches!(self.slicer, Slicer::Greedy) {
+            (0..items.len() as u32).filter(allowed).collect()
+        } else {
+            let mut sorted = sort_stage(&items);
+            sorted.retain(allowed);
+            sorted
         }
     }
 
@@ -128,12 +124,10 @@ impl Engine {
         let groups = Groups::of(items);
         let items = items.view();
         let effective = budget.effective(pinned_tokens)?;
-        if groups.is_none()
-            && matches!(self.slicer, Slicer::Greedy)
-            && !items.tokens_slice().iter().any(|&t| t < 0)
-        {
+        if groups.is_none() && matches!(self.slicer, Slicer::Greedy) {
             // Density order with Sort-stage ties needs no Sort stage (see
-            // `Engine::sort_stage`) nor a candidate list.
+            // `Engine::sort_stage`) nor a candidate list: `greedy_all` takes
+            // the items in item order and passes over negative-token ones.
             let selected = greedy_all(&items, effective.target);
             let ctx = Ctx::new(items, self.memory_limit);
             return Ok(Self::outcome(items, selected, effective, ctx));
@@ -248,6 +242,97 @@ impl Engine {
             Ok(Some(high))
         } else {
             Ok(None)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::items::NewItem;
+    use crate::slicer::greedy;
+    use crate::slicer::knapsack::Knapsack;
+    use crate::sort::counted;
+
+    /// Items of (tokens, score, group; 0 none).
+    fn items(spec: &[(i64, f64, u64)]) -> Items {
+        let mut it = Items::new();
+        for (i, &(tokens, score, group)) in spec.iter().enumerate() {
+            let kind = None;
+            it.push(NewItem {
+                tokens,
+                score,
+                kind,
+            })
+            .unwrap();
+            if group != 0 {
+                it.set_group(i, group).unwrap();
+            }
+        }
+        it
+    }
+
+    /// Every call that slices: `cupel_slice`, GetMarginalItems and
+    /// FindMinBudgetFor (item 3 is the target).
+    fn every_call(engine: &Engine, it: &Items) {
+        let budget = Budget::new(60, 50).unwrap();
+        engine.slice(it, &budget, 0).unwrap();
+        engine.marginal_items(it, &budget, 0, 15).unwrap();
+        engine.find_min_budget(it, 0, 3, 200).unwrap();
+    }
+
+    #[test]
+    fn greedy_and_grouped_lists_skip_the_sort_stage() {
+        let greedy_engine = Engine::new(Slicer::Greedy);
+        let knapsack = Engine::new(Slicer::Knapsack(Knapsack::new(1).unwrap()));
+        // A zero-token item, then a negative one: GreedySlice never sorts.
+        let mut spec = vec![(10, 0.5, 0), (0, 0.9, 0), (20, 0.7, 0), (30, 0.8, 0)];
+        counted::take();
+        every_call(&greedy_engine, &items(&spec));
+        assert_eq!(counted::take(), 0, "GreedySlice, no negative item");
+        spec.push((-5, 0.95, 0));
+        every_call(&greedy_engine, &items(&spec));
+        assert_eq!(counted::take(), 0, "GreedySlice, a negative item");
+        // KnapsackSlice needs the Sort stage: once per call.
+        every_call(&knapsack, &items(&spec));
+        assert_eq!(counted::take(), 3, "KnapsackSlice");
+        // A grouped list: Units::build orders the units; no item sort.
+        spec[0].2 = 7;
+        spec[2].2 = 7;
+        for engine in [&greedy_engine, &knapsack] {
+            every_call(engine, &items(&spec));
+            assert_eq!(counted::take(), 0, "grouped, {:?}", engine.slicer);
+        }
+    }
+
+    #[test]
+    fn greedy_in_item_order_selects_as_in_sort_order() {
+        // Density ties (10/0.5 = 20/1.0 ...), a zero-token item and a
+        // negative one: the candidates in item order give the selection and
+        // order of the Sort stage's.
+        let spec = [
+            (20, 0.5, 0),
+            (10, 0.25, 0),
+            (0, 0.1, 0),
+            (-4, 0.9, 0),
+            (40, 1.0, 0),
+            (10, 0.25, 0),
+            (30, 0.75, 0),
+        ];
+        let it = items(&spec);
+        let view = it.view();
+        let sorted: Vec<u32> = sort_stage(&view)
+            .into_iter()
+            .filter(|&i| view.tokens(i) >= 0)
+            .collect();
+        let engine = Engine::new(Slicer::Greedy);
+        for target in [0, 10, 25, 40, 70, 200] {
+            let got = engine.slice(&it, &Budget::new(200, target).unwrap(), 0);
+            assert_eq!(
+                got.unwrap().selected,
+                greedy(&view, &sorted, target),
+                "{target}"
+            );
         }
     }
 }

@@ -30,8 +30,8 @@ pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
     greedy_by(items, cands.len(), |pos| cands[pos as usize], target).0
 }
 
-/// [`greedy`] over all candidates of `items` in index order (`cands` =
-/// 0..N, not built).
+/// [`greedy`] over all items of `items` with a token count >= 0, in index
+/// order (`cands` = 0..N, not built).
 pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
     greedy_by(items, items.len(), |pos| pos, target).0
 }
@@ -66,7 +66,9 @@ fn greedy_by(
     for pos in 0..n as u32 {
         let i = item(pos);
         let t = items.tokens(i);
-        if t > target {
+        // A negative token count is never a candidate (supplement 1):
+        // `greedy_all` passes every item and leaves them to this test.
+        if t < 0 || t > target {
             continue;
         }
         let density = if t == 0 {

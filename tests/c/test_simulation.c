@@ -33,7 +33,7 @@ static void test_marginal_items(void) {
   /* QuotaSlice is not monotonic, also nested in a count quota */
   CHECK_OK(cupel_slicer_new_quota(g, NULL, 0, &quota));
   CHECK_STATUS(cupel_marginal_items(quota, items, b, 0, 10, out, 3, &n), CUPEL_ERROR_UNSUPPORTED);
-  CHECK_MSG("QuotaSlice");
+  CHECK_MSG("GetMarginalItems is not defined for a QuotaSlice: its selection");
   CHECK_OK(cupel_slicer_new_count_quota(quota, NULL, 0, CUPEL_SCARCITY_DEGRADE, &nested));
   CHECK_STATUS(cupel_marginal_items(nested, items, b, 0, 10, out, 3, &n), CUPEL_ERROR_UNSUPPORTED);
   CHECK_MSG("CountQuotaSlice that contains a QuotaSlice");
