@@ -331,6 +331,17 @@ mod tests {
     }
 
     #[test]
+    fn non_positive_target_selects_nothing() {
+        // Not even zero-token items of a required kind (a negative target
+        // would make every percentage of it an empty range).
+        let q = Quota::new(Slicer::Greedy, vec![entry("z", 10.0, 100.0)]).unwrap();
+        let items = [(0, 0.9, "z"), (50, 0.5, "b")];
+        for target in [0, -5, i64::MIN] {
+            assert!(run(&q, &items, target).is_empty(), "target {target}");
+        }
+    }
+
+    #[test]
     fn kinds_compare_case_insensitively() {
         let q = Quota::new(Slicer::Greedy, vec![entry("MESSAGE", 0.0, 10.0)]).unwrap();
         let items = [(50, 0.9, "message"), (5, 0.1, "Message")];
