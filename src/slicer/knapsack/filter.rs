@@ -166,6 +166,22 @@ mod tests {
     }
 
     #[test]
+    fn the_rank_table_is_used_only_below_four_cells_per_row() {
+        // A table of capacity + 1 ranks is the quick look-up but its memory
+        // grows with the capacity: used while the capacity is below 4 x the
+        // rows (so memory stays O(N)), a binary search over the distinct
+        // weights above.
+        for (capacity, table) in [(3, true), (39, true), (40, false), (1_000_000, false)] {
+            let mut rows: Vec<(u32, i64, i64)> =
+                (0..10).map(|i| (i, 1 + i as i64 % 3, 10)).collect();
+            let mut filter = Filter::default();
+            drop_dominated(&mut rows, capacity, &mut filter);
+            let want = if table { capacity as usize + 1 } else { 0 };
+            assert_eq!(filter.rank_of.len(), want, "capacity {capacity}, 10 rows");
+        }
+    }
+
+    #[test]
     fn dominated_rows_are_dropped_and_the_first_of_each_weight_kept() {
         // Capacity 10: at most 5 rows of weight 2 matter, 3 of weight 3.
         let mut rows: Vec<(u32, i64, i64)> = (0..8)
