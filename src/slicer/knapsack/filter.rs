@@ -21,7 +21,13 @@
 /// candidates for a small capacity, most rows go.
 ///
 /// Time O(N log N) at most, memory O(N): tables per distinct weight.
-pub(super) fn drop_dominated(rows: &mut Vec<(u32, i64, i64)>, capacity: i64, filter: &mut Filter) {
+/// Returns the prefix-sum entries rebuilt in all (what the tests hold the
+/// rebuilds to).
+pub(super) fn drop_dominated(
+    rows: &mut Vec<(u32, i64, i64)>,
+    capacity: i64,
+    filter: &mut Filter,
+) -> usize {
     let Filter {
         weights,
         rank_of,
@@ -67,7 +73,7 @@ pub(super) fn drop_dominated(rows: &mut Vec<(u32, i64, i64)>, capacity: i64, fil
     prefix.resize(weights.len(), 0);
     // Rebuilds cost O(weights): at most 16 x the kept rows in all.
     let period = PREFIX_PERIOD.max(weights.len() / 16);
-    let mut since = 0;
+    let (mut since, mut rebuilt) = (0, 0);
     rows.retain(|&(_, d, v)| {
         let r = rank(d);
         let k = capacity / d;
@@ -86,9 +92,11 @@ pub(super) fn drop_dominated(rows: &mut Vec<(u32, i64, i64)>, capacity: i64, fil
                 total = total.saturating_add(kept.saturating_mul(w));
                 *p = total;
             }
+            rebuilt += prefix.len();
         }
         true
     });
+    rebuilt
 }
 
 /// [`drop_dominated`]'s tables, kept in the scratch.
@@ -179,6 +187,30 @@ mod tests {
             let want = if table { capacity as usize + 1 } else { 0 };
             assert_eq!(filter.rank_of.len(), want, "capacity {capacity}, 10 rows");
         }
+    }
+
+    #[test]
+    fn prefix_rebuilds_cost_at_most_16_entries_per_kept_row() {
+        // 5,000 rows in score order, each of its own weight, none dropped
+        // (a large capacity): a rebuild every 64 kept rows would cost
+        // 78 x 5,000 entries; every 5,000 / 16 = 312 kept rows, 16 x 5,000.
+        let mut rows: Vec<(u32, i64, i64)> = (0..5000)
+            .map(|i| (i, 1 + i as i64, 10_000 - i as i64))
+            .collect();
+        let rebuilt = drop_dominated(&mut rows, 1 << 40, &mut Filter::default());
+        assert_eq!(rows.len(), 5000);
+        assert!(
+            rebuilt <= 16 * rows.len(),
+            "{rebuilt} prefix entries rebuilt for 5,000 kept rows"
+        );
+        // And with few weights, a rebuild every 64 kept rows: 78 of 3 entries.
+        let mut rows: Vec<(u32, i64, i64)> = (0..5000)
+            .map(|i| (i, 1 + i as i64 % 3, 10_000 - i as i64))
+            .collect();
+        assert_eq!(
+            drop_dominated(&mut rows, 1 << 40, &mut Filter::default()),
+            78 * 3
+        );
     }
 
     #[test]
