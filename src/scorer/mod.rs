@@ -194,15 +194,8 @@ impl Scorer {
             }
             Scorer::Scaled(inner) => {
                 inner.score(items, all, out);
-                let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
-                for &s in out.iter() {
-                    if s < min {
-                        min = s;
-                    }
-                    if s > max {
-                        max = s;
-                    }
-                }
+                let min = out.iter().copied().fold(f64::INFINITY, f64::min);
+                let max = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
                 for o in out.iter_mut() {
                     *o = if max == min {
                         0.5
