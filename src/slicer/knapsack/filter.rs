@@ -81,7 +81,10 @@ pub(super) fn drop_dominated(
         if (kept >= k && v <= smallest) || (sorted && prefix[r] > capacity - d) {
             return false;
         }
-        per_weight[r] = (kept + 1, if kept < k { smallest.min(v) } else { smallest });
+        // Past the first k rows of the weight, a kept row is worth more
+        // than `smallest` (or the test above dropped it): the minimum is
+        // that of the first k.
+        per_weight[r] = (kept + 1, smallest.min(v));
         since += 1;
         if sorted && since >= period {
             since = 0;
@@ -211,6 +214,42 @@ mod tests {
             drop_dominated(&mut rows, 1 << 40, &mut Filter::default()),
             78 * 3
         );
+    }
+
+    #[test]
+    fn lighter_kept_rows_drop_a_row_once_they_weigh_more_than_its_room() {
+        // Capacity 100, in score order: 64 rows of weight 1 (kept; the
+        // prefix sums are rebuilt after them: 64), then rows of weight 50,
+        // 40 and 30. Rows of weight <= 50 weigh 64 > 100 - 50 and > 100 -
+        // 40: those two go; 64 <= 100 - 30 keeps the last.
+        let mut rows: Vec<(u32, i64, i64)> = (0..64).map(|i| (i, 1, 1000 - i as i64)).collect();
+        rows.extend([(64, 50, 500), (65, 40, 400), (66, 30, 300)]);
+        let rebuilt = drop_dominated(&mut rows, 100, &mut Filter::default());
+        let kept: Vec<u32> = rows.iter().map(|r| r.0).collect();
+        assert_eq!(kept, (0..64).chain([66]).collect::<Vec<u32>>());
+        assert_eq!(rebuilt, 4, "one rebuild of the four weights' sums");
+        // Out of score order the rule does not apply: nothing dropped, and
+        // no prefix sums built.
+        let mut rows: Vec<(u32, i64, i64)> = (0..64).map(|i| (i, 1, 1000 + i as i64)).collect();
+        rows.extend([(64, 50, 500), (65, 40, 400), (66, 30, 300)]);
+        assert_eq!(drop_dominated(&mut rows, 100, &mut Filter::default()), 0);
+        assert_eq!(rows.len(), 67);
+    }
+
+    #[test]
+    fn filter_bytes_count_every_table_by_element_size() {
+        let mut f = Filter::default();
+        assert_eq!(f.bytes(), 0);
+        f.weights.reserve_exact(3);
+        f.rank_of.reserve_exact(5);
+        f.per_weight.reserve_exact(7);
+        f.prefix.reserve_exact(11);
+        let want = f.weights.capacity() * 8
+            + f.rank_of.capacity() * 4
+            + f.per_weight.capacity() * 16
+            + f.prefix.capacity() * 8;
+        assert_eq!(f.bytes(), want);
+        assert!(want >= 3 * 8 + 5 * 4 + 7 * 16 + 11 * 8);
     }
 
     #[test]
