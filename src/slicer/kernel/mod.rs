@@ -399,6 +399,11 @@ mod tests {
             // padding-derived values come close to the negative NaNs.
             let max = BITS32_MAX_TOTAL / 12;
             check_kernel::<Bits32>(k, 200 + i as u64, max, Bits32::new, Bits32::get);
+            // Values below 4: ties everywhere, and a tie sets no keep bit
+            // (a row keeps a cell only when it improves it).
+            check_kernel::<i32>(k, 300 + i as u64, 4, |v| v as i32, |x| x as i64);
+            check_kernel::<i64>(k, 400 + i as u64, 4, |v| v, |x| x);
+            check_kernel::<Bits32>(k, 500 + i as u64, 4, Bits32::new, Bits32::get);
         }
     }
 
