@@ -113,3 +113,26 @@ pub fn frequency(items: &Items, all: &[u32], out: &mut [f64]) {
         *o = (union - 1) as f64 / peers;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hash_of(tag: &str) -> u64 {
+        use std::hash::{BuildHasher, BuildHasherDefault};
+        BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default()
+            .hash_one(Folded(tag))
+    }
+
+    #[test]
+    fn folded_tags_hash_as_they_compare() {
+        // Equal up to ASCII case: the same hash (the map finds them).
+        assert_eq!(hash_of("Urgent"), hash_of("uRGENT"));
+        assert!(Folded("Urgent") == Folded("uRGENT"));
+        // Different tags: different hashes here (not one bucket for all).
+        let tags = ["a", "b", "ab", "ba", "urgent", "", "é", "É"];
+        let hashes: std::collections::HashSet<u64> = tags.iter().map(|t| hash_of(t)).collect();
+        assert_eq!(hashes.len(), tags.len(), "{tags:?}");
+        assert!(Folded("é") != Folded("É"), "only ASCII folds");
+    }
+}
