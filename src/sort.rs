@@ -11,7 +11,8 @@ pub fn ordered_bits(x: f64) -> u64 {
     if b >> 63 == 1 {
         !b
     } else {
-        b | (1 << 63)
+        // The sign bit is clear here: adding it sets it.
+        b + (1 << 63)
     }
 }
 
@@ -24,7 +25,8 @@ pub fn desc_bits(value: f64) -> u64 {
 /// A key that sorts ascending as (value descending, position ascending).
 #[inline]
 pub fn desc_key(value: f64, position: u32) -> u128 {
-    ((desc_bits(value) as u128) << 32) | position as u128
+    // Disjoint bits: the sum is the bitwise or.
+    ((desc_bits(value) as u128) << 32) + position as u128
 }
 
 /// The position encoded in a [`desc_key`].
@@ -48,7 +50,7 @@ pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
     let mut keys: Vec<u64> = bits
         .iter()
         .enumerate()
-        .map(|(i, &b)| (b & HIGH) | i as u64)
+        .map(|(i, &b)| (b & HIGH) + i as u64)
         .collect();
     keys.sort_unstable();
     let mut order: Vec<u32> = keys.iter().map(|&k| k as u32).collect();

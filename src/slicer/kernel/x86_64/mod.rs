@@ -90,8 +90,9 @@ fn pack_sse(m0: __m128i, m1: __m128i, m2: __m128i, m3: __m128i) -> u64 {
     _mm_movemask_epi8(bytes) as u32 as u64 & 0xFFFF
 }
 
-/// Joins four masks of `bits` bits each, first one lowest.
+/// Joins four masks of `bits` bits each, first one lowest (disjoint bit
+/// ranges: the sum is the bitwise or).
 #[inline(always)]
 fn join(bits: u32, m: [u64; 4]) -> u64 {
-    m[0] | m[1] << bits | m[2] << (2 * bits) | m[3] << (3 * bits)
+    m[0] + (m[1] << bits) + (m[2] << (2 * bits)) + (m[3] << (3 * bits))
 }
