@@ -438,6 +438,55 @@ mod tests {
         }
     }
 
+    #[test]
+    fn kernel_names_are_the_documented_values() {
+        // The values CUPEL_KNAPSACK_KERNEL accepts (README).
+        let names: Vec<&str> = [
+            Kernel::Portable,
+            Kernel::Sse2,
+            Kernel::Sse41,
+            Kernel::Avx2,
+            Kernel::Avx512,
+        ]
+        .iter()
+        .map(|k| k.name())
+        .collect();
+        assert_eq!(names, ["portable", "sse2", "sse4.1", "avx2", "avx512"]);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn bits32_lanes_for_the_kernels_without_an_i32_max_and_totals_they_hold() {
+        for k in [Kernel::Portable, Kernel::Sse2] {
+            assert!(use_bits32(k, 0) && use_bits32(k, BITS32_MAX_TOTAL), "{k:?}");
+            assert!(
+                !use_bits32(k, BITS32_MAX_TOTAL + 1),
+                "{k:?}: overflows the lane"
+            );
+            assert!(!use_bits32(k, -1), "{k:?}");
+        }
+        for k in [Kernel::Sse41, Kernel::Avx2, Kernel::Avx512] {
+            assert!(!use_bits32(k, 5), "{k:?} has an i32 max");
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "f.blocks.end <= words")]
+    fn fused_kernels_check_their_bounds_first() {
+        // A block past the keep words: refused before any intrinsic runs.
+        let mut dp = vec![0i32; dp_len(1, 8)];
+        let (mut keep_a, mut keep_b) = ([0u64; 1], [0u64; 1]);
+        check(&Fused {
+            dp: &mut dp,
+            pad: pad(8),
+            keep_a: &mut keep_a,
+            keep_b: &mut keep_b,
+            a: (3, 1),
+            b: (4, 1),
+            blocks: 0..2,
+        });
+    }
+
     #[cfg(not(target_arch = "x86_64"))]
     #[test]
     fn only_the_portable_kernel_elsewhere() {
