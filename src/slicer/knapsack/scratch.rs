@@ -47,14 +47,14 @@ pub(super) fn grow<T: Copy + Default>(
     len: usize,
     needed: u128,
 ) -> Result<&mut [T]> {
-    if len > v.len() {
-        v.try_reserve_exact(len - v.len()).map_err(|e| {
+    // Nothing to reserve (and no resize) when `v` is long enough already.
+    v.try_reserve_exact(len.saturating_sub(v.len()))
+        .map_err(|e| {
             Error::Capacity(format!(
                 "cannot allocate the knapsack table ({needed} bytes): {e}"
             ))
         })?;
-        v.resize(len, T::default());
-    }
+    v.resize(v.len().max(len), T::default());
     Ok(&mut v[..len])
 }
 
@@ -94,7 +94,43 @@ mod tests {
     }
 
     #[test]
+    fn grow_reserves_exactly_what_is_missing_and_keeps_longer_buffers() {
+        let mut v: Vec<u64> = Vec::new();
+        assert_eq!(grow(&mut v, 100, 800).unwrap().len(), 100);
+        assert_eq!((v.len(), v.capacity()), (100, 100));
+        assert_eq!(grow(&mut v, 250, 2000).unwrap().len(), 250);
+        assert_eq!((v.len(), v.capacity()), (250, 250), "150 more, not 400");
+        v[200] = 7;
+        let shorter = grow(&mut v, 220, 1760).unwrap();
+        assert_eq!((shorter.len(), shorter[200]), (220, 7));
+        assert_eq!(v.len(), 250, "a longer buffer is kept as it is");
+    }
+
+    #[test]
+    fn dp_arrays_start_on_a_cache_line_with_64_bytes_of_slack() {
+        fn check<T: kernel::Lane>(v: &mut Vec<T>) {
+            let size = std::mem::size_of::<T>();
+            for (words, max_weight) in [(1, 1), (3, 100), (40, 2000)] {
+                let dp = dp_array(v, words, max_weight, 0).unwrap();
+                assert_eq!(dp.len(), kernel::dp_len(words, max_weight));
+                assert_eq!(dp.as_ptr() as usize % 64, 0, "{size}-byte cells");
+                assert_eq!(v.len(), kernel::dp_len(words, max_weight) + 64 / size);
+                v.clear();
+                v.shrink_to_fit();
+            }
+        }
+        check::<i32>(&mut Vec::new());
+        check::<i64>(&mut Vec::new());
+        check::<Bits32>(&mut Vec::new());
+    }
+
+    #[test]
     fn trim_keeps_scratch_up_to_64_mib_and_releases_more() {
+        // Exactly 64 MiB: kept.
+        let mut s = Scratch::default();
+        s.keep.reserve_exact(64 * MIB / 8);
+        s.trim();
+        assert_eq!(s.keep.capacity(), 64 * MIB / 8);
         // Every buffer about 5 MiB, 25 MiB in all: kept.
         let mut s = sized(5 * MIB / 8, 5 * MIB);
         s.trim();
