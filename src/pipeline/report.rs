@@ -628,6 +628,27 @@ mod tests {
     }
 
     #[test]
+    fn zero_pinned_tokens_displace_nothing() {
+        use crate::pipeline::{Engine, Pipeline};
+        use crate::slicer::Slicer;
+        // A pinned item of 0 tokens; the 20% safety margin leaves 120 of
+        // the 150 target, so the 130-token item fits the room (150) but not
+        // the effective target: the margin excluded it, not the pinned item.
+        let mut items = Items::from_spec(&[(0, 0.5, "Message"), (130, 0.9, "Message")]);
+        items.set_pinned(0, true).unwrap();
+        let mut budget = crate::Budget::new(1000, 150).unwrap();
+        budget.set_safety_margin(20.0).unwrap();
+        let p = Pipeline::new(None, Engine::new(Slicer::Greedy), None);
+        let mut report = Report::default();
+        p.run(&items, &budget, Some(&mut report)).unwrap();
+        let doc: serde_json::Value = serde_json::from_str(&report.json(&items)).unwrap();
+        let excluded = doc["excluded"].as_array().unwrap();
+        assert_eq!(excluded.len(), 1, "{doc}");
+        assert_eq!(excluded[0]["item"]["tokens"], 130);
+        assert_eq!(excluded[0]["reason"]["reason"], "BudgetExceeded", "{doc}");
+    }
+
+    #[test]
     fn every_reason_has_its_own_number_and_name() {
         let mut seen = std::collections::HashSet::new();
         for r in &Reason::ALL {
