@@ -61,9 +61,8 @@ pub fn by_value_desc(values: impl Iterator<Item = f64>) -> Vec<u32> {
             .iter()
             .take_while(|&&k| k & HIGH == high)
             .count();
-        if len > 1 {
-            order[start..start + len].sort_unstable_by_key(|&p| (bits[p as usize], p));
-        }
+        // A run of one is already in order (and returns at once).
+        order[start..start + len].sort_unstable_by_key(|&p| (bits[p as usize], p));
         start += len;
     }
     order
