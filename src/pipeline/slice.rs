@@ -307,7 +307,7 @@ mod tests {
 
     #[test]
     fn greedy_in_item_order_selects_as_in_sort_order() {
-        // Density ties (10/0.5 = 20/1.0 ...), a zero-token item and a
+        // Density ties (0.5/20 = 0.25/10 = 1.0/40 ...), a zero-token item and a
         // negative one: the candidates in item order give the selection and
         // order of the Sort stage's.
         let spec = [
