@@ -194,8 +194,11 @@ impl Scorer {
             }
             Scorer::Scaled(inner) => {
                 inner.score(items, all, out);
-                let min = out.iter().copied().fold(f64::INFINITY, f64::min);
-                let max = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let (min, max) = out
+                    .iter()
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &s| {
+                        (lo.min(s), hi.max(s))
+                    });
                 for o in out.iter_mut() {
                     *o = if max == min {
                         0.5
