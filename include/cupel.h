@@ -915,6 +915,173 @@ enum cupel_status cupel_placer_place(const struct cupel_placer *placer,
                                      size_t *out_len);
 
 /**
+ * Item `index`'s token count, as pushed.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `out_tokens`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`index` out of range; the message names it).
+ */
+enum cupel_status cupel_items_tokens(const struct cupel_items *items,
+                                     size_t index,
+                                     int64_t *out_tokens);
+
+/**
+ * Item `index`'s score, as pushed (the Score stage's scores are in a
+ * report's decisions, and `cupel_scorer_score`).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_score(const struct cupel_items *items,
+                                    size_t index,
+                                    double *out_score);
+
+/**
+ * Item `index`'s kind, as this list first spelled it (kinds compare
+ * with ASCII case folding, so "message" pushed after "Message" reads
+ * back as "Message"; the default kind is "Message").
+ *
+ * `*out_kind` points to `*out_len` bytes of UTF-8, not NUL-terminated,
+ * owned by the list and valid until it is next changed or freed.
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_kind(const struct cupel_items *items,
+                                   size_t index,
+                                   const char **out_kind,
+                                   size_t *out_len);
+
+/**
+ * Item `index`'s content: `*out_content` points to `*out_len` bytes of
+ * UTF-8 (not NUL-terminated; owned by the list and valid until it is
+ * next changed or freed), or is NULL with `*out_len` 0 when the item
+ * has no content.
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_content(const struct cupel_items *items,
+                                      size_t index,
+                                      const char **out_content,
+                                      size_t *out_len);
+
+/**
+ * Item `index`'s source: "Chat" unless set. Pointer and length as
+ * `cupel_items_content` (never NULL).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_source(const struct cupel_items *items,
+                                     size_t index,
+                                     const char **out_source,
+                                     size_t *out_len);
+
+/**
+ * Item `index`'s timestamp (UTC milliseconds): `*out_present` is false
+ * (and `*out_unix_millis` 0) when it has none.
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_timestamp(const struct cupel_items *items,
+                                        size_t index,
+                                        bool *out_present,
+                                        int64_t *out_unix_millis);
+
+/**
+ * Item `index`'s priority: `*out_present` is false (and `*out_priority`
+ * 0) when it has none.
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_priority(const struct cupel_items *items,
+                                       size_t index,
+                                       bool *out_present,
+                                       int64_t *out_priority);
+
+/**
+ * Item `index`'s relevance hint: `*out_present` is false (and
+ * `*out_hint` 0) when it has none.
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_relevance_hint(const struct cupel_items *items,
+                                             size_t index,
+                                             bool *out_present,
+                                             double *out_hint);
+
+/**
+ * Whether item `index` is pinned.
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_pinned(const struct cupel_items *items,
+                                     size_t index,
+                                     bool *out_pinned);
+
+/**
+ * Item `index`'s keep-together group (0: none).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_group(const struct cupel_items *items,
+                                    size_t index,
+                                    uint64_t *out_group);
+
+/**
+ * The number of tags of item `index` (duplicates counted, in the order added).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_tag_count(const struct cupel_items *items,
+                                        size_t index,
+                                        size_t *out_count);
+
+/**
+ * Tag `tag_index` (< `cupel_items_tag_count`) of item `index`. Pointer
+ * and length as `cupel_items_content` (never NULL).
+ *
+ * Errors: as `cupel_items_tokens`; CUPEL_ERROR_INVALID_ARGUMENT for
+ * `tag_index` out of range.
+ */
+enum cupel_status cupel_items_tag(const struct cupel_items *items,
+                                  size_t index,
+                                  size_t tag_index,
+                                  const char **out_tag,
+                                  size_t *out_len);
+
+/**
+ * The number of metadata entries of item `index` (one per key, in the
+ * order the keys were first set).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_metadata_count(const struct cupel_items *items,
+                                             size_t index,
+                                             size_t *out_count);
+
+/**
+ * Metadata entry `entry_index` (< `cupel_items_metadata_count`) of item
+ * `index`: its key and value, each a pointer and a length as
+ * `cupel_items_content` (never NULL).
+ *
+ * Errors: as `cupel_items_tokens`; CUPEL_ERROR_INVALID_ARGUMENT for
+ * `entry_index` out of range.
+ */
+enum cupel_status cupel_items_metadata_entry(const struct cupel_items *items,
+                                             size_t index,
+                                             size_t entry_index,
+                                             const char **out_key,
+                                             size_t *out_key_len,
+                                             const char **out_value,
+                                             size_t *out_value_len);
+
+/**
+ * The specification's name of a reason (`cupel_decision.reason`, a
+ * `cupel_reason` value), as the JSON report writes it: "Scored",
+ * "BudgetExceeded", "Deduplicated", ... A static string, never NULL; a
+ * number that is no reason gives "Unknown". `reason` is taken as `int`
+ * so that any number is safe.
+ */
+const char *cupel_reason_str(int reason);
+
+/**
  * Creates an empty report. Free it exactly once with `cupel_report_free`.
  *
  * Errors: CUPEL_ERROR_NULL_POINTER (`out`).

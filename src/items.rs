@@ -288,6 +288,17 @@ impl Items {
         }
     }
 
+    /// Item `index` as a `u32` index for the getters, or an error naming it
+    /// when out of range.
+    pub fn at(&self, index: usize) -> Result<u32> {
+        self.check_index(index).map(|i| i as u32)
+    }
+
+    /// The kind of item `i` as first spelled in this list.
+    pub fn kind_name(&self, i: u32) -> &str {
+        self.kind_table.name(self.kinds[i as usize])
+    }
+
     /// Item `index`, or an error naming it when out of range.
     fn check_index(&self, index: usize) -> Result<usize> {
         if index >= self.len() {

@@ -10,7 +10,10 @@ fn run_suite(name: &str) {
     let src = common::root().join("tests/c").join(format!("{name}.c"));
     let exe = common::out_dir("c_harness").join(name);
     common::build_c_program(&[&src], &exe, &[]);
-    let out = common::run(&mut Command::new(&exe), name);
+    let out = common::run(
+        Command::new(&exe).env("CUPEL_CONTRACT", common::contract::path()),
+        name,
+    );
     print!("{out}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
 }
@@ -83,6 +86,15 @@ fn c_pipeline() {
 #[test]
 fn c_groups() {
     run_suite("test_groups");
+}
+
+/// The binding contract through the C ABI: every row that names c.
+#[test]
+fn c_contract() {
+    run_suite("contract");
+    let exe = common::out_dir("c_harness").join("contract");
+    let out = common::run(Command::new(&exe).arg(common::contract::path()), "contract");
+    common::contract::check_summary("c", &out);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 # Installs what the tests need on a fresh Debian machine, skipping whatever
 # is already there: the C/C++ compilers, Go, Mono, valgrind, Node and npm,
 # LuaJIT, binaryen (wasm-opt), python3-venv, the aarch64 cross tools and
-# qemu-user, and
+# qemu-user, CMake, pkg-config, abigail-tools, LuaRocks, NuGet, PyPy, and
 # the rustup targets wasm32-unknown-unknown and aarch64-unknown-linux-gnu.
 # Run as root, or with sudo available. `bash tests/run_all.sh --install`
 # runs it first; .ci/run does that.
@@ -23,6 +23,15 @@ want wasm-opt binaryen
 want qemu-aarch64 qemu-user
 want aarch64-linux-gnu-gcc gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 want python3 python3
+# Packaging and ABI checks (issue 25): CMake and pkg-config for the C/C++
+# package, abidiff for the ABI baseline, LuaRocks, NuGet (Mono's nuget.exe),
+# and PyPy 3.9 as the second Python the wheel is installed into.
+want cmake cmake
+want pkg-config pkg-config
+want abidiff abigail-tools
+want luarocks luarocks
+want nuget nuget
+want pypy3 pypy3
 # The Python binding's test makes a virtual environment.
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || need+=(python3-venv)
 if [ ${#need[@]} -gt 0 ]; then

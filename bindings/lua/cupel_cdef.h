@@ -239,6 +239,62 @@ enum cupel_status cupel_placer_place(const struct cupel_placer *placer,
                                      size_t *out_indices,
                                      size_t capacity,
                                      size_t *out_len);
+enum cupel_status cupel_items_tokens(const struct cupel_items *items,
+                                     size_t index,
+                                     int64_t *out_tokens);
+enum cupel_status cupel_items_score(const struct cupel_items *items,
+                                    size_t index,
+                                    double *out_score);
+enum cupel_status cupel_items_kind(const struct cupel_items *items,
+                                   size_t index,
+                                   const char **out_kind,
+                                   size_t *out_len);
+enum cupel_status cupel_items_content(const struct cupel_items *items,
+                                      size_t index,
+                                      const char **out_content,
+                                      size_t *out_len);
+enum cupel_status cupel_items_source(const struct cupel_items *items,
+                                     size_t index,
+                                     const char **out_source,
+                                     size_t *out_len);
+enum cupel_status cupel_items_timestamp(const struct cupel_items *items,
+                                        size_t index,
+                                        bool *out_present,
+                                        int64_t *out_unix_millis);
+enum cupel_status cupel_items_priority(const struct cupel_items *items,
+                                       size_t index,
+                                       bool *out_present,
+                                       int64_t *out_priority);
+enum cupel_status cupel_items_relevance_hint(const struct cupel_items *items,
+                                             size_t index,
+                                             bool *out_present,
+                                             double *out_hint);
+enum cupel_status cupel_items_pinned(const struct cupel_items *items,
+                                     size_t index,
+                                     bool *out_pinned);
+enum cupel_status cupel_items_group(const struct cupel_items *items,
+                                    size_t index,
+                                    uint64_t *out_group);
+enum cupel_status cupel_items_tag_count(const struct cupel_items *items,
+                                        size_t index,
+                                        size_t *out_count);
+enum cupel_status cupel_items_tag(const struct cupel_items *items,
+                                  size_t index,
+                                  size_t tag_index,
+                                  const char **out_tag,
+                                  size_t *out_len);
+enum cupel_status cupel_items_metadata_count(const struct cupel_items *items,
+                                             size_t index,
+                                             size_t *out_count);
+enum cupel_status cupel_items_metadata_entry(const struct cupel_items *items,
+                                             size_t index,
+                                             size_t entry_index,
+                                             const char **out_key,
+                                             size_t *out_key_len,
+                                             const char **out_value,
+                                             size_t *out_value_len);
+const char *cupel_reason_str(int reason);
+
 enum cupel_status cupel_report_new(struct cupel_report **out);
 
 void cupel_report_free(struct cupel_report *report);

@@ -1,6 +1,8 @@
 //! Helpers for tests that build C/C++ programs against the library.
 #![allow(dead_code)]
 
+pub mod contract;
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;

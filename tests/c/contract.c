@@ -1,0 +1,494 @@
+/* The binding contract (tests/contract/contract.txt) run through the C ABI:
+ * every row whose `where` names c. Usage: contract [contract.txt] (default:
+ * $CUPEL_CONTRACT).
+ * Prints "contract c: N passed, M failed" and exits non-zero on a failure. */
+#include "cupel.h"
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+  char id[64], op[64], arg[64], value[96], expect[64], where[64];
+} row_t;
+
+typedef struct {
+  cupel_items *items;
+  cupel_budget *budget;
+  cupel_slicer *greedy;
+  cupel_scorer *recency, *priority, *kind;
+  cupel_placer *chronological;
+  cupel_pipeline *pipeline;
+  cupel_stream *stream;
+} fixture_t;
+
+/* What a call did: its status and, for calls that return something, the
+ * result as text (e.g. "[2]", "50", "BudgetExceeded"). */
+typedef struct {
+  cupel_status status;
+  char result[256];
+  char message[1024];
+  int check_failed; /* an ok call whose op-specific check failed */
+  char check_what[256];
+} outcome_t;
+
+static int fixture_new(fixture_t *f) {
+  const int64_t tokens[] = {100, 200, 50};
+  const double scores[] = {0.9, 0.5, 0.1};
+  const char *kinds[] = {"Message", "Document", "ToolOutput"};
+  const char *contents[] = {"alpha", "beta", "gamma"};
+  size_t i;
+  memset(f, 0, sizeof *f);
+  if (cupel_items_new(&f->items) || cupel_items_push_many(f->items, 3, tokens, scores, kinds)) return 0;
+  for (i = 0; i < 3; i++) {
+    if (cupel_items_set_content(f->items, i, contents[i]) ||
+        cupel_items_set_timestamp(f->items, i, 1000 * (int64_t)(i + 1)))
+      return 0;
+  }
+  if (cupel_budget_new(300, 250, &f->budget) || cupel_slicer_new_greedy(&f->greedy) ||
+      cupel_scorer_new_recency(&f->recency) || cupel_scorer_new_priority(&f->priority) ||
+      cupel_scorer_new_kind(NULL, 0, &f->kind) || cupel_placer_new_chronological(&f->chronological) ||
+      cupel_pipeline_new(f->recency, f->greedy, f->chronological, &f->pipeline) ||
+      cupel_stream_new(100, 0, &f->stream))
+    return 0;
+  return 1;
+}
+
+static void fixture_free(fixture_t *f) {
+  cupel_stream_free(f->stream);
+  cupel_pipeline_free(f->pipeline);
+  cupel_placer_free(f->chronological);
+  cupel_scorer_free(f->kind);
+  cupel_scorer_free(f->priority);
+  cupel_scorer_free(f->recency);
+  cupel_slicer_free(f->greedy);
+  cupel_budget_free(f->budget);
+  cupel_items_free(f->items);
+}
+
+/* ---- values ------------------------------------------------------------------ */
+
+static int is(const char *a, const char *b) { return strcmp(a, b) == 0; }
+
+/* The row's value when `arg` is the argument being replaced. */
+static int replaces(const row_t *r, const char *arg) { return is(r->arg, arg); }
+
+static int64_t i64_of(const row_t *r, const char *arg, int64_t dflt) {
+  if (!replaces(r, arg)) return dflt;
+  if (is(r->value, "end")) return 3;
+  return strtoll(r->value, NULL, 10);
+}
+
+static uint64_t u64_of(const row_t *r, const char *arg, uint64_t dflt) {
+  if (!replaces(r, arg)) return dflt;
+  return strtoull(r->value, NULL, 10);
+}
+
+static size_t index_of(const row_t *r, const char *arg, size_t dflt) {
+  if (!replaces(r, arg)) return dflt;
+  if (is(r->value, "end")) return 3;
+  return (size_t)strtoull(r->value, NULL, 10);
+}
+
+static double f64_of(const row_t *r, const char *arg, double dflt) {
+  if (!replaces(r, arg)) return dflt;
+  return strtod(r->value, NULL); /* "nan", "inf", "-inf" included */
+}
+
+static int bool_of(const row_t *r, const char *arg, int dflt) {
+  if (!replaces(r, arg)) return dflt;
+  return is(r->value, "true");
+}
+
+/* A string argument: NULL for `null`, FF FE for `bad-utf8`, else the quoted
+ * text with \xHH escapes decoded into `buf`. */
+static const char *str_of(const row_t *r, const char *arg, const char *dflt, char *buf, size_t cap) {
+  const char *v = r->value;
+  size_t n = 0;
+  if (!replaces(r, arg)) return dflt;
+  if (is(v, "null")) return NULL;
+  if (is(v, "bad-utf8")) return "\xff\xfe";
+  if (*v != '"') {
+    fprintf(stderr, "row %s: %s is not a string value\n", r->id, v);
+    exit(2);
+  }
+  for (v++; *v && *v != '"' && n + 1 < cap; v++) {
+    if (v[0] == '\\' && v[1] == 'x' && isxdigit((unsigned char)v[2]) && isxdigit((unsigned char)v[3])) {
+      char hex[3] = {v[2], v[3], 0};
+      buf[n++] = (char)strtol(hex, NULL, 16);
+      v += 3;
+    } else {
+      buf[n++] = *v;
+    }
+  }
+  buf[n] = 0;
+  return buf;
+}
+
+/* A handle argument: NULL for `null`, else the fixture's. */
+#define HANDLE(r, arg, h) (replaces(r, arg) && is((r)->value, "null") ? NULL : (h))
+
+/* ---- ops ---------------------------------------------------------------------- */
+
+static void write_indices(outcome_t *o, const size_t *ix, size_t n) {
+  size_t i, at = 0;
+  at += (size_t)snprintf(o->result + at, sizeof o->result - at, "[");
+  for (i = 0; i < n && at < sizeof o->result; i++)
+    at += (size_t)snprintf(o->result + at, sizeof o->result - at, i ? ", %zu" : "%zu", ix[i]);
+  if (at < sizeof o->result) snprintf(o->result + at, sizeof o->result - at, "]");
+}
+
+static void fail_check(outcome_t *o, const char *what) {
+  o->check_failed = 1;
+  snprintf(o->check_what, sizeof o->check_what, "%s", what);
+}
+
+/* items.get: reads item `index` back and compares it with the fixture. */
+static cupel_status get_item(const cupel_items *items, size_t index, outcome_t *o) {
+  static const int64_t tokens[] = {100, 200, 50};
+  static const double scores[] = {0.9, 0.5, 0.1};
+  static const char *kinds[] = {"Message", "Document", "ToolOutput"};
+  static const char *contents[] = {"alpha", "beta", "gamma"};
+  int64_t t = 0, ts = 0;
+  double s = 0;
+  const char *kind = NULL, *content = NULL;
+  size_t kind_len = 0, content_len = 0;
+  bool has_ts = false;
+  cupel_status st;
+  if ((st = cupel_items_tokens(items, index, &t)) != CUPEL_OK) return st;
+  if ((st = cupel_items_score(items, index, &s)) != CUPEL_OK) return st;
+  if ((st = cupel_items_kind(items, index, &kind, &kind_len)) != CUPEL_OK) return st;
+  if ((st = cupel_items_content(items, index, &content, &content_len)) != CUPEL_OK) return st;
+  if ((st = cupel_items_timestamp(items, index, &has_ts, &ts)) != CUPEL_OK) return st;
+  if (index < 3) {
+    if (t != tokens[index]) fail_check(o, "tokens");
+    if (s != scores[index]) fail_check(o, "score");
+    if (kind_len != strlen(kinds[index]) || memcmp(kind, kinds[index], kind_len)) fail_check(o, "kind");
+    if (!content || content_len != strlen(contents[index]) || memcmp(content, contents[index], content_len))
+      fail_check(o, "content");
+    if (!has_ts || ts != 1000 * (int64_t)(index + 1)) fail_check(o, "timestamp");
+  }
+  return CUPEL_OK;
+}
+
+static cupel_status call(const row_t *r, fixture_t *f, outcome_t *o) {
+  char b1[96], b2[96], b3[96];
+  const char *op = r->op;
+  size_t out[16], n = 0;
+  if (is(op, "items.push")) {
+    return cupel_items_push(HANDLE(r, "items", f->items), i64_of(r, "tokens", 10), f64_of(r, "score", 0.5),
+                            str_of(r, "kind", "Message", b1, sizeof b1));
+  }
+  if (is(op, "items.push_many")) {
+    int64_t tokens[12];
+    double scores[12];
+    const char *kinds[12];
+    int i;
+    for (i = 0; i < 12; i++) {
+      tokens[i] = 7;
+      scores[i] = 0.5;
+      kinds[i] = "Message";
+    }
+    tokens[11] = i64_of(r, "tokens", 7);
+    scores[11] = f64_of(r, "score", 0.5);
+    kinds[11] = str_of(r, "kind", "Message", b1, sizeof b1);
+    return cupel_items_push_many(HANDLE(r, "items", f->items), 12, tokens, scores, kinds);
+  }
+  if (is(op, "items.set_content"))
+    return cupel_items_set_content(f->items, index_of(r, "index", 0), str_of(r, "content", "hello", b1, sizeof b1));
+  if (is(op, "items.set_timestamp"))
+    return cupel_items_set_timestamp(f->items, index_of(r, "index", 0), i64_of(r, "unix_millis", 5));
+  if (is(op, "items.set_priority"))
+    return cupel_items_set_priority(f->items, index_of(r, "index", 0), i64_of(r, "priority", 1));
+  if (is(op, "items.set_pinned"))
+    return cupel_items_set_pinned(f->items, index_of(r, "index", 0), bool_of(r, "pinned", 1));
+  if (is(op, "items.set_group"))
+    return cupel_items_set_group(f->items, index_of(r, "index", 0), u64_of(r, "group", 7));
+  if (is(op, "items.add_tag"))
+    return cupel_items_add_tag(f->items, index_of(r, "index", 0), str_of(r, "tag", "t", b1, sizeof b1));
+  if (is(op, "items.set_metadata"))
+    return cupel_items_set_metadata(f->items, index_of(r, "index", 0), str_of(r, "key", "k", b1, sizeof b1),
+                                    str_of(r, "value", "v", b2, sizeof b2));
+  if (is(op, "items.get")) return get_item(HANDLE(r, "items", f->items), index_of(r, "index", 1), o);
+  if (is(op, "budget.new")) {
+    cupel_budget *b = NULL;
+    cupel_status st = cupel_budget_new(i64_of(r, "max_tokens", 1000), i64_of(r, "target_tokens", 800), &b);
+    cupel_budget_free(b);
+    return st;
+  }
+  if (is(op, "budget.set_output_reserve"))
+    return cupel_budget_set_output_reserve(HANDLE(r, "budget", f->budget), i64_of(r, "output_reserve", 10));
+  if (is(op, "budget.set_safety_margin"))
+    return cupel_budget_set_safety_margin(HANDLE(r, "budget", f->budget), f64_of(r, "percent", 5));
+  if (is(op, "budget.reserve"))
+    return cupel_budget_reserve(HANDLE(r, "budget", f->budget), str_of(r, "kind", "Message", b1, sizeof b1),
+                                i64_of(r, "tokens", 10));
+  if (is(op, "slicer.knapsack")) {
+    cupel_slicer *s = NULL;
+    cupel_status st = cupel_slicer_new_knapsack(i64_of(r, "bucket_size", 100), &s);
+    cupel_slicer_free(s);
+    return st;
+  }
+  if (is(op, "slicer.quota")) {
+    cupel_slicer *s = NULL;
+    cupel_quota q;
+    cupel_status st;
+    q.kind = str_of(r, "kind", "Message", b1, sizeof b1);
+    q.require_percent = f64_of(r, "require_percent", 10);
+    q.cap_percent = f64_of(r, "cap_percent", 50);
+    st = cupel_slicer_new_quota(HANDLE(r, "inner", f->greedy), &q, 1, &s);
+    cupel_slicer_free(s);
+    return st;
+  }
+  if (is(op, "slicer.count_quota")) {
+    cupel_slicer *s = NULL;
+    cupel_count_quota q;
+    cupel_status st;
+    q.kind = str_of(r, "kind", "Message", b1, sizeof b1);
+    q.require_count = (uint32_t)i64_of(r, "require_count", 1);
+    q.cap_count = (uint32_t)i64_of(r, "cap_count", 2);
+    st = cupel_slicer_new_count_quota(HANDLE(r, "inner", f->greedy), &q, 1, CUPEL_SCARCITY_DEGRADE, &s);
+    cupel_slicer_free(s);
+    return st;
+  }
+  if (is(op, "scorer.kind")) {
+    cupel_scorer *s = NULL;
+    cupel_kind_weight w;
+    cupel_status st;
+    w.kind = str_of(r, "kind", "Message", b1, sizeof b1);
+    w.weight = f64_of(r, "weight", 1);
+    st = cupel_scorer_new_kind(&w, 1, &s);
+    cupel_scorer_free(s);
+    return st;
+  }
+  if (is(op, "scorer.composite")) {
+    cupel_scorer *s = NULL;
+    const cupel_scorer *kids[3];
+    double w[3] = {1, 1, 1};
+    cupel_status st;
+    kids[0] = f->recency;
+    kids[1] = f->priority;
+    kids[2] = HANDLE(r, "children", f->kind);
+    w[2] = f64_of(r, "weights", 1);
+    st = cupel_scorer_new_composite(kids, w, 3, &s);
+    cupel_scorer_free(s);
+    return st;
+  }
+  if (is(op, "scorer.scaled")) {
+    cupel_scorer *s = NULL;
+    cupel_status st = cupel_scorer_new_scaled(HANDLE(r, "inner", f->recency), &s);
+    cupel_scorer_free(s);
+    return st;
+  }
+  if (is(op, "scorer.metadata_key")) {
+    cupel_scorer *s = NULL;
+    cupel_status st = cupel_scorer_new_metadata_key(str_of(r, "key", "k", b1, sizeof b1),
+                                                    str_of(r, "value", "v", b2, sizeof b2),
+                                                    f64_of(r, "boost", 2), &s);
+    cupel_scorer_free(s);
+    return st;
+  }
+  if (is(op, "placer.place")) {
+    size_t ix[3] = {0, 1, 2};
+    double sc[3] = {0.5, 0.5, 0.5};
+    cupel_status st;
+    ix[2] = index_of(r, "indices", 2);
+    sc[2] = f64_of(r, "scores", 0.5);
+    st = cupel_placer_place(HANDLE(r, "placer", f->chronological), HANDLE(r, "items", f->items), ix, sc, 3, out,
+                            16, &n);
+    if (st == CUPEL_OK) write_indices(o, out, n);
+    return st;
+  }
+  if (is(op, "pipeline.new")) {
+    cupel_pipeline *p = NULL;
+    cupel_status st = cupel_pipeline_new(HANDLE(r, "scorer", f->recency), HANDLE(r, "slicer", f->greedy),
+                                         HANDLE(r, "placer", f->chronological), &p);
+    cupel_pipeline_free(p);
+    return st;
+  }
+  if (is(op, "pipeline.run")) {
+    cupel_status st = cupel_pipeline_run(HANDLE(r, "pipeline", f->pipeline), HANDLE(r, "items", f->items),
+                                         HANDLE(r, "budget", f->budget), out, 16, &n, NULL);
+    if (st == CUPEL_OK) write_indices(o, out, n);
+    return st;
+  }
+  if (is(op, "slice")) {
+    cupel_status st = cupel_slice(HANDLE(r, "slicer", f->greedy), HANDLE(r, "items", f->items),
+                                  HANDLE(r, "budget", f->budget), i64_of(r, "pinned_tokens", 0), out, 16, &n, NULL);
+    if (st == CUPEL_OK) write_indices(o, out, n);
+    return st;
+  }
+  if (is(op, "marginal_items")) {
+    cupel_status st =
+        cupel_marginal_items(HANDLE(r, "slicer", f->greedy), HANDLE(r, "items", f->items),
+                             HANDLE(r, "budget", f->budget), i64_of(r, "pinned_tokens", 0),
+                             i64_of(r, "slack_tokens", 150), out, 16, &n);
+    if (st == CUPEL_OK) write_indices(o, out, n);
+    return st;
+  }
+  if (is(op, "find_min_budget")) {
+    int64_t tokens = 0;
+    cupel_status st = cupel_find_min_budget(HANDLE(r, "slicer", f->greedy), HANDLE(r, "items", f->items),
+                                            i64_of(r, "pinned_tokens", 0), index_of(r, "target_index", 2),
+                                            i64_of(r, "search_ceiling", 1000), &tokens);
+    if (st == CUPEL_OK) {
+      if (tokens < 0)
+        snprintf(o->result, sizeof o->result, "none");
+      else
+        snprintf(o->result, sizeof o->result, "%lld", (long long)tokens);
+    }
+    return st;
+  }
+  if (is(op, "stream.push")) {
+    bool full = false;
+    return cupel_stream_push(HANDLE(r, "stream", f->stream), i64_of(r, "tokens", 10), f64_of(r, "score", 0.5),
+                             &full);
+  }
+  if (is(op, "reason.name")) {
+    snprintf(o->result, sizeof o->result, "%s", cupel_reason_str((int)i64_of(r, "code", 0)));
+    return CUPEL_OK;
+  }
+  (void)b3;
+  fprintf(stderr, "row %s: unknown op %s\n", r->id, op);
+  exit(2);
+}
+
+/* ---- checks ------------------------------------------------------------------- */
+
+static int names_language(const char *where) {
+  char buf[64], *tok;
+  if (is(where, "all")) return 1;
+  if (is(where, "dyn") || is(where, "handles")) return 0;
+  snprintf(buf, sizeof buf, "%s", where);
+  for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ","))
+    if (is(tok, "c")) return 1;
+  return 0;
+}
+
+/* Whether `msg` holds `word` with no letter, digit or '_' on either side. */
+static int has_word(const char *msg, const char *word) {
+  size_t n = strlen(word);
+  const char *p;
+  for (p = strstr(msg, word); p; p = strstr(p + 1, word)) {
+    int before = p > msg && (isalnum((unsigned char)p[-1]) || p[-1] == '_');
+    int after = isalnum((unsigned char)p[n]) || p[n] == '_';
+    if (!before && !after) return 1;
+  }
+  return 0;
+}
+
+/* The element position an error message must give, or NULL. */
+static const char *position_of(const row_t *r) {
+  if (is(r->value, "end")) return "3";
+  if (is(r->op, "items.push_many")) return "11";
+  if ((is(r->op, "scorer.composite") && (is(r->arg, "children") || is(r->arg, "weights"))) ||
+      (is(r->op, "placer.place") && (is(r->arg, "indices") || is(r->arg, "scores"))))
+    return "2";
+  if (r->value[0] == '-' && isdigit((unsigned char)r->value[1]) &&
+      (strstr(r->arg, "index") || is(r->arg, "indices")))
+    return r->value;
+  return NULL;
+}
+
+static int run_row(const row_t *r, char *why, size_t why_cap) {
+  fixture_t f;
+  outcome_t o;
+  cupel_status want;
+  const char *pos, *sentinels[] = {"18446744073709551615", "9223372036854775808", "9223372036854775807",
+                                   "4294967295"};
+  size_t k;
+  int ok = 1;
+  memset(&o, 0, sizeof o);
+  if (!fixture_new(&f)) {
+    snprintf(why, why_cap, "fixture: %s", cupel_last_error());
+    fixture_free(&f);
+    return 0;
+  }
+  o.status = call(r, &f, &o);
+  if (o.status != CUPEL_OK && cupel_last_error()) snprintf(o.message, sizeof o.message, "%s", cupel_last_error());
+
+  if (strncmp(r->expect, "ok", 2) == 0) {
+    if (o.status != CUPEL_OK) {
+      snprintf(why, why_cap, "expected ok, got %s: %s", cupel_status_str(o.status), o.message);
+      ok = 0;
+    } else if (o.check_failed) {
+      snprintf(why, why_cap, "ok, but %s read back wrong", o.check_what);
+      ok = 0;
+    } else if (r->expect[2] == '=' && !is(o.result, r->expect + 3)) {
+      snprintf(why, why_cap, "expected %s, got %s", r->expect + 3, o.result);
+      ok = 0;
+    }
+  } else {
+    if (is(r->expect, "null"))
+      want = CUPEL_ERROR_NULL_POINTER;
+    else if (is(r->expect, "value") || is(r->expect, "range"))
+      want = CUPEL_ERROR_INVALID_ARGUMENT;
+    else {
+      snprintf(why, why_cap, "expect %s does not apply to C", r->expect);
+      fixture_free(&f);
+      return 0;
+    }
+    pos = position_of(r);
+    if (o.status != want) {
+      snprintf(why, why_cap, "expected %s, got %s (%s)", cupel_status_str(want), cupel_status_str(o.status),
+               o.message);
+      ok = 0;
+    } else if (!strstr(o.message, r->arg) &&
+               !(is(r->arg, "score") && strstr(o.message, "scores")) /* push_many: scores[11] */) {
+      snprintf(why, why_cap, "message \"%s\" does not name %s", o.message, r->arg);
+      ok = 0;
+    } else if (pos && !has_word(o.message, pos)) {
+      snprintf(why, why_cap, "message \"%s\" does not give position %s", o.message, pos);
+      ok = 0;
+    } else if (cupel_items_len(f.items) != 3) {
+      snprintf(why, why_cap, "the items changed: %zu items", cupel_items_len(f.items));
+      ok = 0;
+    }
+    for (k = 0; ok && k < sizeof sentinels / sizeof *sentinels; k++) {
+      if (strstr(o.message, sentinels[k]) && !strstr(r->value, sentinels[k])) {
+        snprintf(why, why_cap, "message \"%s\" shows the sentinel %s", o.message, sentinels[k]);
+        ok = 0;
+      }
+    }
+  }
+  fixture_free(&f);
+  return ok;
+}
+
+int main(int argc, char **argv) {
+  FILE *in;
+  char line[512];
+  int passed = 0, failed = 0, lineno = 0;
+  const char *path = argc > 1 ? argv[1] : getenv("CUPEL_CONTRACT");
+  if (!path) {
+    fprintf(stderr, "usage: %s tests/contract/contract.txt (or set CUPEL_CONTRACT)\n", argv[0]);
+    return 2;
+  }
+  in = fopen(path, "r");
+  if (!in) {
+    perror(path);
+    return 2;
+  }
+  while (fgets(line, sizeof line, in)) {
+    row_t r;
+    char why[1400];
+    lineno++;
+    if (line[0] == '#' || line[0] == '@' || strspn(line, " \t\r\n") == strlen(line)) continue;
+    if (sscanf(line, "%63s %63s %63s %95s %63s %63s", r.id, r.op, r.arg, r.value, r.expect, r.where) != 6) {
+      fprintf(stderr, "contract.txt:%d: not a row of six fields\n", lineno);
+      return 2;
+    }
+    if (!names_language(r.where)) continue;
+    why[0] = 0;
+    if (run_row(&r, why, sizeof why)) {
+      passed++;
+    } else {
+      failed++;
+      fprintf(stderr, "FAILED %s: %s\n", r.id, why);
+    }
+  }
+  fclose(in);
+  printf("contract c: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
