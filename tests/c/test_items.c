@@ -146,8 +146,176 @@ static void test_packed(void) {
   cupel_items_free(items);
 }
 
+
+/* Bytes `p[0 .. len)` equal the C string `want`. */
+static int same_text(const char *p, size_t len, const char *want) {
+  return p && len == strlen(want) && memcmp(p, want, len) == 0;
+}
+
+/* Every attribute read back as set, absent ones as absent; bad arguments
+ * named and nothing written on error. */
+static void test_readback(void) {
+  cupel_items *items = NULL;
+  const char *s = NULL, *k = NULL, *v = NULL;
+  size_t len = 99, klen = 0, vlen = 0, count = 99;
+  int64_t t = -5, ts = -5;
+  double d = -5.0;
+  bool present = true, pinned = true;
+  uint64_t group = 99;
+
+  CHECK_OK(cupel_items_new(&items));
+  CHECK_OK(cupel_items_push(items, 120, 0.75, "ToolOutput"));
+  CHECK_OK(cupel_items_push(items, -3, 0.0, NULL));
+  CHECK_OK(cupel_items_push(items, 7, 1.5, "toolOUTPUT")); /* same kind, other spelling */
+
+  CHECK_OK(cupel_items_tokens(items, 0, &t));
+  CHECK(t == 120);
+  CHECK_OK(cupel_items_tokens(items, 1, &t));
+  CHECK(t == -3);
+  CHECK_OK(cupel_items_score(items, 0, &d));
+  CHECK(d == 0.75);
+  CHECK_OK(cupel_items_score(items, 2, &d));
+  CHECK(d == 1.5);
+  CHECK_OK(cupel_items_kind(items, 0, &s, &len));
+  CHECK(same_text(s, len, "ToolOutput"));
+  CHECK_OK(cupel_items_kind(items, 1, &s, &len));
+  CHECK(same_text(s, len, "Message"));
+  CHECK_OK(cupel_items_kind(items, 2, &s, &len)); /* the list's first spelling */
+  CHECK(same_text(s, len, "ToolOutput"));
+
+  /* Absent attributes. */
+  CHECK_OK(cupel_items_content(items, 0, &s, &len));
+  CHECK(s == NULL && len == 0);
+  CHECK_OK(cupel_items_source(items, 0, &s, &len));
+  CHECK(same_text(s, len, "Chat"));
+  CHECK_OK(cupel_items_timestamp(items, 0, &present, &ts));
+  CHECK(!present && ts == 0);
+  present = true;
+  CHECK_OK(cupel_items_priority(items, 0, &present, &t));
+  CHECK(!present && t == 0);
+  present = true;
+  CHECK_OK(cupel_items_relevance_hint(items, 0, &present, &d));
+  CHECK(!present && d == 0.0);
+  CHECK_OK(cupel_items_pinned(items, 0, &pinned));
+  CHECK(!pinned);
+  CHECK_OK(cupel_items_group(items, 0, &group));
+  CHECK(group == 0);
+  CHECK_OK(cupel_items_tag_count(items, 0, &count));
+  CHECK(count == 0);
+  count = 99;
+  CHECK_OK(cupel_items_metadata_count(items, 0, &count));
+  CHECK(count == 0);
+
+  /* Set attributes. */
+  CHECK_OK(cupel_items_set_content(items, 1, "h\xc3\xa9llo"));
+  CHECK_OK(cupel_items_set_source(items, 1, "Tool"));
+  CHECK_OK(cupel_items_set_timestamp(items, 1, -86400000));
+  CHECK_OK(cupel_items_set_priority(items, 1, 42));
+  CHECK_OK(cupel_items_set_relevance_hint(items, 1, 0.25));
+  CHECK_OK(cupel_items_set_pinned(items, 1, true));
+  CHECK_OK(cupel_items_set_group(items, 1, UINT64_MAX));
+  CHECK_OK(cupel_items_add_tag(items, 1, "urgent"));
+  CHECK_OK(cupel_items_add_tag(items, 1, "urgent"));
+  CHECK_OK(cupel_items_add_tag(items, 1, "auth"));
+  CHECK_OK(cupel_items_set_metadata(items, 1, "trust", "0.9"));
+  CHECK_OK(cupel_items_set_metadata(items, 1, "lang", "en"));
+  CHECK_OK(cupel_items_set_metadata(items, 1, "trust", "0.8")); /* replaces, keeps its place */
+
+  CHECK_OK(cupel_items_content(items, 1, &s, &len));
+  CHECK(same_text(s, len, "h\xc3\xa9llo"));
+  CHECK_OK(cupel_items_source(items, 1, &s, &len));
+  CHECK(same_text(s, len, "Tool"));
+  CHECK_OK(cupel_items_timestamp(items, 1, &present, &ts));
+  CHECK(present && ts == -86400000);
+  CHECK_OK(cupel_items_priority(items, 1, &present, &t));
+  CHECK(present && t == 42);
+  CHECK_OK(cupel_items_relevance_hint(items, 1, &present, &d));
+  CHECK(present && d == 0.25);
+  CHECK_OK(cupel_items_pinned(items, 1, &pinned));
+  CHECK(pinned);
+  CHECK_OK(cupel_items_group(items, 1, &group));
+  CHECK(group == UINT64_MAX);
+  CHECK_OK(cupel_items_tag_count(items, 1, &count));
+  CHECK(count == 3);
+  CHECK_OK(cupel_items_tag(items, 1, 0, &s, &len));
+  CHECK(same_text(s, len, "urgent"));
+  CHECK_OK(cupel_items_tag(items, 1, 2, &s, &len));
+  CHECK(same_text(s, len, "auth"));
+  CHECK_OK(cupel_items_metadata_count(items, 1, &count));
+  CHECK(count == 2);
+  CHECK_OK(cupel_items_metadata_entry(items, 1, 0, &k, &klen, &v, &vlen));
+  CHECK(same_text(k, klen, "trust") && same_text(v, vlen, "0.8"));
+  CHECK_OK(cupel_items_metadata_entry(items, 1, 1, &k, &klen, &v, &vlen));
+  CHECK(same_text(k, klen, "lang") && same_text(v, vlen, "en"));
+  /* Item 2 is still without them: the columns grew with absent values. */
+  CHECK_OK(cupel_items_content(items, 2, &s, &len));
+  CHECK(s == NULL && len == 0);
+  CHECK_OK(cupel_items_pinned(items, 2, &pinned));
+  CHECK(!pinned);
+
+  /* Errors name the argument and write nothing. */
+  t = 11;
+  CHECK_STATUS(cupel_items_tokens(items, 3, &t), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("index 3 is out of range");
+  CHECK(t == 11);
+  CHECK_STATUS(cupel_items_kind(items, SIZE_MAX, &s, &len), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("index");
+  CHECK_STATUS(cupel_items_tokens(NULL, 0, &t), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("items");
+  CHECK_STATUS(cupel_items_tokens(items, 0, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_tokens");
+  CHECK_STATUS(cupel_items_score(items, 0, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_score");
+  CHECK_STATUS(cupel_items_content(items, 0, &s, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_len");
+  CHECK_STATUS(cupel_items_timestamp(items, 0, NULL, &ts), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_present");
+  CHECK_STATUS(cupel_items_priority(items, 0, &present, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_priority");
+  CHECK_STATUS(cupel_items_relevance_hint(items, 0, &present, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_hint");
+  CHECK_STATUS(cupel_items_pinned(items, 0, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_pinned");
+  CHECK_STATUS(cupel_items_group(items, 0, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_group");
+  CHECK_STATUS(cupel_items_source(items, 0, NULL, &len), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_source");
+  CHECK_STATUS(cupel_items_tag_count(items, 0, NULL), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_count");
+  s = "untouched";
+  len = 9;
+  CHECK_STATUS(cupel_items_tag(items, 1, 3, &s, &len), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("tag_index 3 is out of range: item 1 has 3 tags");
+  CHECK(len == 9 && strcmp(s, "untouched") == 0);
+  CHECK_STATUS(cupel_items_metadata_entry(items, 1, 2, &k, &klen, &v, &vlen), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("entry_index 2 is out of range: item 1 has 2 metadata entries");
+  CHECK_STATUS(cupel_items_metadata_entry(items, 1, 0, &k, &klen, NULL, &vlen), CUPEL_ERROR_NULL_POINTER);
+  CHECK_MSG("out_value");
+  CHECK_STATUS(cupel_items_metadata_count(items, 9, &count), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("index 9");
+
+  /* After clear, nothing is left to read. */
+  cupel_items_clear(items);
+  CHECK_STATUS(cupel_items_tokens(items, 0, &t), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("the list holds 0 items");
+  cupel_items_free(items);
+
+  /* Reason names: the JSON report's, for every reason; "Unknown" otherwise. */
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_SCORED), "Scored") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_PINNED), "Pinned") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_ZERO_TOKEN), "ZeroToken") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_BUDGET_EXCEEDED), "BudgetExceeded") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_DEDUPLICATED), "Deduplicated") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_NEGATIVE_TOKENS), "NegativeTokens") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_PINNED_OVERRIDE), "PinnedOverride") == 0);
+  CHECK(strcmp(cupel_reason_str(CUPEL_REASON_COUNT_CAP_EXCEEDED), "CountCapExceeded") == 0);
+  CHECK(strcmp(cupel_reason_str(-1), "Unknown") == 0);
+  CHECK(strcmp(cupel_reason_str(3), "Unknown") == 0);
+}
+
 int main(void) {
   test_items();
+  test_readback();
   test_kinds_in_mixed_case();
   test_packed();
   return check_summary("test_items");
