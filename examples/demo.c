@@ -141,12 +141,17 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
   for (i = 0; i < n; i++) printf(" %zu", out[i]);
   printf("\n");
 
-  printf("Pipeline: scores = 0.6 x retriever score + 0.25 x recency + 0.15 x kind weight;\n"
-         "duplicates removed (byte-identical content, the best-scored copy kept);\n"
-         "GreedySlice; pinned system prompt first; placed oldest first (documents,\n"
-         "which have no timestamp, last).\n\n");
-  printf("Final context, %zu items in placed order (index, kind, tokens, score, why, group,\n"
-         "title; a tool call and its output share a group and stand together):\n", n);
+  printf("(the item numbers above, in the order they go into the prompt)\n\n");
+  printf("1. THE CONTEXT THE PIPELINE CHOSE\n"
+         "Each candidate's score blends three things: 0.6 x the retriever's relevance\n"
+         "score + 0.25 x how recent it is + 0.15 x how useful its kind usually is.\n"
+         "Byte-identical copies are dropped (the best-scored copy stays), the pinned\n"
+         "system prompt goes in first, GreedySlice fills the goal with the best score\n"
+         "per token, and the result is placed oldest first (documents have no\n"
+         "timestamp, so they come last). A tool call and its output share a group (g..)\n"
+         "and are kept or dropped together.\n\n");
+  printf("%zu items in prompt order: item number, kind, tokens, blended score, why it\n"
+         "is in, group, title\n", n);
   for (i = 0; i < n; i++) {
     cupel_decision d;
     must(cupel_report_included(report, i, &d), "included");
@@ -162,12 +167,14 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
   {
     size_t whole, split;
     count_pairs(out, n, &whole, &split);
-    printf("  = %lld tokens; tool call/output pairs: %zu whole, %zu split\n\n", (long long)tokens,
-           whole, split);
+    printf("  = %lld tokens of the 4096-token goal; tool call/output pairs: %zu whole, %zu split\n\n",
+           (long long)tokens, whole, split);
   }
 
   n = cupel_report_excluded_count(report);
-  printf("Left out: %zu items, highest score first; the first 10:\n", n);
+  printf("2. WHAT WAS LEFT OUT, AND WHY\n"
+         "%zu candidates did not make it. The 10 with the highest blended score, with\n"
+         "the reason the report gives for each:\n", n);
   for (i = 0; i < n; i++) {
     cupel_decision d;
     must(cupel_report_excluded(report, i, &d), "excluded");
@@ -183,7 +190,7 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
     if (d.reason == CUPEL_REASON_DEDUPLICATED) printf(" of #%zu", d.related_index);
     printf("  %s\n", rows[d.item_index].title);
   }
-  printf("  by reason:");
+  printf("  all %zu, by reason:", n);
   for (i = 0; i < 20; i++)
     if (by_reason[i]) printf(" %s %zu;", reason_name((int32_t)i), by_reason[i]);
   printf(" (%lld candidates, %lld tokens considered)\n\n",
@@ -267,24 +274,31 @@ int main(int argc, char **argv) {
   {
     int64_t total = 0;
     for (i = 0; i < n_rows; i++) total += rows[i].tokens;
-    printf("libcupel %s: %zu candidates from %s, %lld tokens in all\n", cupel_version(), n_rows,
+    printf("libcupel %s: %zu candidates from %s, %lld tokens in all.\n", cupel_version(), n_rows,
            path, (long long)total);
   }
-  printf("budget: max 8192, output reserve 1024, target 4096 -> effective max %lld, target %lld\n\n",
+  printf("A coding assistant is answering a question about a login bug. The candidates\n"
+         "are messages, tool calls and their outputs, documents and memories; they must\n"
+         "fit an 8192-token window that keeps 1024 tokens for the answer (effective max\n"
+         "%lld), and the goal is %lld tokens of context.\n\n",
          (long long)eff_max, (long long)eff_target);
   run_pipeline(items, budget, out);
-  printf("Each slicer alone, on the retriever's scores (no deduplication, nothing pinned):\n");
-  printf("QuotaSlice: percent of the target per kind, require-cap:");
+  printf("3. THE SAME CANDIDATES THROUGH EACH SLICER ALONE\n"
+         "The slicer is the stage that decides what fits. To compare the slicers and\n"
+         "nothing else, each one below gets the retriever's own scores (not the blend\n"
+         "of section 1), no deduplication and nothing pinned, and the same 4096-token\n"
+         "goal. Scores in this section are the retriever's.\n");
+  printf("QuotaSlice keeps each kind within a share of the goal (minimum-maximum):");
   for (i = 0; i < 4; i++)
     printf(" %s %g-%g%%", quotas[i].kind, quotas[i].require_percent, quotas[i].cap_percent);
-  printf("\nCount slicers: items per kind, require-cap:");
+  printf("\nThe count slicers keep each kind within a number of items (minimum-maximum):");
   for (i = 0; i < 2; i++)
     printf(" %s %u-%u", counts[i].kind, counts[i].require_count, counts[i].cap_count);
-  printf("\n(a tool call and its output are one group, which counts as its first member's\n"
-         "kind: ToolCall)\n(1) = bucket size 1: the exact knapsack optimum\n");
-  printf("columns: items chosen, their tokens, their summed score, items chosen per kind\n"
+  printf("\n(a tool call and its output are one group, counted as a ToolCall;\n"
+         "\"(1)\" means bucket size 1: the exact best total score that fits)\n");
+  printf("Columns: items chosen, their tokens, their summed score, items chosen per kind\n"
          "(SystemPrompt, Message, Document, ToolCall, ToolOutput, Memory), then tool\n"
-         "call/output pairs chosen whole and split\n\n");
+         "call/output pairs chosen whole and split.\n\n");
   printf("%-32s %6s %7s %9s   %3s %3s %3s %4s %4s %3s   %5s %5s\n", "slicer", "chosen", "tokens",
          "score", "sys", "msg", "doc", "call", "out", "mem", "whole", "split");
   runs[0].name = "GreedySlice";
@@ -310,8 +324,9 @@ int main(int argc, char **argv) {
   {
     uint64_t *none = calloc(n_rows ? n_rows : 1, sizeof *none);
     must(cupel_items_set_groups(items, 0, n_rows, none), "cupel_items_set_groups");
-    printf("\nThe same, had the pairs not been grouped (a provider rejects a call\n"
-           "without its output):\n");
+    printf("\nWhy groups matter: the same slicers with the pairs NOT grouped. They then\n"
+           "split pairs (the last column), and a model provider rejects a conversation\n"
+           "with a tool call but not its output:\n");
     for (k = 0; k < 5; k++) {
       must(cupel_slice(*runs[k].slicer, items, budget, 0, out, n_rows, &n, report), runs[k].name);
       print_row(runs[k].name, out, n, cupel_report_selected_tokens(report));
@@ -320,23 +335,14 @@ int main(int argc, char **argv) {
     free(none);
   }
 
-  /* What GreedySlice chose, in its output order (density first). */
-  must(cupel_slice(greedy, items, budget, 0, out, n_rows, &n, NULL), "greedy");
-  printf("\nGreedySlice, first 12 of %zu chosen, in its output order (highest score per\n"
-         "token first; no deduplication, no placement) - index, kind, tokens, score, title:\n", n);
-  for (i = 0; i < n && i < 12; i++) {
-    const row *r = &rows[out[i]];
-    printf("  %4zu  %-12s %5lld  %.4f  %s\n", out[i], r->kind, (long long)r->tokens, r->score,
-           r->title);
-  }
-
   /* Budget simulation: what would 512 more tokens add? */
   {
     cupel_budget *bigger = NULL;
     must(cupel_budget_new(8192, 4096 + 512, &bigger), "cupel_budget_new");
     must(cupel_budget_set_output_reserve(bigger, 1024), "output reserve");
     must(cupel_marginal_items(greedy, items, bigger, 0, 512, out, n_rows, &n), "marginal");
-    printf("\n512 more tokens would add %zu items to GreedySlice's choice:", n);
+    printf("\n4. BUDGET QUESTIONS (GreedySlice, the retriever's scores)\n"
+           "What would 512 more tokens buy? A goal of 4608 instead of 4096 adds %zu items:", n);
     for (i = 0; i < n; i++) printf(" %zu", out[i]);
     printf("\n");
     cupel_budget_free(bigger);
@@ -353,8 +359,10 @@ int main(int argc, char **argv) {
   }
   if (best_unselected != (size_t)-1) {
     must(cupel_find_min_budget(greedy, items, 0, best_unselected, 100000, &min_budget), "find min");
-    printf("item %zu (%s, %lld tokens, score %.4f) is left out; GreedySlice takes it from a "
-           "budget of %lld tokens\n",
+    printf("How big a budget would the best-scored candidate left out need? Item %zu\n"
+           "(%s: %lld tokens, score %.2f) is chosen once the goal is %lld tokens:\n"
+           "it is large, and GreedySlice spends the budget on items with a better score\n"
+           "per token first.\n",
            best_unselected, rows[best_unselected].title, (long long)rows[best_unselected].tokens,
            rows[best_unselected].score, (long long)min_budget);
   }
@@ -384,7 +392,10 @@ int main(int argc, char **argv) {
       used += rows[out[i]].tokens;
     }
     count_pairs(out, n, &whole, &split);
-    printf("StreamSlice (4096 tokens, batches of 32): took %zu of %zu arrivals, %lld tokens%s;\n"
+    printf("\n5. ITEMS ARRIVING ONE AT A TIME (StreamSlice)\n"
+           "When candidates arrive one by one (a search that streams results), StreamSlice\n"
+           "decides them 32 at a time and says when the 4096-token goal is spent, so the\n"
+           "producer can stop early. It took %zu of %zu arrivals, %lld tokens%s;\n"
            "tool call/output pairs: %zu whole, %zu split\n",
            n, pushed, (long long)used, full ? "; then the budget was spent" : "", whole, split);
     cupel_stream_free(stream);
