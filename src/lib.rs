@@ -1,9 +1,12 @@
-//! libcupel: the Slice stage of the Cupel context pipeline.
+//! libcupel: decides what goes into a language model's context window.
 //!
-//! A host hands in scored candidates (tokens, score, kind) and a token
-//! budget; a slicer chooses which candidates fit. The core (everything but
-//! [`ffi`]) is safe Rust over indices; [`ffi`] is the C ABI, the only place
-//! with `unsafe`.
+//! A host hands in candidates (tokens, score, kind, and optionally content,
+//! timestamp, priority, tags, metadata, a pinned flag, a keep-together
+//! group) and a token budget; the Cupel pipeline classifies, scores,
+//! deduplicates, sorts, slices and places them ([`pipeline`]) and reports
+//! why each was kept or dropped. The core (everything but [`ffi`]) is safe
+//! Rust over indices into one item store; [`ffi`] is the C ABI, which with
+//! the SIMD kernels is the only place with `unsafe`.
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 

@@ -1,5 +1,5 @@
-//! The README's quick start compiles, and its documented dynamic and static
-//! link lines link and run.
+//! The README's quick start compiles, prints what the README shows, and
+//! the dynamic and static link lines of docs/install.md link and run.
 
 mod common;
 
@@ -15,9 +15,16 @@ fn readme_quickstart_is_the_example_file() {
     );
 }
 
+/// The output block the README shows for the quick start.
+fn readme_output() -> String {
+    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    common::code_block_after(&readme, "<!-- output of examples/quickstart.c -->")
+}
+
 fn check_output(exe: &std::path::Path) {
     let out = common::run(&mut Command::new(exe), "quickstart");
-    assert_eq!(out, "chose item 1\nchose item 2\n");
+    assert_eq!(out.trim_end(), readme_output().trim_end());
+    assert!(out.contains("Deduplicated"), "{out}");
 }
 
 #[test]
@@ -30,11 +37,11 @@ fn quickstart_links_dynamically() {
 
 #[test]
 fn quickstart_links_statically_with_the_documented_libraries() {
-    let readme = std::fs::read_to_string(common::root().join("README.md")).unwrap();
+    let doc = std::fs::read_to_string(common::root().join("docs/install.md")).unwrap();
     let libs = "-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc";
     assert!(
-        readme.contains(libs),
-        "README documents other static libraries"
+        doc.contains(libs),
+        "docs/install.md documents other static libraries"
     );
     let exe = common::out_dir("link").join("quickstart-static");
     let mut cmd = common::compiler(false);
