@@ -606,7 +606,7 @@ enum cupel_status cupel_items_set_relevance_hint(struct cupel_items *items,
  * push order (a tool call and its result are never split). Setting again
  * replaces.
  *
- * Groups (README "Groups" has the full rules and examples):
+ * Groups (docs/groups.md has the full rules and examples):
  * - Everywhere: `cupel_slice` with every slicer and nesting,
  *   `cupel_pipeline_run`, `cupel_marginal_items` and
  *   `cupel_find_min_budget` select a group whole or not at all.

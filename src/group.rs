@@ -1,4 +1,4 @@
-//! Keep-together groups (README "Groups"): items that share a non-zero
+//! Keep-together groups (docs/groups.md): items that share a non-zero
 //! group id are selected all together or not at all, and are placed next
 //! to each other in push order.
 //!

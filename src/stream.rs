@@ -1,7 +1,7 @@
 //! StreamSlice (supplement 7): items arrive one at a time and are decided a
 //! batch at a time against a target budget.
 //!
-//! Groups (README "Groups"): the members of a keep-together group are
+//! Groups (docs/groups.md): the members of a keep-together group are
 //! pushed one after another; the group ends at the next push with another
 //! group (or none). It is one candidate of its batch, with its summed
 //! tokens and score, taken whole or not at all; a batch closes only between

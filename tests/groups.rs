@@ -1,4 +1,4 @@
-//! Keep-together groups (README "Groups"), through the C ABI, on thousands
+//! Keep-together groups (docs/groups.md), through the C ABI, on thousands
 //! of seeded lists with random groups (sizes 1-6, mixed kinds, pinned,
 //! zero-token and negative-token members):
 //!

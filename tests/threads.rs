@@ -1,4 +1,4 @@
-//! The README's threading promise: many threads slicing at once on the same
+//! The threading promise (docs/c-api.md, Threads): many threads slicing at once on the same
 //! const handles (each with its own report), every slicer at once, get the
 //! single-threaded results; budget simulation too.
 

@@ -472,7 +472,7 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
     );
 }
 
-/// Keep-together groups (README "Groups"): every group of `groups` is in
+/// Keep-together groups (docs/groups.md): every group of `groups` is in
 /// `out` whole or not at all, and (when `placed`) its members stand next
 /// to each other in push order.
 fn check_groups(out: &[usize], groups: &[u64], placed: bool) {

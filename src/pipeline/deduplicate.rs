@@ -3,7 +3,7 @@
 //! a tie); the survivors keep their order. An item without content is
 //! unique. Each content is hashed once. A grouped item takes no part: it
 //! neither removes nor is removed (removing one member would split its
-//! group; README "Groups").
+//! group; docs/groups.md).
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;

@@ -440,7 +440,7 @@ mod tests {
 
     #[test]
     fn kernel_names_are_the_documented_values() {
-        // The values CUPEL_KNAPSACK_KERNEL accepts (README).
+        // The values CUPEL_KNAPSACK_KERNEL accepts (docs/performance.md).
         let names: Vec<&str> = [
             Kernel::Portable,
             Kernel::Sse2,
