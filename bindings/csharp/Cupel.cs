@@ -10,6 +10,12 @@
 // Threads: Items, Budget and Slicer are read-only while slicing and may be
 // shared by many threads at once; a Report or Stream belongs to one thread
 // at a time. Using a handle after Dispose throws ObjectDisposedException.
+//
+// Arguments: a null reference where an object is needed throws
+// ArgumentNullException, a negative or too large index
+// ArgumentOutOfRangeException, any other bad value CupelArgumentException
+// (an ArgumentException); ParamName is always the C# parameter, and the
+// message names it too. A failed call changes nothing.
 
 using System;
 using System.Collections.Generic;
@@ -21,13 +27,21 @@ namespace Cupel
     /// <summary>Status codes of the C ABI; the numbers never change.</summary>
     public enum Status
     {
+        /// <summary>CUPEL_OK: success.</summary>
         Ok = 0,
+        /// <summary>CUPEL_ERROR_NULL_POINTER: a required argument was null.</summary>
         NullPointer = 1,
+        /// <summary>CUPEL_ERROR_INVALID_ARGUMENT: a value outside its domain.</summary>
         InvalidArgument = 2,
+        /// <summary>CUPEL_ERROR_BUFFER_TOO_SMALL (the binding sizes its buffers: not seen).</summary>
         BufferTooSmall = 3,
+        /// <summary>CUPEL_ERROR_SCARCITY: a count requirement could not be met under Scarcity.Error.</summary>
         Scarcity = 4,
+        /// <summary>CUPEL_ERROR_UNSUPPORTED: the operation is not defined for this slicer.</summary>
         Unsupported = 5,
+        /// <summary>CUPEL_ERROR_CAPACITY: the work would exceed the slicer's memory limit.</summary>
         Capacity = 6,
+        /// <summary>CUPEL_ERROR_INTERNAL: a bug caught at the boundary.</summary>
         Internal = 7,
     }
 
@@ -40,26 +54,41 @@ namespace Cupel
         Error = 1,
     }
 
-    /// <summary>What every libcupel error carries: the status.</summary>
+    /// <summary>What the library's own exceptions carry: the status and the
+    /// library's message as it wrote it.</summary>
     public interface ICupelError
     {
+        /// <summary>The status of the failed call.</summary>
         Status Status { get; }
+        /// <summary>The library's message (C spelling of argument names), or
+        /// the binding's own when the binding refused the call itself.</summary>
         string NativeMessage { get; }
     }
 
-    /// <summary>A caller mistake (CUPEL_ERROR_INVALID_ARGUMENT or
-    /// CUPEL_ERROR_NULL_POINTER): an ArgumentException, with the status and
-    /// the library's message naming the argument.</summary>
+    /// <summary>A bad argument value (CUPEL_ERROR_INVALID_ARGUMENT): an
+    /// ArgumentException whose ParamName is the C# parameter and whose
+    /// message names it. Null arguments throw ArgumentNullException and
+    /// indices out of range ArgumentOutOfRangeException instead.</summary>
     public class CupelArgumentException : ArgumentException, ICupelError
     {
+        /// <summary>The status, Status.InvalidArgument.</summary>
         public Status Status { get; private set; }
+        /// <summary>The library's message as it wrote it.</summary>
         public string NativeMessage { get; private set; }
 
+        /// <summary>An error with a status and a message, about no one parameter.</summary>
         public CupelArgumentException(Status status, string message)
-            : base(Native.StatusName((int)status) + ": " + message)
+            : this(status, message, null, message)
+        {
+        }
+
+        /// <summary>An error about parameter paramName (may be null); message
+        /// is what the exception says, nativeMessage what the library said.</summary>
+        public CupelArgumentException(Status status, string message, string paramName, string nativeMessage)
+            : base(Native.StatusName((int)status) + ": " + message, paramName)
         {
             Status = status;
-            NativeMessage = message;
+            NativeMessage = nativeMessage;
         }
     }
 
@@ -68,9 +97,12 @@ namespace Cupel
     /// library's message.</summary>
     public class CupelException : Exception, ICupelError
     {
+        /// <summary>The status of the failed call.</summary>
         public Status Status { get; private set; }
+        /// <summary>The library's message.</summary>
         public string NativeMessage { get; private set; }
 
+        /// <summary>An error with a status and the library's message.</summary>
         public CupelException(Status status, string message)
             : base(Native.StatusName((int)status) + ": " + message)
         {
@@ -82,10 +114,14 @@ namespace Cupel
     /// <summary>One QuotaSlice entry: percentages of the target for a kind.</summary>
     public struct Quota
     {
+        /// <summary>The kind the entry applies to.</summary>
         public string Kind;
+        /// <summary>At least this percentage of the target goes to the kind.</summary>
         public double RequirePercent;
+        /// <summary>At most this percentage of the target goes to the kind.</summary>
         public double CapPercent;
 
+        /// <summary>An entry for kind.</summary>
         public Quota(string kind, double requirePercent, double capPercent)
         {
             Kind = kind;
@@ -98,10 +134,14 @@ namespace Cupel
     /// (Require &lt;= Cap; a Cap of 0 excludes the kind).</summary>
     public struct CountQuota
     {
+        /// <summary>The kind the entry applies to.</summary>
         public string Kind;
+        /// <summary>The least number of items of the kind.</summary>
         public uint Require;
+        /// <summary>The most items of the kind.</summary>
         public uint Cap;
 
+        /// <summary>An entry for kind.</summary>
         public CountQuota(string kind, uint require, uint cap)
         {
             Kind = kind;
@@ -113,10 +153,14 @@ namespace Cupel
     /// <summary>A count requirement that could not be met (Scarcity.Degrade).</summary>
     public struct Shortfall
     {
+        /// <summary>The kind, as the count entry spelled it.</summary>
         public string Kind;
+        /// <summary>The count the entry required.</summary>
         public uint Required;
+        /// <summary>The count that could be satisfied.</summary>
         public uint Satisfied;
 
+        /// <summary>"Kind: Satisfied of Required".</summary>
         public override string ToString()
         {
             return Kind + ": " + Satisfied + " of " + Required;
@@ -142,39 +186,102 @@ namespace Cupel
 
     // ---- handles ---------------------------------------------------------------
 
+    /// <summary>Owns one native cupel_items (freed by cupel_items_free).</summary>
     public sealed class ItemsHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public ItemsHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native list is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native list.</summary>
         protected override bool ReleaseHandle() { Native.cupel_items_free(handle); return true; }
     }
 
+    /// <summary>Owns one native cupel_budget (freed by cupel_budget_free).</summary>
     public sealed class BudgetHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public BudgetHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native budget is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native budget.</summary>
         protected override bool ReleaseHandle() { Native.cupel_budget_free(handle); return true; }
     }
 
+    /// <summary>Owns one native cupel_slicer (freed by cupel_slicer_free).</summary>
     public sealed class SlicerHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public SlicerHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native slicer is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native slicer.</summary>
         protected override bool ReleaseHandle() { Native.cupel_slicer_free(handle); return true; }
     }
 
+    /// <summary>Owns one native cupel_report (freed by cupel_report_free).</summary>
     public sealed class ReportHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public ReportHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native report is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native report.</summary>
         protected override bool ReleaseHandle() { Native.cupel_report_free(handle); return true; }
     }
 
+    /// <summary>Owns one native cupel_stream (freed by cupel_stream_free).</summary>
     public sealed class StreamHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public StreamHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native stream is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native stream.</summary>
         protected override bool ReleaseHandle() { Native.cupel_stream_free(handle); return true; }
+    }
+
+    /// <summary>One item read back from a list (<c>items[index]</c>): a copy
+    /// of its attributes when it was read, unaffected by later changes.</summary>
+    public sealed class Item
+    {
+        /// <summary>The item's index in its list (push order, from 0).</summary>
+        public int Index { get; internal set; }
+        /// <summary>The token count, as pushed.</summary>
+        public long Tokens { get; internal set; }
+        /// <summary>The score, as pushed (the scorers' scores are in a Report).</summary>
+        public double Score { get; internal set; }
+        /// <summary>The kind, as the list first spelled it (kinds compare with
+        /// ASCII case folding); "Message" by default.</summary>
+        public string Kind { get; internal set; }
+        /// <summary>The content, or null when it was never set.</summary>
+        public string Content { get; internal set; }
+        /// <summary>The source, "Chat" unless set.</summary>
+        public string Source { get; internal set; }
+        /// <summary>The timestamp in UTC milliseconds since the Unix epoch, or
+        /// null when it has none.</summary>
+        public long? Timestamp { get; internal set; }
+        /// <summary>The priority, or null when it has none.</summary>
+        public long? Priority { get; internal set; }
+        /// <summary>The relevance hint, or null when it has none.</summary>
+        public double? RelevanceHint { get; internal set; }
+        /// <summary>Whether the item is pinned.</summary>
+        public bool Pinned { get; internal set; }
+        /// <summary>The keep-together group, 0 when none.</summary>
+        public ulong Group { get; internal set; }
+        /// <summary>The tags in the order added (duplicates kept).</summary>
+        public IReadOnlyList<string> Tags { get; internal set; }
+        /// <summary>The metadata entries, one per key, in the order the keys
+        /// were first set.</summary>
+        public IReadOnlyList<KeyValuePair<string, string>> Metadata { get; internal set; }
+
+        internal Item() { }
+
+        /// <summary>"#index tokens tokens, score score, kind".</summary>
+        public override string ToString()
+        {
+            return "#" + Index + " " + Tokens + " tokens, score " + Score + ", " + Kind;
+        }
     }
 
     /// <summary>The scored candidates; an item's index is its push order.</summary>
@@ -182,6 +289,26 @@ namespace Cupel
     {
         internal readonly ItemsHandle Handle;
 
+        static readonly Args PushArgs = new Args("tokens", "score", "kind");
+        static readonly Args PushManyArgs = new Args("tokens", "scores", "kinds", "count=tokens");
+        static readonly Args GroupArgs = new Args("index#", "group");
+        static readonly Args GroupsArgs = new Args("first#", "count=groups#", "groups");
+        static readonly Args ContentArgs = new Args("index#", "content");
+        static readonly Args TimestampArgs = new Args("index#", "unix_millis");
+        static readonly Args PriorityArgs = new Args("index#", "priority");
+        static readonly Args PinnedArgs = new Args("index#", "pinned");
+        static readonly Args HintArgs = new Args("index#", "hint");
+        static readonly Args SourceArgs = new Args("index#", "source");
+        static readonly Args TagArgs = new Args("index#", "tag");
+        static readonly Args MetadataArgs = new Args("index#", "key", "value");
+        static readonly Args ContentsArgs = new Args("first#", "count=contents#", "contents");
+        static readonly Args TimestampsArgs = new Args("first#", "count=unixMillis#", "unix_millis");
+        static readonly Args PrioritiesArgs = new Args("first#", "count=priorities#", "priorities");
+        static readonly Args PinnedManyArgs = new Args("first#", "count=pinned#", "pinned");
+        static readonly Args HintsArgs = new Args("first#", "count=hints#", "hints");
+        static readonly Args ReadArgs = new Args("index#");
+
+        /// <summary>An empty list.</summary>
         public Items()
         {
             Native.Check(Native.cupel_items_new(out Handle));
@@ -190,37 +317,40 @@ namespace Cupel
         /// <summary>Adds one item; a null kind means the default, "Message".</summary>
         public void Push(long tokens, double score, string kind = null)
         {
-            Native.Check(Native.cupel_items_push(Native.Live(Handle, this), tokens, score, Native.Utf8Z(kind)));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_push(h, tokens, score, Native.Utf8Z(kind, "kind")), PushArgs);
         }
 
         /// <summary>Adds tokens.Length items at once, all or nothing. kinds may be
         /// null (all default) or hold one entry per item (null = default).</summary>
         public void PushMany(long[] tokens, double[] scores, string[] kinds = null)
         {
-            if (tokens == null || scores == null)
-                throw new ArgumentNullException(tokens == null ? "tokens" : "scores");
+            var h = Native.Live(Handle, this);
+            if (tokens == null) throw Native.Null("tokens");
+            if (scores == null) throw Native.Null("scores");
             if (scores.Length != tokens.Length || (kinds != null && kinds.Length != tokens.Length))
                 throw new CupelArgumentException(Status.InvalidArgument, string.Format(
                     "PushMany: {0} tokens, {1} scores and {2} kinds; the lengths must agree",
-                    tokens.Length, scores.Length, kinds == null ? 0 : kinds.Length));
+                    tokens.Length, scores.Length, kinds == null ? 0 : kinds.Length),
+                    scores.Length != tokens.Length ? "scores" : "kinds", null);
             // The kinds packed in one UTF-8 buffer (null: the default kind):
             // one array to marshal, not a native string per item. The packed
             // form cannot carry "" (an error) or an embedded NUL: those go as
             // an array of strings, so the library names the bad entry.
             int length = 0;
-            var packed = kinds == null ? null : Native.Packed(kinds, out length);
+            var packed = kinds == null ? null : Native.Packed(kinds, "kinds", out length);
             if (kinds == null || packed != null)
             {
-                Native.Check(Native.cupel_items_push_many_packed(Native.Live(Handle, this), (UIntPtr)tokens.Length,
-                    tokens, scores, packed, (UIntPtr)length));
+                Native.Check(Native.cupel_items_push_many_packed(h, (UIntPtr)tokens.Length,
+                    tokens, scores, packed, (UIntPtr)length), PushManyArgs);
                 return;
             }
             using (var strings = new NativeStrings())
             {
                 var kindPtrs = new IntPtr[kinds.Length];
-                for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i]);
-                Native.Check(Native.cupel_items_push_many(Native.Live(Handle, this), (UIntPtr)tokens.Length,
-                    tokens, scores, kindPtrs));
+                for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i], "kinds", i);
+                Native.Check(Native.cupel_items_push_many(h, (UIntPtr)tokens.Length,
+                    tokens, scores, kindPtrs), PushManyArgs);
             }
         }
 
@@ -229,97 +359,208 @@ namespace Cupel
         /// and placed next to each other in push order (README "Groups").</summary>
         public void SetGroup(int index, ulong group)
         {
-            if (index < 0)
-                throw new CupelArgumentException(Status.InvalidArgument, "SetGroup: index " + index + " is negative");
-            Native.Check(Native.cupel_items_set_group(Native.Live(Handle, this), (UIntPtr)index, group));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_group(h, Native.Index(index, "index"), group), GroupArgs);
         }
 
         /// <summary>Sets the groups of items first .. first + groups.Length - 1
         /// in one call, all or nothing.</summary>
         public void SetGroups(int first, ulong[] groups)
         {
-            if (groups == null) throw new ArgumentNullException("groups");
-            if (first < 0)
-                throw new CupelArgumentException(Status.InvalidArgument, "SetGroups: first " + first + " is negative");
-            Native.Check(Native.cupel_items_set_groups(Native.Live(Handle, this), (UIntPtr)first,
-                (UIntPtr)groups.Length, groups));
+            var h = Native.Live(Handle, this);
+            if (groups == null) throw Native.Null("groups");
+            Native.Check(Native.cupel_items_set_groups(h, Native.Index(first, "first"),
+                (UIntPtr)groups.Length, groups), GroupsArgs);
         }
 
         // ---- item attributes (single and bulk: one native call per column) ----
 
+        /// <summary>Sets item index's content (non-empty; deduplication
+        /// compares contents).</summary>
         public void SetContent(int index, string content)
         {
-            Native.Check(Native.cupel_items_set_content(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(content)));
+            var h = Native.Live(Handle, this);
+            var ix = Native.Index(index, "index");
+            Native.Check(Native.cupel_items_set_content(h, ix, Native.Utf8Z(content, "content")), ContentArgs);
         }
+
+        /// <summary>Sets item index's timestamp, UTC milliseconds since the
+        /// Unix epoch (negative allowed).</summary>
         public void SetTimestamp(int index, long unixMillis)
         {
-            Native.Check(Native.cupel_items_set_timestamp(Native.Live(Handle, this), Native.Index(index), unixMillis));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_timestamp(h, Native.Index(index, "index"), unixMillis), TimestampArgs);
         }
+
+        /// <summary>Sets item index's priority.</summary>
         public void SetPriority(int index, long priority)
         {
-            Native.Check(Native.cupel_items_set_priority(Native.Live(Handle, this), Native.Index(index), priority));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_priority(h, Native.Index(index, "index"), priority), PriorityArgs);
         }
+
+        /// <summary>Pins item index (always included, its tokens taken off the
+        /// budget first) or unpins it.</summary>
         public void SetPinned(int index, bool pinned)
         {
-            Native.Check(Native.cupel_items_set_pinned(Native.Live(Handle, this), Native.Index(index), pinned ? (byte)1 : (byte)0));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_pinned(h, Native.Index(index, "index"), pinned ? (byte)1 : (byte)0), PinnedArgs);
         }
+
+        /// <summary>Sets item index's relevance hint.</summary>
         public void SetRelevanceHint(int index, double hint)
         {
-            Native.Check(Native.cupel_items_set_relevance_hint(Native.Live(Handle, this), Native.Index(index), hint));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_relevance_hint(h, Native.Index(index, "index"), hint), HintArgs);
         }
+
+        /// <summary>Sets item index's source ("Chat" unless set).</summary>
         public void SetSource(int index, string source)
         {
-            Native.Check(Native.cupel_items_set_source(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(source)));
+            var h = Native.Live(Handle, this);
+            var ix = Native.Index(index, "index");
+            Native.Check(Native.cupel_items_set_source(h, ix, Native.Utf8Z(source, "source")), SourceArgs);
         }
+
+        /// <summary>Adds a tag to item index.</summary>
         public void AddTag(int index, string tag)
         {
-            Native.Check(Native.cupel_items_add_tag(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(tag)));
+            var h = Native.Live(Handle, this);
+            var ix = Native.Index(index, "index");
+            Native.Check(Native.cupel_items_add_tag(h, ix, Native.Utf8Z(tag, "tag")), TagArgs);
         }
+
+        /// <summary>Sets item index's metadata entry key to value (setting a
+        /// key again replaces its value).</summary>
         public void SetMetadata(int index, string key, string value)
         {
-            Native.Check(Native.cupel_items_set_metadata(Native.Live(Handle, this), Native.Index(index), Native.Utf8Z(key), Native.Utf8Z(value)));
+            var h = Native.Live(Handle, this);
+            var ix = Native.Index(index, "index");
+            Native.Check(Native.cupel_items_set_metadata(h, ix, Native.Utf8Z(key, "key"), Native.Utf8Z(value, "value")),
+                MetadataArgs);
         }
+
         /// <summary>Contents of items first .. first + contents.Length - 1; a null
         /// element leaves that item's content as it is.</summary>
         public void SetContents(int first, string[] contents)
         {
-            if (contents == null) throw new ArgumentNullException("contents");
+            var h = Native.Live(Handle, this);
+            if (contents == null) throw Native.Null("contents");
+            var at = Native.Index(first, "first");
             int length;
-            var packed = Native.Packed(contents, out length);
+            var packed = Native.Packed(contents, "contents", out length);
             if (packed != null)
             {
-                Native.Check(Native.cupel_items_set_contents_packed(Native.Live(Handle, this), Native.Index(first),
-                    (UIntPtr)contents.Length, packed, (UIntPtr)length));
+                Native.Check(Native.cupel_items_set_contents_packed(h, at, (UIntPtr)contents.Length, packed,
+                    (UIntPtr)length), ContentsArgs);
                 return;
             }
             using (var strings = new NativeStrings())
             {
                 var p = new IntPtr[contents.Length];
-                for (int i = 0; i < p.Length; i++) p[i] = strings.Get(contents[i]);
-                Native.Check(Native.cupel_items_set_contents(Native.Live(Handle, this), Native.Index(first), (UIntPtr)p.Length, p));
+                for (int i = 0; i < p.Length; i++) p[i] = strings.Get(contents[i], "contents", i);
+                Native.Check(Native.cupel_items_set_contents(h, at, (UIntPtr)p.Length, p), ContentsArgs);
             }
         }
+
+        /// <summary>Timestamps (UTC milliseconds) of items first ..
+        /// first + unixMillis.Length - 1, all or nothing.</summary>
         public void SetTimestamps(int first, long[] unixMillis)
         {
-            if (unixMillis == null) throw new ArgumentNullException("unixMillis");
-            Native.Check(Native.cupel_items_set_timestamps(Native.Live(Handle, this), Native.Index(first), (UIntPtr)unixMillis.Length, unixMillis));
+            var h = Native.Live(Handle, this);
+            if (unixMillis == null) throw Native.Null("unixMillis");
+            Native.Check(Native.cupel_items_set_timestamps(h, Native.Index(first, "first"), (UIntPtr)unixMillis.Length,
+                unixMillis), TimestampsArgs);
         }
+
+        /// <summary>Priorities of items first .. first + priorities.Length - 1,
+        /// all or nothing.</summary>
         public void SetPriorities(int first, long[] priorities)
         {
-            if (priorities == null) throw new ArgumentNullException("priorities");
-            Native.Check(Native.cupel_items_set_priorities(Native.Live(Handle, this), Native.Index(first), (UIntPtr)priorities.Length, priorities));
+            var h = Native.Live(Handle, this);
+            if (priorities == null) throw Native.Null("priorities");
+            Native.Check(Native.cupel_items_set_priorities(h, Native.Index(first, "first"), (UIntPtr)priorities.Length,
+                priorities), PrioritiesArgs);
         }
+
+        /// <summary>Pinned flags of items first .. first + pinned.Length - 1,
+        /// all or nothing.</summary>
         public void SetPinnedMany(int first, bool[] pinned)
         {
-            if (pinned == null) throw new ArgumentNullException("pinned");
+            var h = Native.Live(Handle, this);
+            if (pinned == null) throw Native.Null("pinned");
+            var at = Native.Index(first, "first");
             var b = Native.Bytes(pinned.Length);
             for (int i = 0; i < pinned.Length; i++) b[i] = pinned[i] ? (byte)1 : (byte)0;
-            Native.Check(Native.cupel_items_set_pinned_many(Native.Live(Handle, this), Native.Index(first), (UIntPtr)pinned.Length, b));
+            Native.Check(Native.cupel_items_set_pinned_many(h, at, (UIntPtr)pinned.Length, b), PinnedManyArgs);
         }
+
+        /// <summary>Relevance hints of items first .. first + hints.Length - 1,
+        /// all or nothing.</summary>
         public void SetRelevanceHints(int first, double[] hints)
         {
-            if (hints == null) throw new ArgumentNullException("hints");
-            Native.Check(Native.cupel_items_set_relevance_hints(Native.Live(Handle, this), Native.Index(first), (UIntPtr)hints.Length, hints));
+            var h = Native.Live(Handle, this);
+            if (hints == null) throw Native.Null("hints");
+            Native.Check(Native.cupel_items_set_relevance_hints(h, Native.Index(first, "first"), (UIntPtr)hints.Length,
+                hints), HintsArgs);
+        }
+
+        /// <summary>Item index read back, every attribute (a copy). An index
+        /// outside 0 .. Count - 1 throws ArgumentOutOfRangeException.</summary>
+        public Item this[int index]
+        {
+            get
+            {
+                var h = Native.Live(Handle, this);
+                var ix = Native.Index(index, "index");
+                var a = ReadArgs;
+                long tokens, ts, priority;
+                double score, hint;
+                byte hasTs, hasPriority, hasHint, pinned;
+                ulong group;
+                IntPtr p;
+                UIntPtr n;
+                var item = new Item { Index = index };
+                Native.Check(Native.cupel_items_tokens(h, ix, out tokens), a);
+                item.Tokens = tokens;
+                Native.Check(Native.cupel_items_score(h, ix, out score), a);
+                item.Score = score;
+                Native.Check(Native.cupel_items_kind(h, ix, out p, out n), a);
+                item.Kind = Native.Utf8(p, n);
+                Native.Check(Native.cupel_items_content(h, ix, out p, out n), a);
+                item.Content = p == IntPtr.Zero ? null : Native.Utf8(p, n);
+                Native.Check(Native.cupel_items_source(h, ix, out p, out n), a);
+                item.Source = Native.Utf8(p, n);
+                Native.Check(Native.cupel_items_timestamp(h, ix, out hasTs, out ts), a);
+                item.Timestamp = hasTs != 0 ? ts : (long?)null;
+                Native.Check(Native.cupel_items_priority(h, ix, out hasPriority, out priority), a);
+                item.Priority = hasPriority != 0 ? priority : (long?)null;
+                Native.Check(Native.cupel_items_relevance_hint(h, ix, out hasHint, out hint), a);
+                item.RelevanceHint = hasHint != 0 ? hint : (double?)null;
+                Native.Check(Native.cupel_items_pinned(h, ix, out pinned), a);
+                item.Pinned = pinned != 0;
+                Native.Check(Native.cupel_items_group(h, ix, out group), a);
+                item.Group = group;
+                Native.Check(Native.cupel_items_tag_count(h, ix, out n), a);
+                var tags = new string[(int)n];
+                for (int t = 0; t < tags.Length; t++)
+                {
+                    Native.Check(Native.cupel_items_tag(h, ix, (UIntPtr)t, out p, out n), a);
+                    tags[t] = Native.Utf8(p, n);
+                }
+                item.Tags = tags;
+                Native.Check(Native.cupel_items_metadata_count(h, ix, out n), a);
+                var metadata = new KeyValuePair<string, string>[(int)n];
+                for (int m = 0; m < metadata.Length; m++)
+                {
+                    IntPtr v;
+                    UIntPtr vn;
+                    Native.Check(Native.cupel_items_metadata_entry(h, ix, (UIntPtr)m, out p, out n, out v, out vn), a);
+                    metadata[m] = new KeyValuePair<string, string>(Native.Utf8(p, n), Native.Utf8(v, vn));
+                }
+                item.Metadata = metadata;
+                return item;
+            }
         }
 
         /// <summary>The number of items.</summary>
@@ -328,6 +569,7 @@ namespace Cupel
         /// <summary>Removes every item.</summary>
         public void Clear() { Native.cupel_items_clear(Native.Live(Handle, this)); }
 
+        /// <summary>Frees the native list; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -336,33 +578,47 @@ namespace Cupel
     {
         internal readonly BudgetHandle Handle;
 
+        static readonly Args NewArgs = new Args("max_tokens", "target_tokens");
+        static readonly Args ReserveOutputArgs = new Args("output_reserve=tokens", "tokens");
+        static readonly Args MarginArgs = new Args("percent");
+        static readonly Args ReserveArgs = new Args("kind", "tokens");
+        static readonly Args EffectiveArgs = new Args("pinned_tokens");
+
+        /// <summary>A budget of maxTokens (&gt;= 0) with the goal targetTokens
+        /// (0 .. maxTokens).</summary>
         public Budget(long maxTokens, long targetTokens)
         {
-            Native.Check(Native.cupel_budget_new(maxTokens, targetTokens, out Handle));
+            Native.Check(Native.cupel_budget_new(maxTokens, targetTokens, out Handle), NewArgs);
         }
 
+        /// <summary>Tokens kept back for the model's output (&gt;= 0).</summary>
         public void SetOutputReserve(long tokens)
         {
-            Native.Check(Native.cupel_budget_set_output_reserve(Native.Live(Handle, this), tokens));
+            Native.Check(Native.cupel_budget_set_output_reserve(Native.Live(Handle, this), tokens), ReserveOutputArgs);
         }
 
+        /// <summary>A safety margin, percent (finite, 0 .. 100) of the budget left unused.</summary>
         public void SetSafetyMargin(double percent)
         {
-            Native.Check(Native.cupel_budget_set_safety_margin(Native.Live(Handle, this), percent));
+            Native.Check(Native.cupel_budget_set_safety_margin(Native.Live(Handle, this), percent), MarginArgs);
         }
 
+        /// <summary>Reserves tokens for kind (setting a kind again replaces its
+        /// reservation).</summary>
         public void Reserve(string kind, long tokens)
         {
-            Native.Check(Native.cupel_budget_reserve(Native.Live(Handle, this), Native.Utf8Z(kind), tokens));
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_budget_reserve(h, Native.Utf8Z(kind, "kind"), tokens), ReserveArgs);
         }
 
         /// <summary>The (max, target) a slice call with pinnedTokens would use.</summary>
         public void Effective(long pinnedTokens, out long maxTokens, out long targetTokens)
         {
             Native.Check(Native.cupel_budget_effective(Native.Live(Handle, this), pinnedTokens,
-                out maxTokens, out targetTokens));
+                out maxTokens, out targetTokens), EffectiveArgs);
         }
 
+        /// <summary>Frees the native budget; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -374,6 +630,18 @@ namespace Cupel
 
         internal readonly SlicerHandle Handle;
 
+        static readonly Args KnapsackArgs = new Args("bucket_size");
+        static readonly Args QuotaArgs = new Args("inner", "quotas", "count=quotas",
+            "require_percent=RequirePercent@quotas", "cap_percent=CapPercent@quotas");
+        static readonly Args CountQuotaArgs = new Args("inner", "entries", "count=entries",
+            "require_count=Require@entries", "cap_count=Cap@entries", "scarcity");
+        static readonly Args CountKnapsackArgs = new Args("bucket_size", "entries", "count=entries",
+            "require_count=Require@entries", "cap_count=Cap@entries", "scarcity");
+        static readonly Args MemoryArgs = new Args("bytes=value");
+        static readonly Args SliceArgs = new Args("items", "budget", "pinned_tokens", "report");
+        static readonly Args MarginalArgs = new Args("items", "budget", "pinned_tokens", "slack_tokens");
+        static readonly Args MinBudgetArgs = new Args("items", "pinned_tokens", "target_index#", "search_ceiling");
+
         private Slicer(SlicerHandle handle) { Handle = handle; }
 
         /// <summary>GreedySlice: value density order, greedy fill.</summary>
@@ -384,44 +652,47 @@ namespace Cupel
             return new Slicer(h);
         }
 
-        /// <summary>KnapsackSlice with tokens discretised in buckets of bucketSize.</summary>
+        /// <summary>KnapsackSlice with tokens discretised in buckets of bucketSize (&gt; 0).</summary>
         public static Slicer Knapsack(long bucketSize = DefaultBucketSize)
         {
             SlicerHandle h;
-            Native.Check(Native.cupel_slicer_new_knapsack(bucketSize, out h));
+            Native.Check(Native.cupel_slicer_new_knapsack(bucketSize, out h), KnapsackArgs);
             return new Slicer(h);
         }
 
-        /// <summary>QuotaSlice over inner (which it copies).</summary>
+        /// <summary>QuotaSlice over inner (which it copies: inner may be
+        /// disposed right after).</summary>
         public static Slicer Quota(Slicer inner, Quota[] quotas)
         {
-            if (quotas == null) throw new ArgumentNullException("quotas");
+            var innerHandle = Native.Arg(inner, "inner");
+            if (quotas == null) throw Native.Null("quotas");
             using (var strings = new NativeStrings())
             {
                 var q = new Native.NativeQuota[quotas.Length];
                 for (int i = 0; i < quotas.Length; i++)
                     q[i] = new Native.NativeQuota
                     {
-                        Kind = strings.Get(quotas[i].Kind),
+                        Kind = strings.Get(quotas[i].Kind, "quotas", i),
                         RequirePercent = quotas[i].RequirePercent,
                         CapPercent = quotas[i].CapPercent,
                     };
                 SlicerHandle h;
-                Native.Check(Native.cupel_slicer_new_quota(Native.LiveOrNull(inner), q, (UIntPtr)q.Length, out h));
+                Native.Check(Native.cupel_slicer_new_quota(innerHandle, q, (UIntPtr)q.Length, out h), QuotaArgs);
                 return new Slicer(h);
             }
         }
 
-        /// <summary>CountQuotaSlice over inner (not a KnapsackSlice: use
+        /// <summary>CountQuotaSlice over inner (copied; not a KnapsackSlice: use
         /// CountConstrainedKnapsack).</summary>
         public static Slicer CountQuota(Slicer inner, CountQuota[] entries, Scarcity scarcity)
         {
+            var innerHandle = Native.Arg(inner, "inner");
             using (var strings = new NativeStrings())
             {
                 var e = Native.CountEntries(strings, entries);
                 SlicerHandle h;
-                Native.Check(Native.cupel_slicer_new_count_quota(Native.LiveOrNull(inner), e, (UIntPtr)e.Length,
-                    (int)scarcity, out h));
+                Native.Check(Native.cupel_slicer_new_count_quota(innerHandle, e, (UIntPtr)e.Length,
+                    (int)scarcity, out h), CountQuotaArgs);
                 return new Slicer(h);
             }
         }
@@ -434,7 +705,7 @@ namespace Cupel
                 var e = Native.CountEntries(strings, entries);
                 SlicerHandle h;
                 Native.Check(Native.cupel_slicer_new_count_constrained_knapsack(bucketSize, e, (UIntPtr)e.Length,
-                    (int)scarcity, out h));
+                    (int)scarcity, out h), CountKnapsackArgs);
                 return new Slicer(h);
             }
         }
@@ -444,20 +715,20 @@ namespace Cupel
         public ulong MemoryLimit
         {
             get { return (ulong)Native.cupel_slicer_memory_limit(Native.Live(Handle, this)); }
-            set { Native.Check(Native.cupel_slicer_set_memory_limit(Native.Live(Handle, this), (UIntPtr)value)); }
+            set { Native.Check(Native.cupel_slicer_set_memory_limit(Native.Live(Handle, this), (UIntPtr)value), MemoryArgs); }
         }
 
         /// <summary>Runs the Sort and Slice stages: the chosen item indices in
         /// the slicer's order. report may be null.</summary>
         public int[] Slice(Items items, Budget budget, long pinnedTokens = 0, Report report = null)
         {
-            if (items == null) throw new ArgumentNullException("items");
-            if (budget == null) throw new ArgumentNullException("budget");
-            var buf = Native.IndexBuffer(items.Count);
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            var b = Native.Arg(budget, "budget");
+            var r = report == null ? Native.NoReport : Native.Arg(report, "report");
+            var buf = Native.IndexBuffer(Native.Len(it));
             UIntPtr n;
-            Native.Check(Native.cupel_slice(Native.Live(Handle, this), Native.Live(items.Handle, items),
-                Native.Live(budget.Handle, budget), pinnedTokens, buf, (UIntPtr)buf.Length, out n,
-                report == null ? Native.NoReport : Native.Live(report.Handle, report)));
+            Native.Check(Native.cupel_slice(self, it, b, pinnedTokens, buf, (UIntPtr)buf.Length, out n, r), SliceArgs);
             return Native.Ints(buf, n);
         }
 
@@ -465,12 +736,13 @@ namespace Cupel
         /// reduced by slackTokens.</summary>
         public int[] MarginalItems(Items items, Budget budget, long pinnedTokens, long slackTokens)
         {
-            if (items == null) throw new ArgumentNullException("items");
-            if (budget == null) throw new ArgumentNullException("budget");
-            var buf = Native.IndexBuffer(items.Count);
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            var b = Native.Arg(budget, "budget");
+            var buf = Native.IndexBuffer(Native.Len(it));
             UIntPtr n;
-            Native.Check(Native.cupel_marginal_items(Native.Live(Handle, this), Native.Live(items.Handle, items),
-                Native.Live(budget.Handle, budget), pinnedTokens, slackTokens, buf, (UIntPtr)buf.Length, out n));
+            Native.Check(Native.cupel_marginal_items(self, it, b, pinnedTokens, slackTokens, buf, (UIntPtr)buf.Length,
+                out n), MarginalArgs);
             return Native.Ints(buf, n);
         }
 
@@ -479,16 +751,16 @@ namespace Cupel
         /// searchCeiling.</summary>
         public long? FindMinBudget(Items items, long pinnedTokens, int targetIndex, long searchCeiling)
         {
-            if (items == null) throw new ArgumentNullException("items");
-            if (targetIndex < 0)
-                throw new CupelArgumentException(Status.InvalidArgument,
-                    "FindMinBudget: targetIndex is " + targetIndex + "; it must be >= 0");
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            var target = Native.Index(targetIndex, "targetIndex");
             long tokens;
-            Native.Check(Native.cupel_find_min_budget(Native.Live(Handle, this), Native.Live(items.Handle, items),
-                pinnedTokens, (UIntPtr)targetIndex, searchCeiling, out tokens));
+            Native.Check(Native.cupel_find_min_budget(self, it, pinnedTokens, target, searchCeiling, out tokens),
+                MinBudgetArgs);
             return tokens < 0 ? (long?)null : tokens;
         }
 
+        /// <summary>Frees the native slicer; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -497,10 +769,16 @@ namespace Cupel
     {
         internal readonly ReportHandle Handle;
 
+        static readonly Args JsonArgs = new Args("items");
+
+        /// <summary>An empty report, to pass to a slice or run call.</summary>
         public Report() { Native.Check(Native.cupel_report_new(out Handle)); }
 
+        /// <summary>The effective max tokens of the call.</summary>
         public long EffectiveMaxTokens { get { return Native.cupel_report_effective_max_tokens(Native.Live(Handle, this)); } }
+        /// <summary>The effective target tokens the slicer got.</summary>
         public long EffectiveTargetTokens { get { return Native.cupel_report_effective_target_tokens(Native.Live(Handle, this)); } }
+        /// <summary>The sum of the selected items' tokens.</summary>
         public long SelectedTokens { get { return Native.cupel_report_selected_tokens(Native.Live(Handle, this)); } }
 
         /// <summary>Count requirements the last call could not meet.</summary>
@@ -528,7 +806,9 @@ namespace Cupel
         /// <summary>Excluded items, score descending.</summary>
         public Decision[] Excluded { get { return List(false); } }
 
+        /// <summary>The number of items the call saw.</summary>
         public long TotalCandidates { get { return Native.cupel_report_total_candidates(Native.Live(Handle, this)); } }
+        /// <summary>The tokens of every item the call saw.</summary>
         public long TotalTokensConsidered { get { return Native.cupel_report_total_tokens_considered(Native.Live(Handle, this)); } }
         /// <summary>Tokens the placed items exceed the target by under
         /// Overflow.Proceed (the spec's OverflowEvent); 0 otherwise.</summary>
@@ -538,11 +818,12 @@ namespace Cupel
         public string Json(Items items)
         {
             var h = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
             UIntPtr n;
-            var st = Native.cupel_report_json(h, Native.Live(items.Handle, items), null, UIntPtr.Zero, out n);
-            if (st != Status.BufferTooSmall) Native.Check(st);
+            var st = Native.cupel_report_json(h, it, null, UIntPtr.Zero, out n);
+            if (st != Status.BufferTooSmall) Native.Check(st, JsonArgs);
             var buf = new byte[(int)n + 1];
-            Native.Check(Native.cupel_report_json(h, items.Handle, buf, (UIntPtr)buf.Length, out n));
+            Native.Check(Native.cupel_report_json(h, it, buf, (UIntPtr)buf.Length, out n), JsonArgs);
             return Encoding.UTF8.GetString(buf, 0, (int)n);
         }
 
@@ -588,6 +869,7 @@ namespace Cupel
             }
         }
 
+        /// <summary>Frees the native report; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -597,19 +879,24 @@ namespace Cupel
         internal readonly StreamHandle Handle;
         private int pushed;
 
+        static readonly Args NewArgs = new Args("target_tokens", "batch_size");
+        static readonly Args PushArgs = new Args("tokens", "score");
+        static readonly Args GroupedArgs = new Args("tokens", "score", "group");
+
         /// <summary>batchSize 0 means the default (32).</summary>
         public Stream(long targetTokens, int batchSize = 0)
         {
             if (batchSize < 0)
-                throw new CupelArgumentException(Status.InvalidArgument, "batchSize is " + batchSize + "; it must be >= 0");
-            Native.Check(Native.cupel_stream_new(targetTokens, (UIntPtr)batchSize, out Handle));
+                throw new CupelArgumentException(Status.InvalidArgument, "batchSize is " + batchSize + "; it must be >= 0",
+                    "batchSize", null);
+            Native.Check(Native.cupel_stream_new(targetTokens, (UIntPtr)batchSize, out Handle), NewArgs);
         }
 
         /// <summary>Offers the next item; true once the budget is spent.</summary>
         public bool Push(long tokens, double score)
         {
             byte full;
-            Native.Check(Native.cupel_stream_push(Native.Live(Handle, this), tokens, score, out full));
+            Native.Check(Native.cupel_stream_push(Native.Live(Handle, this), tokens, score, out full), PushArgs);
             pushed++;
             return full != 0;
         }
@@ -620,7 +907,8 @@ namespace Cupel
         public bool PushGrouped(long tokens, double score, ulong group)
         {
             byte full;
-            Native.Check(Native.cupel_stream_push_grouped(Native.Live(Handle, this), tokens, score, group, out full));
+            Native.Check(Native.cupel_stream_push_grouped(Native.Live(Handle, this), tokens, score, group, out full),
+                GroupedArgs);
             pushed++;
             return full != 0;
         }
@@ -628,12 +916,14 @@ namespace Cupel
         /// <summary>Decides the last batch; the taken indices in the order taken.</summary>
         public int[] Finish()
         {
+            var h = Native.Live(Handle, this);
             var buf = Native.IndexBuffer(pushed);
             UIntPtr n;
-            Native.Check(Native.cupel_stream_finish(Native.Live(Handle, this), buf, (UIntPtr)buf.Length, out n));
+            Native.Check(Native.cupel_stream_finish(h, buf, (UIntPtr)buf.Length, out n));
             return Native.Ints(buf, n);
         }
 
+        /// <summary>Frees the native stream; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -643,12 +933,14 @@ namespace Cupel
     {
         private readonly Dictionary<string, IntPtr> map = new Dictionary<string, IntPtr>();
 
-        public IntPtr Get(string s)
+        /// <summary>s in native memory (IntPtr.Zero for null); a lone
+        /// surrogate throws, naming name[index].</summary>
+        public IntPtr Get(string s, string name, int index)
         {
             if (s == null) return IntPtr.Zero;
             IntPtr p;
             if (map.TryGetValue(s, out p)) return p;
-            var bytes = Native.Utf8Z(s);
+            var bytes = Native.Utf8Z(s, name, index);
             p = Marshal.AllocHGlobal(bytes.Length);
             Marshal.Copy(bytes, 0, p, bytes.Length);
             map[s] = p;
@@ -659,6 +951,91 @@ namespace Cupel
         {
             foreach (var p in map.Values) Marshal.FreeHGlobal(p);
             map.Clear();
+        }
+    }
+
+    /// <summary>How one native function's arguments are named in C (as its
+    /// messages spell them) and in C#: which C# parameter a failure is about,
+    /// whether it is an index (out of range: ArgumentOutOfRangeException),
+    /// and the message with the C# spelling.</summary>
+    internal sealed class Args
+    {
+        private readonly string[] c, spelling, param;
+        private readonly bool[] index;
+
+        internal static readonly Args None = new Args();
+
+        /// <summary>Each spec is "c_name" (spelled in C# as its camelCase),
+        /// "c_name=spelling" (spelled otherwise, the parameter of that name)
+        /// or "c_name=Spelling@param" (a field of parameter param); a trailing
+        /// '#' marks an index.</summary>
+        internal Args(params string[] specs)
+        {
+            int n = specs.Length;
+            c = new string[n];
+            spelling = new string[n];
+            param = new string[n];
+            index = new bool[n];
+            for (int i = 0; i < n; i++)
+            {
+                var s = specs[i];
+                index[i] = s.EndsWith("#", StringComparison.Ordinal);
+                if (index[i]) s = s.Substring(0, s.Length - 1);
+                int eq = s.IndexOf('=');
+                c[i] = eq < 0 ? s : s.Substring(0, eq);
+                var rest = eq < 0 ? Camel(s) : s.Substring(eq + 1);
+                int at = rest.IndexOf('@');
+                spelling[i] = at < 0 ? rest : rest.Substring(0, at);
+                param[i] = at < 0 ? rest : rest.Substring(at + 1);
+            }
+        }
+
+        static string Camel(string snake)
+        {
+            var sb = new StringBuilder(snake.Length);
+            bool up = false;
+            foreach (var ch in snake)
+            {
+                if (ch == '_') { up = true; continue; }
+                sb.Append(up ? char.ToUpperInvariant(ch) : ch);
+                up = false;
+            }
+            return sb.ToString();
+        }
+
+        static bool IdentChar(char ch) { return ch == '_' || (ch < 0x80 && char.IsLetterOrDigit(ch)); }
+
+        /// <summary>The exception for a failed call: the first argument the
+        /// message names gives ParamName and the class; the C names of this
+        /// call's arguments become their C# spelling (names with an
+        /// underscore everywhere, others where they name the argument).</summary>
+        internal Exception Error(Status st, string native)
+        {
+            if (st != Status.NullPointer && st != Status.InvalidArgument) return new CupelException(st, native);
+            int hit = -1;
+            var message = new StringBuilder(native.Length + 16);
+            for (int i = 0; i < native.Length;)
+            {
+                if (!IdentChar(native[i]) || (i > 0 && IdentChar(native[i - 1])))
+                {
+                    message.Append(native[i++]);
+                    continue;
+                }
+                int end = i;
+                while (end < native.Length && IdentChar(native[end])) end++;
+                var word = native.Substring(i, end - i);
+                int k = Array.IndexOf(c, word);
+                bool subject = k >= 0 && hit < 0;
+                if (subject) hit = k;
+                message.Append(k >= 0 && (subject || word.IndexOf('_') >= 0) ? spelling[k] : word);
+                i = end;
+            }
+            string name = hit < 0 ? null : param[hit];
+            var text = message.ToString();
+            if (name != null && !Native.HasWord(text, name)) text = name + ": " + text;
+            if (st == Status.NullPointer) return new ArgumentNullException(name, text);
+            if (hit >= 0 && index[hit]) return new ArgumentOutOfRangeException(name, text);
+            return new CupelArgumentException(st, text, name, native);
         }
     }
 
@@ -718,15 +1095,20 @@ namespace Cupel
             public double Score;
         }
 
+        /// <summary>UTF-8 that throws on what it cannot encode (a lone
+        /// surrogate) instead of writing U+FFFD.</summary>
+        internal static readonly UTF8Encoding Strict = new UTF8Encoding(false, true);
+
         /// <summary>Strings back to back, each NUL-terminated UTF-8 (null as
         /// ""), or null when the packed form cannot carry them as they are: it
         /// reads "" as absent. (An embedded NUL splits a string in two, which
         /// the library refuses: the count no longer matches.) ASCII columns,
         /// the common case, are copied char by char in one pass into the
         /// first `length` bytes of this thread's scratch buffer; any other
-        /// character sends the column through one join and one UTF-8
-        /// encoding (a new array).</summary>
-        internal static byte[] Packed(string[] strings, out int length)
+        /// character sends the column through one check for lone surrogates
+        /// (name[k] names the first), one join and one UTF-8 encoding (a new
+        /// array).</summary>
+        internal static byte[] Packed(string[] strings, string name, out int length)
         {
             int size = strings.Length;
             foreach (var s in strings)
@@ -745,7 +1127,9 @@ namespace Cupel
                     {
                         if (c >= 0x80)
                         {
-                            var utf8 = Encoding.UTF8.GetBytes(string.Join("\0", strings) + "\0");
+                            for (int k = 0; k < strings.Length; k++)
+                                if (strings[k] != null) CheckUtf16(strings[k], name, k);
+                            var utf8 = Strict.GetBytes(string.Join("\0", strings) + "\0");
                             length = utf8.Length;
                             return utf8;
                         }
@@ -780,48 +1164,121 @@ namespace Cupel
             return scratchIndices;
         }
 
-        internal static UIntPtr Index(int i)
+        /// <summary>A C# index as size_t; a negative one throws
+        /// ArgumentOutOfRangeException naming name.</summary>
+        internal static UIntPtr Index(int i, string name)
         {
-            if (i < 0) throw new CupelArgumentException(Status.InvalidArgument, "index " + i + " is negative");
+            if (i < 0)
+                throw new ArgumentOutOfRangeException(ParamOf(name), i, name + " is " + i + ": negative; indices start at 0");
             return (UIntPtr)i;
         }
 
         internal static readonly ReportHandle NoReport = new ReportHandle();
 
-        internal static void Check(Status st)
+        /// <summary>The ArgumentNullException for parameter name.</summary>
+        internal static ArgumentNullException Null(string name)
         {
-            if (st != Status.Ok)
-            {
-                // Same thread as the failed call: the message is the call's own.
-                string message = Utf8(cupel_last_error());
-                if (st == Status.InvalidArgument || st == Status.NullPointer)
-                    throw new CupelArgumentException(st, message);
-                throw new CupelException(st, message);
-            }
+            return new ArgumentNullException(ParamOf(name), name + " is null");
         }
 
+        /// <summary>The parameter a name like "parts[2].Key" belongs to.</summary>
+        internal static string ParamOf(string name)
+        {
+            int cut = name.IndexOfAny(new[] { '[', '.' });
+            return cut < 0 ? name : name.Substring(0, cut);
+        }
+
+        /// <summary>Whether text holds word with no identifier character on
+        /// either side.</summary>
+        internal static bool HasWord(string text, string word)
+        {
+            for (int at = text.IndexOf(word, StringComparison.Ordinal); at >= 0;
+                 at = text.IndexOf(word, at + 1, StringComparison.Ordinal))
+            {
+                bool before = at > 0 && (char.IsLetterOrDigit(text[at - 1]) || text[at - 1] == '_');
+                int end = at + word.Length;
+                bool after = end < text.Length && (char.IsLetterOrDigit(text[end]) || text[end] == '_');
+                if (!before && !after) return true;
+            }
+            return false;
+        }
+
+        internal static void Check(Status st) { Check(st, Args.None); }
+
+        /// <summary>Throws for a failed call: the message read on the same
+        /// thread, right after it, is the call's own.</summary>
+        internal static void Check(Status st, Args args)
+        {
+            if (st != Status.Ok) throw args.Error(st, Utf8(cupel_last_error()));
+        }
+
+        /// <summary>The receiver's handle; disposed, ObjectDisposedException
+        /// naming its type.</summary>
         internal static T Live<T>(T handle, object owner) where T : SafeHandle
         {
-            if (handle.IsClosed) throw new ObjectDisposedException(owner.GetType().Name);
+            if (handle.IsClosed)
+            {
+                var type = owner.GetType().Name;
+                throw new ObjectDisposedException(type, "this " + type + " was disposed");
+            }
             return handle;
         }
 
-        internal static SlicerHandle LiveOrNull(Slicer s)
+        /// <summary>An argument's handle: null, ArgumentNullException; disposed,
+        /// ObjectDisposedException; both naming the parameter name.</summary>
+        static T ArgHandle<T>(object owner, T handle, string name) where T : SafeHandle
         {
-            return s == null ? new SlicerHandle() : Live(s.Handle, s);
+            if (owner == null) throw Null(name);
+            if (handle.IsClosed)
+                throw new ObjectDisposedException(ParamOf(name), name + ": this " + owner.GetType().Name + " was disposed");
+            return handle;
         }
+
+        internal static ItemsHandle Arg(Items x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static BudgetHandle Arg(Budget x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static SlicerHandle Arg(Slicer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static ReportHandle Arg(Report x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static ScorerHandle Arg(Scorer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static PlacerHandle Arg(Placer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+
+        /// <summary>The length of a live list.</summary>
+        internal static int Len(ItemsHandle items) { return (int)cupel_items_len(items); }
 
         internal static string StatusName(int status) { return Utf8(cupel_status_str(status)); }
 
-        internal static byte[] Utf8Z(string s)
+        /// <summary>Throws CupelArgumentException naming name when s holds a
+        /// lone surrogate (UTF-8 cannot carry it; .NET's default encoder would
+        /// silently write U+FFFD instead).</summary>
+        internal static void CheckUtf16(string s, string name, int element = -1)
+        {
+            for (int i = 0; i < s.Length; i++)
+            {
+                char ch = s[i];
+                if (ch < 0xD800 || ch > 0xDFFF) continue;
+                if (ch <= 0xDBFF && i + 1 < s.Length && char.IsLowSurrogate(s[i + 1]))
+                {
+                    i++;
+                    continue;
+                }
+                var what = element < 0 ? name : name + "[" + element + "]";
+                throw new CupelArgumentException(Status.InvalidArgument, string.Format(
+                    "{0} is not valid UTF-16: a lone surrogate U+{1:X4} at char {2} (UTF-8 cannot encode it)",
+                    what, (int)ch, i), ParamOf(name), null);
+            }
+        }
+
+        /// <summary>s as NUL-terminated UTF-8 (null for null); a lone
+        /// surrogate throws, naming name (or name[element]).</summary>
+        internal static byte[] Utf8Z(string s, string name, int element = -1)
         {
             if (s == null) return null;
-            var n = Encoding.UTF8.GetByteCount(s);
-            var bytes = new byte[n + 1];
-            Encoding.UTF8.GetBytes(s, 0, s.Length, bytes, 0);
+            CheckUtf16(s, name, element);
+            var bytes = new byte[Strict.GetByteCount(s) + 1];
+            Strict.GetBytes(s, 0, s.Length, bytes, 0);
             return bytes;
         }
 
+        /// <summary>A NUL-terminated UTF-8 string ("" for NULL).</summary>
         internal static string Utf8(IntPtr p)
         {
             if (p == IntPtr.Zero) return "";
@@ -829,6 +1286,15 @@ namespace Cupel
             while (Marshal.ReadByte(p, len) != 0) len++;
             var bytes = new byte[len];
             Marshal.Copy(p, bytes, 0, len);
+            return Encoding.UTF8.GetString(bytes);
+        }
+
+        /// <summary>n bytes of UTF-8 at p ("" for NULL).</summary>
+        internal static string Utf8(IntPtr p, UIntPtr n)
+        {
+            if (p == IntPtr.Zero) return "";
+            var bytes = new byte[(int)n];
+            Marshal.Copy(p, bytes, 0, bytes.Length);
             return Encoding.UTF8.GetString(bytes);
         }
 
@@ -841,10 +1307,10 @@ namespace Cupel
 
         internal static NativeCountQuota[] CountEntries(NativeStrings strings, CountQuota[] entries)
         {
-            if (entries == null) throw new ArgumentNullException("entries");
+            if (entries == null) throw Null("entries");
             var e = new NativeCountQuota[entries.Length];
             for (int i = 0; i < entries.Length; i++)
-                e[i] = new NativeCountQuota { Kind = strings.Get(entries[i].Kind), Require = entries[i].Require, Cap = entries[i].Cap };
+                e[i] = new NativeCountQuota { Kind = strings.Get(entries[i].Kind, "entries", i), Require = entries[i].Require, Cap = entries[i].Cap };
             return e;
         }
 
@@ -853,6 +1319,7 @@ namespace Cupel
         [DllImport(Lib)] internal static extern IntPtr cupel_version();
         [DllImport(Lib)] internal static extern uint cupel_abi_version();
         [DllImport(Lib)] internal static extern UIntPtr cupel_live_handles();
+        [DllImport(Lib)] internal static extern IntPtr cupel_reason_str(int reason);
 
         [DllImport(Lib)] internal static extern Status cupel_items_new(out ItemsHandle items);
         [DllImport(Lib)] internal static extern void cupel_items_free(IntPtr items);
@@ -862,6 +1329,21 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_items_set_group(ItemsHandle items, UIntPtr index, ulong group);
         [DllImport(Lib)] internal static extern Status cupel_items_set_groups(ItemsHandle items, UIntPtr first, UIntPtr count, ulong[] groups);
         [DllImport(Lib)] internal static extern void cupel_items_clear(ItemsHandle items);
+
+        [DllImport(Lib)] internal static extern Status cupel_items_tokens(ItemsHandle items, UIntPtr index, out long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_items_score(ItemsHandle items, UIntPtr index, out double score);
+        [DllImport(Lib)] internal static extern Status cupel_items_kind(ItemsHandle items, UIntPtr index, out IntPtr kind, out UIntPtr len);
+        [DllImport(Lib)] internal static extern Status cupel_items_content(ItemsHandle items, UIntPtr index, out IntPtr content, out UIntPtr len);
+        [DllImport(Lib)] internal static extern Status cupel_items_source(ItemsHandle items, UIntPtr index, out IntPtr source, out UIntPtr len);
+        [DllImport(Lib)] internal static extern Status cupel_items_timestamp(ItemsHandle items, UIntPtr index, out byte present, out long unixMillis);
+        [DllImport(Lib)] internal static extern Status cupel_items_priority(ItemsHandle items, UIntPtr index, out byte present, out long priority);
+        [DllImport(Lib)] internal static extern Status cupel_items_relevance_hint(ItemsHandle items, UIntPtr index, out byte present, out double hint);
+        [DllImport(Lib)] internal static extern Status cupel_items_pinned(ItemsHandle items, UIntPtr index, out byte pinned);
+        [DllImport(Lib)] internal static extern Status cupel_items_group(ItemsHandle items, UIntPtr index, out ulong group);
+        [DllImport(Lib)] internal static extern Status cupel_items_tag_count(ItemsHandle items, UIntPtr index, out UIntPtr count);
+        [DllImport(Lib)] internal static extern Status cupel_items_tag(ItemsHandle items, UIntPtr index, UIntPtr tagIndex, out IntPtr tag, out UIntPtr len);
+        [DllImport(Lib)] internal static extern Status cupel_items_metadata_count(ItemsHandle items, UIntPtr index, out UIntPtr count);
+        [DllImport(Lib)] internal static extern Status cupel_items_metadata_entry(ItemsHandle items, UIntPtr index, UIntPtr entryIndex, out IntPtr key, out UIntPtr keyLen, out IntPtr value, out UIntPtr valueLen);
 
         [DllImport(Lib)] internal static extern Status cupel_budget_new(long maxTokens, long targetTokens, out BudgetHandle budget);
         [DllImport(Lib)] internal static extern void cupel_budget_free(IntPtr budget);
@@ -953,35 +1435,81 @@ namespace Cupel
 
     // ---- the pipeline ----------------------------------------------------------
 
-    /// <summary>Why an item was included or excluded; the numbers are the C ABI's.</summary>
+    /// <summary>Why an item was included or excluded; the numbers are the C
+    /// ABI's, and <see cref="ReasonExtensions.Name"/> gives the library's name
+    /// for one (a test checks that every member is named as the library names
+    /// its number).</summary>
     public enum Reason
     {
+        /// <summary>Included on its score.</summary>
         Scored = 0,
+        /// <summary>Included because it is pinned.</summary>
         Pinned = 1,
+        /// <summary>Included at no cost: it has zero tokens.</summary>
         ZeroToken = 2,
+        /// <summary>Excluded: it did not fit the tokens that were left.</summary>
         BudgetExceeded = 10,
+        /// <summary>Excluded: its score was too low (reserved by the spec).</summary>
         ScoredTooLow = 11,
+        /// <summary>Excluded: a duplicate of another item's content.</summary>
         Deduplicated = 12,
+        /// <summary>Excluded: its kind reached its quota cap.</summary>
         QuotaCapExceeded = 13,
+        /// <summary>Excluded: displaced by another kind's quota requirement.</summary>
         QuotaRequireDisplaced = 14,
+        /// <summary>Excluded: it has a negative token count.</summary>
         NegativeTokens = 15,
+        /// <summary>Excluded: displaced by a pinned item.</summary>
         PinnedOverride = 16,
+        /// <summary>Excluded by a filter (reserved by the spec).</summary>
         Filtered = 17,
+        /// <summary>Excluded: its kind reached its count cap.</summary>
         CountCapExceeded = 18,
     }
 
+    /// <summary>Names of reasons, as the library (and its JSON report) spells them.</summary>
+    public static class ReasonExtensions
+    {
+        /// <summary>The library's name of reason (cupel_reason_str), e.g.
+        /// "BudgetExceeded"; "Unknown" for a number that is no reason.</summary>
+        public static string Name(this Reason reason)
+        {
+            return Native.Utf8(Native.cupel_reason_str((int)reason));
+        }
+    }
+
     /// <summary>What the pipeline does when the selection exceeds the target.</summary>
-    public enum Overflow { Throw = 0, Truncate = 1, Proceed = 2 }
+    public enum Overflow
+    {
+        /// <summary>Fail the run (the default).</summary>
+        Throw = 0,
+        /// <summary>Drop items until the selection fits.</summary>
+        Truncate = 1,
+        /// <summary>Keep the selection; the report records the excess.</summary>
+        Proceed = 2,
+    }
 
     /// <summary>The DecayScorer's curves.</summary>
-    public enum DecayCurve { Exponential = 0, Step = 1, Window = 2 }
+    public enum DecayCurve
+    {
+        /// <summary>Exponential decay with a half-life.</summary>
+        Exponential = 0,
+        /// <summary>Step windows: the score of the first window the age fits.</summary>
+        Step = 1,
+        /// <summary>One window: full score inside it, none outside.</summary>
+        Window = 2,
+    }
 
     /// <summary>One item's fate in a report.</summary>
     public struct Decision
     {
+        /// <summary>The item's index (push order).</summary>
         public int Index;
+        /// <summary>The score, as the SelectionReport defines it.</summary>
         public double Score;
+        /// <summary>Why the item was included or excluded.</summary>
         public Reason Reason;
+        /// <summary>The item's tokens.</summary>
         public long ItemTokens;
         /// <summary>BudgetExceeded: the tokens that were left.</summary>
         public long AvailableTokens;
@@ -992,27 +1520,40 @@ namespace Cupel
         /// <summary>The tokens the decision was made on (the group's, or the item's).</summary>
         public long GroupTokens;
 
-        public override string ToString() { return "#" + Index + " " + Reason; }
+        /// <summary>"#index ReasonName".</summary>
+        public override string ToString() { return "#" + Index + " " + Reason.Name(); }
     }
 
+    /// <summary>Owns one native cupel_scorer (freed by cupel_scorer_free).</summary>
     public sealed class ScorerHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public ScorerHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native scorer is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native scorer.</summary>
         protected override bool ReleaseHandle() { Native.cupel_scorer_free(handle); return true; }
     }
 
+    /// <summary>Owns one native cupel_placer (freed by cupel_placer_free).</summary>
     public sealed class PlacerHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public PlacerHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native placer is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native placer.</summary>
         protected override bool ReleaseHandle() { Native.cupel_placer_free(handle); return true; }
     }
 
+    /// <summary>Owns one native cupel_pipeline (freed by cupel_pipeline_free).</summary>
     public sealed class PipelineHandle : SafeHandle
     {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
         public PipelineHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native pipeline is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native pipeline.</summary>
         protected override bool ReleaseHandle() { Native.cupel_pipeline_free(handle); return true; }
     }
 
@@ -1021,6 +1562,15 @@ namespace Cupel
     public sealed class Scorer : IDisposable
     {
         internal readonly ScorerHandle Handle;
+
+        static readonly Args WeightArgs = new Args("weights", "count=weights");
+        static readonly Args CompositeArgs = new Args("children=parts", "weights=parts", "count=parts");
+        static readonly Args ScaledArgs = new Args("inner");
+        static readonly Args TrustArgs = new Args("default_score");
+        static readonly Args KeyArgs = new Args("key", "value", "boost");
+        static readonly Args DecayArgs = new Args("curve", "duration_secs", "windows", "window_count=windows",
+            "reference_unix_millis", "null_timestamp_score");
+        static readonly Args ScoreArgs = new Args("items");
 
         private Scorer(ScorerHandle h) { Handle = h; }
 
@@ -1033,10 +1583,15 @@ namespace Cupel
             return new Scorer(h);
         }
 
+        /// <summary>The scores pushed with the items.</summary>
         public static Scorer Given() { return Make(Native.cupel_scorer_new_given); }
+        /// <summary>RecencyScorer: newer timestamps score higher.</summary>
         public static Scorer Recency() { return Make(Native.cupel_scorer_new_recency); }
+        /// <summary>PriorityScorer: higher priorities score higher.</summary>
         public static Scorer Priority() { return Make(Native.cupel_scorer_new_priority); }
+        /// <summary>FrequencyScorer: items sharing tags with many others score higher.</summary>
         public static Scorer Frequency() { return Make(Native.cupel_scorer_new_frequency); }
+        /// <summary>ReflexiveScorer: the items' relevance hints.</summary>
         public static Scorer Reflexive() { return Make(Native.cupel_scorer_new_reflexive); }
 
         private static Native.NativeWeight[] Weights(IDictionary<string, double> weights, NativeStrings strings)
@@ -1044,38 +1599,44 @@ namespace Cupel
             var keys = new List<string>(weights.Keys);
             keys.Sort(StringComparer.Ordinal);
             var w = new Native.NativeWeight[keys.Count];
-            for (int i = 0; i < w.Length; i++) w[i] = new Native.NativeWeight { Name = strings.Get(keys[i]), Weight = weights[keys[i]] };
+            for (int i = 0; i < w.Length; i++)
+                w[i] = new Native.NativeWeight { Name = strings.Get(keys[i], "weights", i), Weight = weights[keys[i]] };
             return w;
         }
 
-        /// <summary>Kind weights; null: the specification's defaults.</summary>
+        /// <summary>KindScorer with weights per kind (finite, &gt;= 0); null:
+        /// the specification's defaults. Entries go to the library in ordinal
+        /// key order (its messages count in that order).</summary>
         public static Scorer Kind(IDictionary<string, double> weights = null)
         {
             using (var strings = new NativeStrings())
             {
                 var w = weights == null ? null : Weights(weights, strings);
                 ScorerHandle h;
-                Native.Check(Native.cupel_scorer_new_kind(w, (UIntPtr)(w == null ? 0 : w.Length), out h));
+                Native.Check(Native.cupel_scorer_new_kind(w, (UIntPtr)(w == null ? 0 : w.Length), out h), WeightArgs);
                 return new Scorer(h);
             }
         }
 
+        /// <summary>TagScorer with weights per tag (finite, &gt;= 0), in
+        /// ordinal key order as Kind.</summary>
         public static Scorer Tag(IDictionary<string, double> weights)
         {
-            if (weights == null) throw new ArgumentNullException("weights");
+            if (weights == null) throw Native.Null("weights");
             using (var strings = new NativeStrings())
             {
                 var w = Weights(weights, strings);
                 ScorerHandle h;
-                Native.Check(Native.cupel_scorer_new_tag(w, (UIntPtr)w.Length, out h));
+                Native.Check(Native.cupel_scorer_new_tag(w, (UIntPtr)w.Length, out h), WeightArgs);
                 return new Scorer(h);
             }
         }
 
-        /// <summary>The weighted mean of (scorer, weight) parts.</summary>
+        /// <summary>The weighted mean of (scorer, weight) parts; weights finite
+        /// and &gt; 0. The parts are copied: they may be disposed right after.</summary>
         public static Scorer Composite(params KeyValuePair<Scorer, double>[] parts)
         {
-            if (parts == null) throw new ArgumentNullException("parts");
+            if (parts == null) throw Native.Null("parts");
             var kids = new IntPtr[parts.Length];
             var w = new double[parts.Length];
             var added = new bool[parts.Length];
@@ -1083,12 +1644,13 @@ namespace Cupel
             {
                 for (int i = 0; i < parts.Length; i++)
                 {
-                    parts[i].Key.Handle.DangerousAddRef(ref added[i]);
-                    kids[i] = parts[i].Key.Handle.DangerousGetHandle();
+                    var child = Native.Arg(parts[i].Key, "parts[" + i + "].Key");
+                    child.DangerousAddRef(ref added[i]);
+                    kids[i] = child.DangerousGetHandle();
                     w[i] = parts[i].Value;
                 }
                 ScorerHandle h;
-                Native.Check(Native.cupel_scorer_new_composite(kids, w, (UIntPtr)kids.Length, out h));
+                Native.Check(Native.cupel_scorer_new_composite(kids, w, (UIntPtr)kids.Length, out h), CompositeArgs);
                 return new Scorer(h);
             }
             finally
@@ -1098,28 +1660,37 @@ namespace Cupel
             }
         }
 
+        /// <summary>inner's scores scaled to [0, 1] (inner is copied).</summary>
         public static Scorer Scaled(Scorer inner)
         {
+            var innerHandle = Native.Arg(inner, "inner");
             ScorerHandle h;
-            Native.Check(Native.cupel_scorer_new_scaled(Native.Live(inner.Handle, inner), out h));
+            Native.Check(Native.cupel_scorer_new_scaled(innerHandle, out h), ScaledArgs);
             return new Scorer(h);
         }
 
+        /// <summary>MetadataTrustScorer: the "cupel:trust" metadata value,
+        /// defaultScore where it is missing.</summary>
         public static Scorer MetadataTrust(double defaultScore = 0.5)
         {
             ScorerHandle h;
-            Native.Check(Native.cupel_scorer_new_metadata_trust(defaultScore, out h));
+            Native.Check(Native.cupel_scorer_new_metadata_trust(defaultScore, out h), TrustArgs);
             return new Scorer(h);
         }
 
+        /// <summary>MetadataKeyScorer: boost (finite, &gt; 0) for items whose
+        /// metadata key equals value.</summary>
         public static Scorer MetadataKey(string key, string value, double boost)
         {
+            var k = Native.Utf8Z(key, "key");
+            var v = Native.Utf8Z(value, "value");
             ScorerHandle h;
-            Native.Check(Native.cupel_scorer_new_metadata_key(Native.Utf8Z(key), Native.Utf8Z(value), boost, out h));
+            Native.Check(Native.cupel_scorer_new_metadata_key(k, v, boost, out h), KeyArgs);
             return new Scorer(h);
         }
 
-        /// <summary>windows: (max age in seconds, score), youngest first (step curve).</summary>
+        /// <summary>DecayScorer. windows: (max age in seconds, score), youngest
+        /// first (step curve); may be null for the other curves.</summary>
         public static Scorer Decay(DecayCurve curve, double durationSecs, KeyValuePair<double, double>[] windows,
                                    long referenceUnixMillis, double nullTimestampScore = 0.5)
         {
@@ -1127,21 +1698,25 @@ namespace Cupel
             for (int i = 0; i < w.Length; i++) w[i] = new Native.NativeDecayWindow { MaxAgeSecs = windows[i].Key, Score = windows[i].Value };
             ScorerHandle h;
             Native.Check(Native.cupel_scorer_new_decay((int)curve, durationSecs, w.Length == 0 ? null : w, (UIntPtr)w.Length,
-                referenceUnixMillis, nullTimestampScore, out h));
+                referenceUnixMillis, nullTimestampScore, out h), DecayArgs);
             return new Scorer(h);
         }
 
         /// <summary>The score of every item, by index.</summary>
         public double[] Score(Items items)
         {
-            var buf = new double[Math.Max(items.Count, 1)];
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            int count = Native.Len(it);
+            var buf = new double[Math.Max(count, 1)];
             UIntPtr n;
-            Native.Check(Native.cupel_scorer_score(Native.Live(Handle, this), Native.Live(items.Handle, items), buf, (UIntPtr)items.Count, out n));
+            Native.Check(Native.cupel_scorer_score(self, it, buf, (UIntPtr)count, out n), ScoreArgs);
             var result = new double[(int)n];
             Array.Copy(buf, result, result.Length);
             return result;
         }
 
+        /// <summary>Frees the native scorer; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -1150,8 +1725,11 @@ namespace Cupel
     {
         internal readonly PlacerHandle Handle;
 
+        static readonly Args PlaceArgs = new Args("items", "indices#", "scores", "count=indices");
+
         private Placer(PlacerHandle h) { Handle = h; }
 
+        /// <summary>ChronologicalPlacer: oldest first.</summary>
         public static Placer Chronological()
         {
             PlacerHandle h;
@@ -1159,6 +1737,7 @@ namespace Cupel
             return new Placer(h);
         }
 
+        /// <summary>UShapedPlacer: the best items at both ends.</summary>
         public static Placer UShaped()
         {
             PlacerHandle h;
@@ -1170,26 +1749,24 @@ namespace Cupel
         /// scores (one each), in placed order.</summary>
         public int[] Place(Items items, int[] indices, double[] scores)
         {
-            if (items == null) throw new ArgumentNullException("items");
-            if (indices == null) throw new ArgumentNullException("indices");
-            if (scores == null) throw new ArgumentNullException("scores");
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            if (indices == null) throw Native.Null("indices");
+            if (scores == null) throw Native.Null("scores");
             if (indices.Length != scores.Length)
                 throw new CupelArgumentException(Status.InvalidArgument, "Place: " + indices.Length + " indices and " +
-                    scores.Length + " scores; one score per index");
+                    scores.Length + " scores; one score per index", "scores", null);
             var idx = new UIntPtr[Math.Max(indices.Length, 1)];
             for (int i = 0; i < indices.Length; i++)
-            {
-                if (indices[i] < 0)
-                    throw new CupelArgumentException(Status.InvalidArgument, "Place: indices[" + i + "] is " + indices[i] + ", negative");
-                idx[i] = (UIntPtr)indices[i];
-            }
+                idx[i] = Native.Index(indices[i], "indices[" + i + "]");
             var buf = Native.IndexBuffer(indices.Length);
             UIntPtr n;
-            Native.Check(Native.cupel_placer_place(Native.Live(Handle, this), Native.Live(items.Handle, items), idx,
-                scores.Length == 0 ? new double[1] : scores, (UIntPtr)indices.Length, buf, (UIntPtr)buf.Length, out n));
+            Native.Check(Native.cupel_placer_place(self, it, idx, scores.Length == 0 ? new double[1] : scores,
+                (UIntPtr)indices.Length, buf, (UIntPtr)buf.Length, out n), PlaceArgs);
             return Native.Ints(buf, n);
         }
 
+        /// <summary>Frees the native placer; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 
@@ -1198,42 +1775,52 @@ namespace Cupel
     {
         internal readonly PipelineHandle Handle;
 
-        /// <summary>scorer null: the pushed scores; placer null: the slicer's order.</summary>
+        static readonly Args NewArgs = new Args("scorer", "slicer", "placer");
+        static readonly Args SetArgs = new Args("strategy=overflow", "enabled=deduplication");
+        static readonly Args RunArgs = new Args("items", "budget", "report");
+
+        /// <summary>scorer null: the pushed scores; placer null: the slicer's
+        /// order. The three are copied: they may be disposed right after.</summary>
         public Pipeline(Scorer scorer, Slicer slicer, Placer placer, bool deduplication = true, Overflow overflow = Overflow.Throw)
         {
-            if (slicer == null) throw new ArgumentNullException("slicer");
+            var sc = scorer == null ? null : Native.Arg(scorer, "scorer");
+            var sl = Native.Arg(slicer, "slicer");
+            var pl = placer == null ? null : Native.Arg(placer, "placer");
             bool s = false, p = false;
             try
             {
-                if (scorer != null) scorer.Handle.DangerousAddRef(ref s);
-                if (placer != null) placer.Handle.DangerousAddRef(ref p);
+                if (sc != null) sc.DangerousAddRef(ref s);
+                if (pl != null) pl.DangerousAddRef(ref p);
                 Native.Check(Native.cupel_pipeline_new(
-                    scorer == null ? IntPtr.Zero : scorer.Handle.DangerousGetHandle(),
-                    Native.Live(slicer.Handle, slicer),
-                    placer == null ? IntPtr.Zero : placer.Handle.DangerousGetHandle(),
-                    out Handle));
+                    sc == null ? IntPtr.Zero : sc.DangerousGetHandle(), sl,
+                    pl == null ? IntPtr.Zero : pl.DangerousGetHandle(),
+                    out Handle), NewArgs);
             }
             finally
             {
-                if (s) scorer.Handle.DangerousRelease();
-                if (p) placer.Handle.DangerousRelease();
+                if (s) sc.DangerousRelease();
+                if (p) pl.DangerousRelease();
             }
-            Native.Check(Native.cupel_pipeline_set_deduplication(Handle, deduplication ? (byte)1 : (byte)0));
-            Native.Check(Native.cupel_pipeline_set_overflow(Handle, (int)overflow));
+            Native.Check(Native.cupel_pipeline_set_deduplication(Handle, deduplication ? (byte)1 : (byte)0), SetArgs);
+            Native.Check(Native.cupel_pipeline_set_overflow(Handle, (int)overflow), SetArgs);
         }
 
         /// <summary>All six stages: the placed item indices; every decision in
         /// report (may be null).</summary>
         public int[] Run(Items items, Budget budget, Report report = null)
         {
-            var buf = Native.IndexBuffer(items.Count);
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            var b = Native.Arg(budget, "budget");
+            var r = report == null ? Native.NoReport : Native.Arg(report, "report");
+            int count = Native.Len(it);
+            var buf = Native.IndexBuffer(count);
             UIntPtr n;
-            Native.Check(Native.cupel_pipeline_run(Native.Live(Handle, this), Native.Live(items.Handle, items),
-                Native.Live(budget.Handle, budget), buf, (UIntPtr)items.Count, out n,
-                report == null ? Native.NoReport : Native.Live(report.Handle, report)));
+            Native.Check(Native.cupel_pipeline_run(self, it, b, buf, (UIntPtr)count, out n, r), RunArgs);
             return Native.Ints(buf, n);
         }
 
+        /// <summary>Frees the native pipeline; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 }

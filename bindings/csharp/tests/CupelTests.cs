@@ -41,6 +41,31 @@ static class CupelTests
         throw new Exception("expected " + status + ", got success");
     }
 
+    // A refused argument: exactly exception class T (ArgumentException: also
+    // CupelArgumentException, never one of the other two), ParamName param,
+    // the first line of the message naming param and holding fragment.
+    static T ThrowsArg<T>(Action a, string param, string fragment) where T : Exception
+    {
+        try
+        {
+            a();
+        }
+        catch (Exception e)
+        {
+            bool classOk = typeof(T) == typeof(ArgumentException)
+                ? e is ArgumentException && !(e is ArgumentNullException) && !(e is ArgumentOutOfRangeException)
+                : e.GetType() == typeof(T);
+            if (!classOk) throw new Exception(e.GetType().Name + ", want " + typeof(T).Name + ": " + e.Message);
+            var name = e is ArgumentException ? ((ArgumentException)e).ParamName : ((ObjectDisposedException)e).ObjectName;
+            if (name != param) throw new Exception("names " + name + ", want " + param + ": " + e.Message);
+            var first = e.Message.Split('\n')[0];
+            if (!first.Contains(param)) throw new Exception("message '" + first + "' does not name " + param);
+            if (!e.Message.Contains(fragment)) throw new Exception("message '" + e.Message + "' lacks '" + fragment + "'");
+            return (T)e;
+        }
+        throw new Exception("expected " + typeof(T).Name + " for " + param + ", got success");
+    }
+
     static Items MakeItems(long[] tokens, double[] scores, string[] kinds = null)
     {
         var it = new Items();
@@ -77,7 +102,8 @@ static class CupelTests
             True(k.MemoryLimit == 1UL << 30, "default memory limit 1 GiB");
             huge.MemoryLimit = 1 << 20;
             Throws(() => huge.Slice(it, new Budget(1L << 40, 1L << 40)), Status.Capacity, "memory limit of 1048576 bytes");
-            Throws(() => Slicer.Knapsack(0), Status.InvalidArgument, "bucket_size");
+            Throws(() => Slicer.Knapsack(0), Status.InvalidArgument, "bucketSize is 0");
+            ThrowsArg<ArgumentException>(() => Slicer.Knapsack(0), "bucketSize", "bucketSize is 0");
         }
     }
 
@@ -91,7 +117,9 @@ static class CupelTests
         var r = new Report();
         Equal(q.Slice(it, new Budget(1000, 1000), 0, r), 0, 1, 2);
         True(r.SelectedTokens == 700, "700 tokens");
-        Throws(() => Slicer.Quota(null, new Quota[0]), Status.NullPointer, "inner");
+        ThrowsArg<ArgumentNullException>(() => Slicer.Quota(null, new Quota[0]), "inner", "inner is null");
+        ThrowsArg<ArgumentException>(() => Slicer.Quota(Slicer.Greedy(), new[] { new Quota("Message", 60, 50) }),
+            "quotas", "RequirePercent 60 > CapPercent 50");
         Throws(() => Slicer.Quota(Slicer.Greedy(), new[] { new Quota("A", 60, 100), new Quota("B", 60, 100) }),
             Status.InvalidArgument, "");
     }
@@ -133,7 +161,10 @@ static class CupelTests
         long max, target;
         b.Effective(0, out max, out target);
         True(max > 0 && target <= max && target <= 800, "effective budget in range");
-        Throws(() => new Budget(10, 20), Status.InvalidArgument, "target_tokens 20 > max_tokens 10");
+        Throws(() => new Budget(10, 20), Status.InvalidArgument, "targetTokens 20 > maxTokens 10");
+        var native = ThrowsArg<CupelArgumentException>(() => new Budget(10, 20), "targetTokens", "targetTokens 20 > maxTokens 10");
+        True(native.NativeMessage == "target_tokens 20 > max_tokens 10", "the library's own message: " + native.NativeMessage);
+        ThrowsArg<ArgumentException>(() => b.SetOutputReserve(-1), "tokens", "tokens is -1");
         Throws(() => b.SetSafetyMargin(double.NaN), Status.InvalidArgument, "NaN");
         Throws(() => b.Reserve(" ", 5), Status.InvalidArgument, "kind");
     }
@@ -228,8 +259,8 @@ static class CupelTests
             Equal(u.Place(it, new[] { 3, 1, 0 }, new[] { 0.1, 0.9, 0.5 }), 1, 3, 0);
             True(u.Place(it, new int[0], new double[0]).Length == 0, "nothing to place");
             Throws(() => u.Place(it, new[] { 1, 2 }, new[] { 0.5 }), Status.InvalidArgument, "2 indices and 1 scores");
-            Throws(() => u.Place(it, new[] { -1 }, new[] { 0.5 }), Status.InvalidArgument, "indices[0] is -1");
-            Throws(() => u.Place(it, new[] { 99 }, new[] { 0.5 }), Status.InvalidArgument, "99");
+            ThrowsArg<ArgumentOutOfRangeException>(() => u.Place(it, new[] { 1, -1 }, new[] { 0.5, 0.5 }), "indices", "indices[1] is -1");
+            ThrowsArg<ArgumentOutOfRangeException>(() => u.Place(it, new[] { 99 }, new[] { 0.5 }), "indices", "indices[0] is 99");
             using (var greedy = Slicer.Greedy())
             using (var p = new Pipeline(null, greedy, null, true, Overflow.Proceed))
             using (var r = new Report())
@@ -265,7 +296,8 @@ static class CupelTests
         True(g.FindMinBudget(it, 0, 2, 250) == null, "not reachable below 300: null");
         var q = Slicer.Quota(g, new[] { new Quota("Message", 0, 100) });
         Throws(() => q.MarginalItems(it, b, 0, 10), Status.Unsupported, "QuotaSlice");
-        Throws(() => g.FindMinBudget(it, 0, 9, 1000), Status.InvalidArgument, "9");
+        ThrowsArg<ArgumentOutOfRangeException>(() => g.FindMinBudget(it, 0, 9, 1000), "targetIndex", "targetIndex 9 is out of range");
+        ThrowsArg<ArgumentOutOfRangeException>(() => g.FindMinBudget(it, 0, -1, 1000), "targetIndex", "targetIndex is -1");
     }
 
     static void Streams()
@@ -294,8 +326,8 @@ static class CupelTests
         Equal(g.Slice(it, new Budget(270, 270)), 2, 0, 1);
         it.SetGroup(1, 0); // ungrouped, the call alone fits
         Equal(g.Slice(it, new Budget(100, 100)), 0, 2);
-        Throws(() => it.SetGroup(3, 1), Status.InvalidArgument, "index 3 is out of range");
-        Throws(() => it.SetGroups(2, new ulong[] { 1, 1 }), Status.InvalidArgument, "past the end");
+        ThrowsArg<ArgumentOutOfRangeException>(() => it.SetGroup(3, 1), "index", "index 3 is out of range");
+        ThrowsArg<ArgumentOutOfRangeException>(() => it.SetGroups(2, new ulong[] { 1, 1 }), "first", "past the end");
         using (var s = new Cupel.Stream(100, 2))
         {
             s.PushGrouped(30, 0.5, 5);
@@ -357,6 +389,291 @@ static class CupelTests
         {
             Equal(p.Run(pair, new Budget(100, 100), r), 2);
             foreach (var d in r.Excluded) True(d.Group == 7 && d.GroupTokens == 210 && d.Reason == Reason.BudgetExceeded, "group decision");
+        }
+    }
+
+    static void ReadBack()
+    {
+        using (var it = new Items())
+        {
+            it.PushMany(new long[] { 100, 200, -3 }, new[] { 0.9, 0.5, 0.25 }, new[] { "Message", "document", null });
+            it.Push(7, 0.125, "DOCUMENT"); // the list's first spelling wins
+            // Item 0 untouched: every optional attribute absent.
+            var bare = it[0];
+            True(bare.Index == 0 && bare.Tokens == 100 && bare.Score == 0.9 && bare.Kind == "Message", "item 0: " + bare);
+            True(bare.Content == null && bare.Timestamp == null && bare.Priority == null && bare.RelevanceHint == null,
+                "absent content, timestamp, priority and hint read back as null");
+            True(!bare.Pinned && bare.Group == 0 && bare.Source == "Chat", "not pinned, no group, source Chat");
+            True(bare.Tags.Count == 0 && bare.Metadata.Count == 0, "no tags, no metadata");
+            True(it[2].Tokens == -3 && it[2].Kind == "Message", "a null kind reads back as the default");
+            True(it[3].Kind == "document" && it[3].Score == 0.125, "kinds read back as the list first spelled them: " + it[3].Kind);
+            // Item 1 with everything set, text beyond ASCII included.
+            it.SetContent(1, "caf\u00e9 \u4e2d \U0001F600");
+            it.SetTimestamp(1, -5);
+            it.SetPriority(1, 0);
+            it.SetRelevanceHint(1, 0.75);
+            it.SetPinned(1, true);
+            it.SetGroup(1, ulong.MaxValue);
+            it.SetSource(1, "Docs");
+            it.AddTag(1, "b");
+            it.AddTag(1, "a");
+            it.AddTag(1, "b");
+            it.SetMetadata(1, "z", "1");
+            it.SetMetadata(1, "y", "2");
+            it.SetMetadata(1, "z", "3"); // replaces, keeps its place
+            var full = it[1];
+            True(full.Content == "caf\u00e9 \u4e2d \U0001F600", "content round trip: " + full.Content);
+            True(full.Timestamp == -5 && full.Priority == 0 && full.RelevanceHint == 0.75, "present zero and negative values");
+            True(full.Pinned && full.Group == ulong.MaxValue && full.Source == "Docs", "pinned, group, source");
+            Equal(full.Tags, "b", "a", "b");
+            Equal(full.Metadata.Select(kv => kv.Key + "=" + kv.Value), "z=3", "y=2");
+            // A copy: later changes do not reach an Item already read.
+            it.SetContent(1, "changed");
+            True(full.Content != "changed" && it[1].Content == "changed", "an Item is a snapshot");
+            // Out of range, both ways, naming the index in the caller's terms.
+            ThrowsArg<ArgumentOutOfRangeException>(() => { var x = it[4]; }, "index", "index 4 is out of range");
+            ThrowsArg<ArgumentOutOfRangeException>(() => { var x = it[-1]; }, "index", "index is -1");
+            ThrowsArg<ArgumentOutOfRangeException>(() => { var x = it[int.MaxValue]; }, "index", "2147483647");
+            it.Dispose();
+            try
+            {
+                var x = it[0];
+                throw new Exception("read a disposed list");
+            }
+            catch (ObjectDisposedException e) { True(e.ObjectName == "Items", "names the Items: " + e.ObjectName); }
+        }
+    }
+
+    static void ReasonNames()
+    {
+        // The enum is the binding's table of reasons: each member must be the
+        // library's name of its number, and every number the library names
+        // must be a member.
+        foreach (Reason r in Enum.GetValues(typeof(Reason)))
+            True(r.Name() == r.ToString(), (int)r + " is " + r.Name() + " in the library, " + r + " here");
+        for (int code = -2; code < 100; code++)
+        {
+            var name = ((Reason)code).Name();
+            True((name != "Unknown") == Enum.IsDefined(typeof(Reason), code), code + ": " + name);
+        }
+        True(((Reason)int.MinValue).Name() == "Unknown", "no reason: Unknown");
+        True(Reason.BudgetExceeded.Name() == "BudgetExceeded" && Reason.CountCapExceeded.Name() == "CountCapExceeded", "names");
+        True(new Decision { Index = 4, Reason = Reason.Deduplicated }.ToString() == "#4 Deduplicated", "Decision.ToString");
+    }
+
+    // Every reference argument of the public API: null is an
+    // ArgumentNullException naming it (never a NullReferenceException), and
+    // the call changes nothing.
+    static void NullArguments()
+    {
+        using (var it = MakeItems(new long[] { 10, 20 }, new[] { 0.5, 0.9 }))
+        using (var b = new Budget(100, 100))
+        using (var g = Slicer.Greedy())
+        using (var sc = Scorer.Recency())
+        using (var pl = Placer.Chronological())
+        using (var p = new Pipeline(sc, g, pl))
+        {
+            var cases = new List<KeyValuePair<string, Action>> {
+                Case("tokens", () => it.PushMany(null, new double[0])),
+                Case("scores", () => it.PushMany(new long[0], null)),
+                Case("groups", () => it.SetGroups(0, null)),
+                Case("content", () => it.SetContent(0, null)),
+                Case("source", () => it.SetSource(0, null)),
+                Case("tag", () => it.AddTag(0, null)),
+                Case("key", () => it.SetMetadata(0, null, "v")),
+                Case("value", () => it.SetMetadata(0, "k", null)),
+                Case("contents", () => it.SetContents(0, null)),
+                Case("unixMillis", () => it.SetTimestamps(0, null)),
+                Case("priorities", () => it.SetPriorities(0, null)),
+                Case("pinned", () => it.SetPinnedMany(0, null)),
+                Case("hints", () => it.SetRelevanceHints(0, null)),
+                Case("kind", () => b.Reserve(null, 5)),
+                Case("inner", () => Slicer.Quota(null, new Quota[0])),
+                Case("quotas", () => Slicer.Quota(g, null)),
+                Case("quotas", () => Slicer.Quota(g, new[] { new Quota(null, 0, 10) })),
+                Case("inner", () => Slicer.CountQuota(null, new CountQuota[0], Scarcity.Degrade)),
+                Case("entries", () => Slicer.CountQuota(g, null, Scarcity.Degrade)),
+                Case("entries", () => Slicer.CountQuota(g, new[] { new CountQuota(null, 0, 1) }, Scarcity.Degrade)),
+                Case("entries", () => Slicer.CountConstrainedKnapsack(10, null, Scarcity.Degrade)),
+                Case("items", () => g.Slice(null, b)),
+                Case("budget", () => g.Slice(it, null)),
+                Case("items", () => g.MarginalItems(null, b, 0, 10)),
+                Case("budget", () => g.MarginalItems(it, null, 0, 10)),
+                Case("items", () => g.FindMinBudget(null, 0, 0, 100)),
+                Case("items", () => new Report().Json(null)),
+                Case("weights", () => Scorer.Tag(null)),
+                Case("parts", () => Scorer.Composite(null)),
+                Case("parts", () => Scorer.Composite(new KeyValuePair<Scorer, double>(sc, 1), new KeyValuePair<Scorer, double>(null, 1))),
+                Case("inner", () => Scorer.Scaled(null)),
+                Case("key", () => Scorer.MetadataKey(null, "v", 1)),
+                Case("value", () => Scorer.MetadataKey("k", null, 1)),
+                Case("items", () => sc.Score(null)),
+                Case("items", () => pl.Place(null, new int[0], new double[0])),
+                Case("indices", () => pl.Place(it, null, new double[0])),
+                Case("scores", () => pl.Place(it, new int[0], null)),
+                Case("slicer", () => new Pipeline(sc, null, pl)),
+                Case("items", () => p.Run(null, b)),
+                Case("budget", () => p.Run(it, null)),
+            };
+            foreach (var c in cases)
+            {
+                try
+                {
+                    ThrowsArg<ArgumentNullException>(c.Value, c.Key, c.Key);
+                }
+                catch (Exception e)
+                {
+                    throw new Exception("case " + cases.IndexOf(c) + ": " + e.Message);
+                }
+            }
+            ThrowsArg<ArgumentNullException>(() => Scorer.Composite(new KeyValuePair<Scorer, double>(null, 1)), "parts", "parts[0].Key");
+            True(it.Count == 2 && it[0].Content == null && it[0].Tags.Count == 0, "nothing changed");
+            // null where null has a meaning
+            it.Push(1, 0.5, null);
+            using (var nulls = new Pipeline(null, g, null)) True(nulls.Run(it, b).Length == 3, "null scorer and placer");
+            True(g.Slice(it, b, 0, null).Length == 3 && Scorer.Kind(null).Score(it).Length == 3, "null report and weights");
+        }
+    }
+
+    static KeyValuePair<string, Action> Case(string param, Action a) { return new KeyValuePair<string, Action>(param, a); }
+
+    // Strings with a lone surrogate cannot become UTF-8: refused, naming the
+    // argument (.NET's default encoder would silently write U+FFFD).
+    static void LoneSurrogates()
+    {
+        const string high = "a\uD800", low = "\uDC00b", reversed = "\uDC00\uD800";
+        using (var it = MakeItems(new long[] { 10, 20 }, new[] { 0.5, 0.9 }))
+        using (var b = new Budget(100, 100))
+        using (var g = Slicer.Greedy())
+        {
+            var cases = new List<KeyValuePair<string, Action>> {
+                Case("kind", () => it.Push(1, 0.5, high)),
+                Case("kinds", () => it.PushMany(new long[] { 1, 2 }, new[] { 0.5, 0.5 }, new[] { "Message", low })),
+                Case("kinds", () => it.PushMany(new long[] { 1, 2 }, new[] { 0.5, 0.5 }, new[] { "", reversed })),
+                Case("content", () => it.SetContent(0, high)),
+                Case("source", () => it.SetSource(0, low)),
+                Case("tag", () => it.AddTag(0, reversed)),
+                Case("key", () => it.SetMetadata(0, high, "v")),
+                Case("value", () => it.SetMetadata(0, "k", low)),
+                Case("contents", () => it.SetContents(0, new[] { "ok", high })),
+                Case("contents", () => it.SetContents(0, new[] { "", high })),
+                Case("kind", () => b.Reserve(high, 5)),
+                Case("quotas", () => Slicer.Quota(g, new[] { new Quota(high, 0, 10) })),
+                Case("entries", () => Slicer.CountQuota(g, new[] { new CountQuota(low, 0, 1) }, Scarcity.Degrade)),
+                Case("weights", () => Scorer.Kind(new Dictionary<string, double> { { high, 1 } })),
+                Case("weights", () => Scorer.Tag(new Dictionary<string, double> { { low, 1 } })),
+                Case("key", () => Scorer.MetadataKey(high, "v", 1)),
+                Case("value", () => Scorer.MetadataKey("k", low, 1)),
+            };
+            foreach (var c in cases)
+            {
+                try
+                {
+                    ThrowsArg<CupelArgumentException>(c.Value, c.Key, "lone surrogate");
+                }
+                catch (Exception e)
+                {
+                    throw new Exception("case " + cases.IndexOf(c) + ": " + e.Message);
+                }
+            }
+            ThrowsArg<CupelArgumentException>(() => it.PushMany(new long[] { 1, 2 }, new[] { 0.5, 0.5 }, new[] { "Message", low }),
+                "kinds", "kinds[1]");
+            var item = it[0];
+            True(it.Count == 2 && item.Content == null && item.Tags.Count == 0 && item.Metadata.Count == 0 && item.Source == "Chat",
+                "nothing changed");
+            // A surrogate pair is one character, and fine.
+            it.SetContent(0, "\U0001F600");
+            True(it[0].Content == "\U0001F600", "a pair round trips");
+        }
+    }
+
+    // Negative indices are ArgumentOutOfRangeExceptions naming the argument
+    // and the index, before anything reaches the library.
+    static void NegativeIndices()
+    {
+        using (var it = MakeItems(new long[] { 10, 20 }, new[] { 0.5, 0.9 }))
+        using (var g = Slicer.Greedy())
+        using (var pl = Placer.Chronological())
+        {
+            var cases = new List<KeyValuePair<string, Action>> {
+                Case("index", () => it.SetContent(-1, "x")),
+                Case("index", () => it.SetTimestamp(-1, 5)),
+                Case("index", () => it.SetPriority(-1, 5)),
+                Case("index", () => it.SetPinned(-1, true)),
+                Case("index", () => it.SetRelevanceHint(-1, 0.5)),
+                Case("index", () => it.SetSource(-1, "x")),
+                Case("index", () => it.AddTag(-1, "x")),
+                Case("index", () => it.SetMetadata(-1, "k", "v")),
+                Case("index", () => it.SetGroup(-1, 1)),
+                Case("index", () => { var x = it[-1]; }),
+                Case("first", () => it.SetGroups(-1, new ulong[] { 1 })),
+                Case("first", () => it.SetContents(-1, new[] { "x" })),
+                Case("first", () => it.SetTimestamps(-1, new long[] { 1 })),
+                Case("first", () => it.SetPriorities(-1, new long[] { 1 })),
+                Case("first", () => it.SetPinnedMany(-1, new[] { true })),
+                Case("first", () => it.SetRelevanceHints(-1, new[] { 0.5 })),
+                Case("targetIndex", () => g.FindMinBudget(it, 0, -1, 100)),
+                Case("indices", () => pl.Place(it, new[] { 0, -1 }, new[] { 0.5, 0.5 })),
+            };
+            foreach (var c in cases)
+            {
+                try
+                {
+                    ThrowsArg<ArgumentOutOfRangeException>(c.Value, c.Key, "-1");
+                }
+                catch (Exception e)
+                {
+                    throw new Exception("case " + cases.IndexOf(c) + ": " + e.Message);
+                }
+            }
+            var item = it[0];
+            True(item.Content == null && item.Timestamp == null && item.Tags.Count == 0 && item.Group == 0, "nothing changed");
+            // Past the end: the library's range check, the same class.
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.SetContent(2, "x"), "index", "index 2 is out of range");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.SetTimestamps(1, new long[] { 1, 2 }), "first", "past the end");
+            ThrowsArg<ArgumentOutOfRangeException>(() => pl.Place(it, new[] { 0, 2 }, new[] { 0.5, 0.5 }), "indices", "indices[1] is 2");
+        }
+    }
+
+    // A disposed argument is an ObjectDisposedException naming the argument;
+    // a disposed receiver names its type.
+    static void DisposedArguments()
+    {
+        using (var it = MakeItems(new long[] { 10, 20 }, new[] { 0.5, 0.9 }))
+        using (var b = new Budget(100, 100))
+        using (var g = Slicer.Greedy())
+        using (var sc = Scorer.Recency())
+        using (var pl = Placer.Chronological())
+        using (var p = new Pipeline(sc, g, pl))
+        {
+            var gone = MakeItems(new long[] { 1 }, new[] { 0.5 });
+            gone.Dispose();
+            var goneBudget = new Budget(10, 10);
+            goneBudget.Dispose();
+            var goneSlicer = Slicer.Greedy();
+            goneSlicer.Dispose();
+            var goneScorer = Scorer.Priority();
+            goneScorer.Dispose();
+            var gonePlacer = Placer.UShaped();
+            gonePlacer.Dispose();
+            var goneReport = new Report();
+            goneReport.Dispose();
+            ThrowsArg<ObjectDisposedException>(() => p.Run(gone, b), "items", "items");
+            ThrowsArg<ObjectDisposedException>(() => p.Run(it, goneBudget), "budget", "budget");
+            ThrowsArg<ObjectDisposedException>(() => p.Run(it, b, goneReport), "report", "report");
+            ThrowsArg<ObjectDisposedException>(() => g.Slice(gone, b), "items", "items");
+            ThrowsArg<ObjectDisposedException>(() => new Pipeline(sc, goneSlicer, pl), "slicer", "slicer");
+            ThrowsArg<ObjectDisposedException>(() => new Pipeline(goneScorer, g, pl), "scorer", "scorer");
+            ThrowsArg<ObjectDisposedException>(() => new Pipeline(sc, g, gonePlacer), "placer", "placer");
+            ThrowsArg<ObjectDisposedException>(() => Slicer.Quota(goneSlicer, new Quota[0]), "inner", "inner");
+            ThrowsArg<ObjectDisposedException>(() => Scorer.Scaled(goneScorer), "inner", "inner");
+            ThrowsArg<ObjectDisposedException>(() => Scorer.Composite(new KeyValuePair<Scorer, double>(sc, 1),
+                new KeyValuePair<Scorer, double>(goneScorer, 1)), "parts", "parts[1].Key");
+            ThrowsArg<ObjectDisposedException>(() => gone.Push(1, 0.5), "Items", "Items");
+            ThrowsArg<ObjectDisposedException>(() => goneSlicer.Slice(it, b), "Slicer", "Slicer");
+            p.Dispose();
+            ThrowsArg<ObjectDisposedException>(() => p.Run(it, b), "Pipeline", "Pipeline");
+            gone.Dispose(); // twice: a no-op
         }
     }
 
@@ -445,6 +762,12 @@ static class CupelTests
             new KeyValuePair<string, Action>("Streams", Streams),
             new KeyValuePair<string, Action>("Groups", Groups),
             new KeyValuePair<string, Action>("PipelineAndReport", PipelineAndReport),
+            new KeyValuePair<string, Action>("ReadBack", ReadBack),
+            new KeyValuePair<string, Action>("ReasonNames", ReasonNames),
+            new KeyValuePair<string, Action>("NullArguments", NullArguments),
+            new KeyValuePair<string, Action>("LoneSurrogates", LoneSurrogates),
+            new KeyValuePair<string, Action>("NegativeIndices", NegativeIndices),
+            new KeyValuePair<string, Action>("DisposedArguments", DisposedArguments),
             new KeyValuePair<string, Action>("ConcurrentSlicing", ConcurrentSlicing),
             new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
         };
