@@ -470,6 +470,85 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
         n,
         "an attribute changed the item count"
     );
+    read_back(st, i);
+}
+
+/// Reads item `i` (maybe out of range) back with every getter: an index
+/// out of range fails for each one and writes nothing; in range, tokens and
+/// group agree with what was pushed and set, and every string is UTF-8.
+unsafe fn read_back(st: &State, i: usize) {
+    let n = st.tokens.len();
+    let (mut t, mut d, mut g, mut b, mut present) = (-7i64, -7.0f64, 7u64, false, false);
+    let (mut p, mut len, mut count) = (ptr::null::<c_char>(), 7usize, 7usize);
+    let (mut k, mut klen) = (ptr::null::<c_char>(), 7usize);
+    let text = |p: *const c_char, len: usize| {
+        if !p.is_null() {
+            let bytes = std::slice::from_raw_parts(p as *const u8, len);
+            assert!(
+                std::str::from_utf8(bytes).is_ok(),
+                "a getter gave non-UTF-8"
+            );
+        }
+    };
+    let statuses = [
+        cupel_items_tokens(st.items, i, &mut t),
+        cupel_items_score(st.items, i, &mut d),
+        cupel_items_kind(st.items, i, &mut p, &mut len),
+        cupel_items_content(st.items, i, &mut p, &mut len),
+        cupel_items_source(st.items, i, &mut p, &mut len),
+        cupel_items_timestamp(st.items, i, &mut present, &mut t),
+        cupel_items_priority(st.items, i, &mut present, &mut t),
+        cupel_items_relevance_hint(st.items, i, &mut present, &mut d),
+        cupel_items_pinned(st.items, i, &mut b),
+        cupel_items_group(st.items, i, &mut g),
+        cupel_items_tag_count(st.items, i, &mut count),
+        cupel_items_metadata_count(st.items, i, &mut count),
+    ];
+    for status in statuses {
+        documented(status);
+        assert_eq!(
+            status == CUPEL_OK,
+            i < n,
+            "item {i} of {n} read back: {status:?}"
+        );
+    }
+    if i >= n {
+        assert_eq!((t, g, len, count), (-7, 7, 7, 7), "a failed getter wrote");
+        return;
+    }
+    assert_eq!(cupel_items_tokens(st.items, i, &mut t), CUPEL_OK);
+    assert_eq!(t, st.tokens[i], "item {i}'s tokens read back");
+    assert_eq!(cupel_items_group(st.items, i, &mut g), CUPEL_OK);
+    assert_eq!(g, st.groups[i], "item {i}'s group read back");
+    for get in [cupel_items_kind, cupel_items_content, cupel_items_source] {
+        assert_eq!(get(st.items, i, &mut p, &mut len), CUPEL_OK);
+        text(p, len);
+    }
+    assert_eq!(cupel_items_tag_count(st.items, i, &mut count), CUPEL_OK);
+    for j in 0..count + 1 {
+        let status = cupel_items_tag(st.items, i, j, &mut p, &mut len);
+        assert_eq!(status == CUPEL_OK, j < count, "tag {j} of {count}");
+        if status == CUPEL_OK {
+            text(p, len);
+        }
+    }
+    assert_eq!(
+        cupel_items_metadata_count(st.items, i, &mut count),
+        CUPEL_OK
+    );
+    for j in 0..count + 1 {
+        let status =
+            cupel_items_metadata_entry(st.items, i, j, &mut k, &mut klen, &mut p, &mut len);
+        assert_eq!(
+            status == CUPEL_OK,
+            j < count,
+            "metadata entry {j} of {count}"
+        );
+        if status == CUPEL_OK {
+            text(k, klen);
+            text(p, len);
+        }
+    }
 }
 
 /// Keep-together groups (docs/groups.md): every group of `groups` is in
