@@ -91,8 +91,8 @@ fn c_groups() {
 /// The binding contract through the C ABI: every row that names c.
 #[test]
 fn c_contract() {
-    run_suite("contract");
-    let exe = common::out_dir("c_harness").join("contract");
+    run_suite("test_contract");
+    let exe = common::out_dir("c_harness").join("test_contract");
     let out = common::run(Command::new(&exe).arg(common::contract::path()), "contract");
     common::contract::check_summary("c", &out);
 }

@@ -16,6 +16,8 @@ out="$root/target/sanitizers"
 mkdir -p "$out"
 cargo build --release --quiet
 suites=$(cd tests/c && ls test_*.c | sed 's/\.c$//')
+# The contract runner (test_contract.c) reads the table from here.
+export CUPEL_CONTRACT="$root/tests/contract/contract.txt"
 
 echo "-- C suites under ASan+UBSan"
 for s in $suites; do
