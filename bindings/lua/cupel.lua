@@ -1,14 +1,25 @@
--- libcupel for LuaJIT (Neovim plugins and any LuaJIT host), through ffi.
+--- libcupel for LuaJIT (Neovim plugins and any LuaJIT host), through ffi.
 --
---   package.path = "/path/to/bindings/lua/?.lua;" .. package.path
---   local cupel = require("cupel")          -- loads libcupel: $CUPEL_LIB, else "cupel"
+--   local cupel = require("cupel")   -- loads libcupel: $CUPEL_LIB, else ffi.load("cupel")
 --
--- The declarations come from cupel_cdef.h beside this file (include/cupel.h
--- made ffi.cdef-ready by build.rs). Item indices are 1-based here, as Lua
--- lists are: item i of the list given to cupel.items is index i in every
--- result. Handles are freed by the garbage collector or at once with :free().
--- Failures raise an error object { status, status_name, message } whose
--- tostring is "STATUS_NAME: message"; catch it with pcall.
+-- The declarations come from cupel_cdef.h, read from the directory this file
+-- was loaded from (include/cupel.h made ffi.cdef-ready by build.rs; the rock
+-- installs it beside cupel.lua). Item indices are 1-based here, as Lua lists
+-- are: item i of the list given to cupel.items is index i in every argument,
+-- result and error message. Handles are freed by the garbage collector or at
+-- once with :free().
+--
+-- Failures raise an error object { status, status_name, message } (tostring:
+-- "STATUS_NAME: message"; catch it with pcall). status is the C library's
+-- status number and status_name its name without the CUPEL_ERROR_ prefix:
+-- NULL_POINTER for a nil argument, INVALID_ARGUMENT for a value of the wrong
+-- type, a fraction or a number that does not fit the C integer, or a value
+-- outside its domain (an index out of range included), and the C library's
+-- other statuses as it returns them. A handle used after :free() raises
+-- status cupel.CLOSED (-1, a status of this binding only) named "CLOSED".
+-- Messages name the argument as this binding spells it (the Lua parameter, or
+-- list[3].kind for a field of a pushed item). A failed call changes nothing.
+-- @module cupel
 
 local ffi = require("ffi")
 
@@ -21,20 +32,21 @@ local C = ffi.load(os.getenv("CUPEL_LIB") or "cupel")
 
 local M = {}
 
+--- Status names by number: the C library's statuses (CUPEL_ERROR_ prefix
+-- dropped) and this binding's CLOSED (-1).
 M.STATUS = {
-  [0] = "OK", "NULL_POINTER", "INVALID_ARGUMENT", "BUFFER_TOO_SMALL", "SCARCITY",
+  [-1] = "CLOSED", [0] = "OK", "NULL_POINTER", "INVALID_ARGUMENT", "BUFFER_TOO_SMALL", "SCARCITY",
   "UNSUPPORTED", "CAPACITY", "INTERNAL", "OVERFLOW",
 }
-M.REASON = {
-  [0] = "Scored", [1] = "Pinned", [2] = "ZeroToken", [10] = "BudgetExceeded",
-  [11] = "ScoredTooLow", [12] = "Deduplicated", [13] = "QuotaCapExceeded",
-  [14] = "QuotaRequireDisplaced", [15] = "NegativeTokens", [16] = "PinnedOverride",
-  [17] = "Filtered", [18] = "CountCapExceeded",
-}
+--- The status of a handle used after :free() (this binding's, not the C library's).
+M.CLOSED = -1
 M.OVERFLOW_THROW, M.OVERFLOW_TRUNCATE, M.OVERFLOW_PROCEED = 0, 1, 2
 M.SCARCITY_DEGRADE, M.SCARCITY_ERROR = 0, 1
 M.DECAY_EXPONENTIAL, M.DECAY_STEP, M.DECAY_WINDOW = 0, 1, 2
 
+local NULL_POINTER, INVALID_ARGUMENT = 1, 2
+
+--- The metatable of every error this module raises.
 local Error = {}
 Error.__index = Error
 Error.__tostring = function(e)
@@ -47,286 +59,936 @@ local function raise(status, message)
     status = status,
     status_name = M.STATUS[status] or tostring(status),
     message = message,
-  }, Error), 2)
+  }, Error), 3)
 end
 
-local function check(status)
+-- ---- argument checks ---------------------------------------------------------
+
+local huge = math.huge
+local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
+local INT64_MAX_U = ffi.cast("uint64_t", 0x7fffffffffffffffULL)
+
+-- A number as a message shows it: integers in full below 2^53, else the
+-- shortest %g form that reads back (never a C sentinel the caller did not pass).
+local function show(v)
+  if type(v) == "cdata" then
+    return (tostring(v):gsub("U?LL$", ""))
+  end
+  if type(v) ~= "number" then
+    return tostring(v)
+  end
+  if v ~= v then return "nan" end
+  if v == huge then return "inf" end
+  if v == -huge then return "-inf" end
+  if v % 1 == 0 and v > -2 ^ 53 and v < 2 ^ 53 then
+    return ("%d"):format(v)
+  end
+  local s = ("%.14g"):format(v)
+  if tonumber(s) ~= v then
+    s = ("%.17g"):format(v)
+  end
+  return s
+end
+
+local Handle = {} -- the metatables of the handle classes, by metatable
+
+-- What a value is, for "got ..." in a message.
+local function describe(v)
+  local mt = getmetatable(v)
+  if type(v) == "table" and Handle[mt] then
+    return "a cupel " .. mt.__name
+  end
+  if type(v) == "string" then
+    return ("string %q"):format(#v > 40 and v:sub(1, 40) .. "..." or v)
+  end
+  if type(v) == "number" then
+    return "number " .. show(v)
+  end
+  return type(v) == "nil" and "nil" or type(v)
+end
+
+local function null(name)
+  raise(NULL_POINTER, name .. " is nil")
+end
+
+local function invalid(fmt, ...)
+  raise(INVALID_ARGUMENT, fmt:format(...))
+end
+
+-- v, known to be a whole number: a Lua number or a 64-bit integer cdata.
+local function whole(name, v)
+  local t = type(v)
+  if t == "number" then
+    if v ~= v or v == huge or v == -huge or v % 1 ~= 0 then
+      invalid("%s is %s; expected an integer", name, show(v))
+    end
+    return v
+  elseif t == "cdata" and (ffi.istype(int64_t, v) or ffi.istype(uint64_t, v)) then
+    if v < 2 ^ 53 and (ffi.istype(uint64_t, v) or v > -2 ^ 53) then
+      return tonumber(v)
+    end
+    return v -- compared with care below: a uint64_t converts a negative number
+  elseif v == nil then
+    null(name)
+  end
+  invalid("%s must be an integer, got %s", name, describe(v))
+end
+
+-- v as an int64_t argument: refused before conversion when it does not fit.
+local function i64(name, v)
+  v = whole(name, v)
+  if type(v) == "number" then
+    if v < -2 ^ 63 or v >= 2 ^ 63 then
+      invalid("%s is %s; it does not fit in a signed 64-bit integer", name, show(v))
+    end
+  elseif ffi.istype(uint64_t, v) and v > INT64_MAX_U then
+    invalid("%s is %s; it does not fit in a signed 64-bit integer", name, show(v))
+  end
+  return v
+end
+
+-- v as an unsigned argument of `bits` bits (32 or 64).
+local function unsigned(name, v, bits)
+  v = whole(name, v)
+  local negative
+  if type(v) == "number" then
+    negative = v < 0
+  else
+    negative = ffi.istype(int64_t, v) and v < 0
+  end
+  if negative then
+    invalid("%s is %s; it must be >= 0", name, show(v))
+  end
+  if type(v) == "number" and v >= 2 ^ bits or bits < 64 and type(v) == "cdata" and v >= 2 ^ bits then
+    invalid("%s is %s; it does not fit in an unsigned %d-bit integer", name, show(v), bits)
+  end
+  return v
+end
+
+local function u64(name, v)
+  return unsigned(name, v, 64)
+end
+
+local function u32(name, v)
+  return unsigned(name, v, 32)
+end
+
+-- v as a C int (an enum value).
+local function cint(name, v)
+  v = whole(name, v)
+  if type(v) == "cdata" or v < -2 ^ 31 or v >= 2 ^ 31 then
+    invalid("%s is %s; it does not fit in a C int", name, show(v))
+  end
+  return v
+end
+
+-- v (1-based) as the 0-based index of one of `len` items.
+local function index(name, v, len)
+  v = whole(name, v)
+  if v < 1 or v > len then
+    invalid("%s is %s, out of range: the list holds %d items", name, show(v), len)
+  end
+  return tonumber(v) - 1
+end
+
+local function number(name, v)
+  if type(v) == "number" then
+    return v
+  elseif type(v) == "cdata" and (ffi.istype(int64_t, v) or ffi.istype(uint64_t, v)) then
+    return tonumber(v)
+  elseif v == nil then
+    null(name)
+  end
+  invalid("%s must be a number, got %s", name, describe(v))
+end
+
+local function str(name, v)
+  if type(v) == "string" then
+    local nul = v:find("\0", 1, true)
+    if nul then
+      invalid("%s holds a NUL byte (at byte %d); C strings end there", name, nul)
+    end
+    return v
+  elseif v == nil then
+    null(name)
+  end
+  invalid("%s must be a string, got %s", name, describe(v))
+end
+
+local function boolean(name, v)
+  if type(v) == "boolean" then
+    return v
+  elseif v == nil then
+    null(name)
+  end
+  invalid("%s must be a boolean, got %s", name, describe(v))
+end
+
+local function list_of(name, v)
+  if type(v) == "table" and not Handle[getmetatable(v)] then
+    return v
+  elseif v == nil then
+    null(name)
+  end
+  invalid("%s must be a table, got %s", name, describe(v))
+end
+
+-- Optional arguments: nil gives the default.
+local function opt(check, name, v, default)
+  if v == nil then
+    return default
+  end
+  return check(name, v)
+end
+
+-- The C library's message in this binding's terms: `arrays` maps a C array
+-- name to how this binding spells element k (1-based: a format or a
+-- function), and item indices ("item 3", "(items 0, 1") become 1-based, or
+-- what `item` makes of them.
+local function lua_terms(msg, arrays, item)
+  for name, to in pairs(arrays or {}) do
+    msg = msg:gsub("%f[%w_]" .. name .. "%[(%d+)%]", function(k)
+      k = tonumber(k) + 1
+      if type(to) == "function" then
+        return to(k)
+      end
+      return to:format(k)
+    end)
+  end
+  item = item or function(k)
+    return "item " .. k
+  end
+  msg = msg:gsub("%f[%w_]item (%d+)", function(k)
+    return item(tonumber(k) + 1)
+  end)
+  msg = msg:gsub("%(items ([%d, ]+)", function(list)
+    return "(items " .. list:gsub("%d+", function(k)
+      return tostring(tonumber(k) + 1)
+    end)
+  end)
+  return msg
+end
+
+-- Raises the C library's status and message, unless `status` is CUPEL_OK.
+local function check(status, arrays, item)
   status = tonumber(status)
   if status ~= 0 then
-    raise(status, ffi.string(C.cupel_last_error()))
+    local m = C.cupel_last_error()
+    raise(status, lua_terms(m ~= nil and ffi.string(m) or M.STATUS[status] or "failed", arrays, item))
   end
 end
 
-local SIZE_MAX = ffi.cast("size_t", -1)
+-- ---- handles -------------------------------------------------------------------
 
--- A handle: `ptr` freed by the collector or by :free().
-local function handle(class, ptr, free)
-  return setmetatable({ ptr = ffi.gc(ptr, free), free_fn = free }, class)
-end
-
-local function make_class(name)
-  local class = { __name = name }
+local function make_class(name, arg)
+  local class = { __name = name, arg = arg }
   class.__index = class
+  Handle[class] = true
+  --- Frees the handle now (the collector would otherwise). Idempotent; the
+  -- handle raises CLOSED afterwards.
   function class:free()
-    if self.ptr ~= nil then
+    if getmetatable(self) == class and self.ptr ~= nil then
       ffi.gc(self.ptr, nil)
       self.free_fn(self.ptr)
       self.ptr = nil
     end
   end
-  function class:raw()
-    if self.ptr == nil then
-      raise(1, "this " .. name .. " was freed")
-    end
-    return self.ptr
-  end
   return class
 end
 
-local Items = make_class("Items")
-local Budget = make_class("Budget")
-local Slicer = make_class("Slicer")
-local Scorer = make_class("Scorer")
-local Placer = make_class("Placer")
-local Pipeline = make_class("Pipeline")
-local Stream = make_class("Stream")
+local Items = make_class("Items", "items")
+local Budget = make_class("Budget", "budget")
+local Slicer = make_class("Slicer", "slicer")
+local Scorer = make_class("Scorer", "scorer")
+local Placer = make_class("Placer", "placer")
+local Pipeline = make_class("Pipeline", "pipeline")
+local Stream = make_class("Stream", "stream")
 
-local function new(class, ctype, create, free)
+-- The C pointer of handle argument `v`, which must be a live `class`.
+local function ptr_of(class, name, v)
+  if v == nil then
+    null(name)
+  end
+  if getmetatable(v) ~= class then
+    invalid("%s must be a cupel %s, got %s", name, class.__name, describe(v))
+  end
+  if v.ptr == nil then
+    raise(M.CLOSED, name .. " was freed (used after :free())")
+  end
+  return v.ptr
+end
+
+-- The receiver of a method, named as the class's arguments are.
+local function me(class, self)
+  return ptr_of(class, class.arg, self)
+end
+
+local function new(class, ctype, create, free, arrays)
   local out = ffi.new(ctype .. "*[1]")
-  check(create(out))
-  return handle(class, out[0], free)
+  check(create(out), arrays)
+  return setmetatable({ ptr = ffi.gc(out[0], free), free_fn = free }, class)
 end
 
-local function group_id(g)
-  return ffi.cast("uint64_t", g or 0)
+-- A 64-bit integer result: a Lua number when exact (below 2^53), else the cdata.
+local function int_result(v)
+  if ffi.istype(uint64_t, v) then
+    -- (a negative bound would convert to a huge uint64_t)
+    return v < 2 ^ 53 and tonumber(v) or v
+  end
+  if v < 2 ^ 53 and v > -2 ^ 53 then
+    return tonumber(v)
+  end
+  return v
 end
 
--- ---- items -----------------------------------------------------------------
+-- ---- items -----------------------------------------------------------------------
 
--- Adds items: tables { tokens = n, score, kind, content, timestamp (UTC ms),
--- priority, pinned, relevance_hint, source, tags = {...}, metadata = {k = v},
--- group }. The push is all or nothing.
-function Items:push(list)
+--- The list of candidate items (a cupel_items handle). Create one with `cupel.items`.
+-- @type Items
+
+-- The fields an item table may have beyond tokens, score and kind.
+local ATTRIBUTES = { "content", "timestamp", "priority", "pinned", "relevance_hint", "source", "tags",
+  "metadata", "group" }
+
+-- Checks item table `it`, whose fields are named by at(field), and returns
+-- what is pushed: tokens, score, kind, and whether it has other attributes.
+local function checked_item(it, at)
+  local tokens = i64(at("tokens"), it.tokens)
+  local score = opt(number, at("score"), it.score, 0)
+  local kind = opt(str, at("kind"), it.kind, nil)
+  local more = false
+  for _, k in ipairs(ATTRIBUTES) do
+    if it[k] ~= nil then more = true end
+  end
+  if more then
+    opt(str, at("content"), it.content)
+    opt(i64, at("timestamp"), it.timestamp)
+    opt(i64, at("priority"), it.priority)
+    opt(boolean, at("pinned"), it.pinned)
+    opt(number, at("relevance_hint"), it.relevance_hint)
+    opt(str, at("source"), it.source)
+    for i, tag in ipairs(opt(list_of, at("tags"), it.tags, {})) do
+      str(at("tags") .. ("[%d]"):format(i), tag)
+    end
+    for key, value in pairs(opt(list_of, at("metadata"), it.metadata, {})) do
+      if type(key) ~= "string" then
+        invalid("%s has the key %s; metadata keys must be strings", at("metadata"), describe(key))
+      end
+      str(at("metadata") .. ("[%q]"):format(key), key)
+      str(at("metadata") .. ("[%q]"):format(key), value)
+    end
+    opt(u64, at("group"), it.group)
+  end
+  return tokens, score, kind, more
+end
+
+-- Sets the attributes of item table `it` on item `at` (0-based) of `h`;
+-- messages name the item `name`.
+local function set_attributes(h, at, it, name)
+  local function ok(status)
+    if tonumber(status) ~= 0 then
+      local msg = lua_terms(ffi.string(C.cupel_last_error()), nil, function() return name end)
+      if not msg:find(name, 1, true) then
+        msg = name .. ": " .. msg
+      end
+      raise(tonumber(status), msg)
+    end
+  end
+  if it.content ~= nil then ok(C.cupel_items_set_content(h, at, it.content)) end
+  if it.timestamp ~= nil then ok(C.cupel_items_set_timestamp(h, at, it.timestamp)) end
+  if it.priority ~= nil then ok(C.cupel_items_set_priority(h, at, it.priority)) end
+  if it.pinned then ok(C.cupel_items_set_pinned(h, at, true)) end
+  if it.relevance_hint ~= nil then ok(C.cupel_items_set_relevance_hint(h, at, it.relevance_hint)) end
+  if it.source ~= nil then ok(C.cupel_items_set_source(h, at, it.source)) end
+  for _, tag in ipairs(it.tags or {}) do ok(C.cupel_items_add_tag(h, at, tag)) end
+  local keys = {}
+  for k in pairs(it.metadata or {}) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do ok(C.cupel_items_set_metadata(h, at, k, it.metadata[k])) end
+  if it.group ~= nil and it.group ~= 0 then ok(C.cupel_items_set_group(h, at, it.group)) end
+end
+
+-- Pushes the item tables `list` to `h` (which holds `first` items), all or
+-- nothing; at(i, field) names a field of list[i], whole(i) the item.
+local function push_all(h, first, list, at, whole_name)
   local n = #list
   if n == 0 then
-    return self
+    return
   end
-  local first = tonumber(C.cupel_items_len(self:raw()))
   local tokens = ffi.new("int64_t[?]", n)
   local scores = ffi.new("double[?]", n)
   local kinds = ffi.new("const char *[?]", n)
-  for i, it in ipairs(list) do
-    if type(it.tokens) ~= "number" or it.tokens % 1 ~= 0 then
-      raise(2, ("items[%d].tokens is %s; expected an integer"):format(i, tostring(it.tokens)))
+  local more = false
+  for i = 1, n do
+    local it = list[i]
+    if type(it) ~= "table" then
+      if it == nil then null(whole_name(i)) end
+      invalid("%s must be a table, got %s", whole_name(i), describe(it))
     end
-    tokens[i - 1] = it.tokens
-    scores[i - 1] = it.score or 0
-    kinds[i - 1] = it.kind -- nil: the default; the strings are kept alive by `list`
+    local m
+    tokens[i - 1], scores[i - 1], kinds[i - 1], m = checked_item(it, function(field) return at(i, field) end)
+    more = more or m
   end
-  check(C.cupel_items_push_many(self.ptr, n, tokens, scores, kinds))
-  local h = self.ptr
-  for i, it in ipairs(list) do
-    local at = first + i - 1
-    if it.content ~= nil then check(C.cupel_items_set_content(h, at, it.content)) end
-    if it.timestamp ~= nil then check(C.cupel_items_set_timestamp(h, at, it.timestamp)) end
-    if it.priority ~= nil then check(C.cupel_items_set_priority(h, at, it.priority)) end
-    if it.pinned then check(C.cupel_items_set_pinned(h, at, true)) end
-    if it.relevance_hint ~= nil then check(C.cupel_items_set_relevance_hint(h, at, it.relevance_hint)) end
-    if it.source ~= nil then check(C.cupel_items_set_source(h, at, it.source)) end
-    for _, tag in ipairs(it.tags or {}) do check(C.cupel_items_add_tag(h, at, tag)) end
-    for k, v in pairs(it.metadata or {}) do check(C.cupel_items_set_metadata(h, at, k, tostring(v))) end
-    if it.group ~= nil and it.group ~= 0 then check(C.cupel_items_set_group(h, at, group_id(it.group))) end
+  local arrays = {
+    tokens = function(k) return at(k, "tokens") end,
+    scores = function(k) return at(k, "score") end,
+    kinds = function(k) return at(k, "kind") end,
+  }
+  if more then
+    -- A trial run on a scratch list: the attributes the C library refuses
+    -- are found before anything is added to `h`.
+    local out = ffi.new("cupel_items *[1]")
+    check(C.cupel_items_new(out))
+    local scratch = ffi.gc(out[0], C.cupel_items_free)
+    check(C.cupel_items_push_many(scratch, n, tokens, scores, kinds), arrays)
+    for i = 1, n do
+      set_attributes(scratch, i - 1, list[i], whole_name(i))
+    end
+    ffi.gc(scratch, nil)
+    C.cupel_items_free(scratch)
   end
+  check(C.cupel_items_push_many(h, n, tokens, scores, kinds), arrays)
+  if more then
+    for i = 1, n do
+      set_attributes(h, first + i - 1, list[i], "item " .. (first + i))
+    end
+  end
+end
+
+--- Adds items, all or nothing.
+-- @param list a list of item tables: { tokens = n (required), score = 0,
+-- kind = "Message", content, timestamp (UTC ms), priority, pinned,
+-- relevance_hint, source, tags = { ... }, metadata = { key = "value" },
+-- group (keep-together group id, 0 or nil: none) }
+-- @return self
+function Items:push(list)
+  local h = me(Items, self)
+  list = list_of("list", list)
+  push_all(h, tonumber(C.cupel_items_len(h)), list, function(i, field)
+    return ("list[%d].%s"):format(i, field)
+  end, function(i)
+    return ("list[%d]"):format(i)
+  end)
   return self
 end
 
--- Puts item `index` (1-based) in keep-together group `group` (0: none).
-function Items:set_group(index, group)
-  check(C.cupel_items_set_group(self:raw(), index - 1, group_id(group)))
-  return self
+--- Adds one item, all or nothing.
+-- @param item an item table, as in `Items:push`
+-- @return the new item's index (1-based)
+function Items:add(item)
+  local h = me(Items, self)
+  local at = tonumber(C.cupel_items_len(h)) + 1
+  push_all(h, at - 1, { list_of("item", item) }, function(_, field)
+    return "item." .. field
+  end, function()
+    return "item " .. at
+  end)
+  return at
 end
 
--- Sets the groups of items first .. first + #groups - 1 in one call.
-function Items:set_groups(first, groups)
-  local ids = ffi.new("uint64_t[?]", math.max(#groups, 1))
-  for i, g in ipairs(groups) do ids[i - 1] = group_id(g) end
-  check(C.cupel_items_set_groups(self:raw(), first - 1, #groups, ids))
-  return self
-end
-
+--- The number of items.
 function Items:len()
-  return tonumber(C.cupel_items_len(self:raw()))
+  return tonumber(C.cupel_items_len(me(Items, self)))
 end
 
+--- Removes every item.
 function Items:clear()
-  C.cupel_items_clear(self:raw())
+  C.cupel_items_clear(me(Items, self))
 end
 
+-- The receiver and the 0-based index of item argument `index`.
+local function item_at(self, i, name)
+  local h = me(Items, self)
+  return h, index(name or "index", i, tonumber(C.cupel_items_len(h)))
+end
+
+--- Sets item `index`'s content (non-empty UTF-8).
+-- @param index the item (1-based)
+-- @param content a string
+-- @return self
+function Items:set_content(index, content)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_content(h, i, str("content", content)))
+  return self
+end
+
+--- Sets item `index`'s timestamp.
+-- @param index the item (1-based)
+-- @param unix_millis UTC milliseconds since 1970
+-- @return self
+function Items:set_timestamp(index, unix_millis)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_timestamp(h, i, i64("unix_millis", unix_millis)))
+  return self
+end
+
+--- Sets item `index`'s priority (read by the priority scorer).
+-- @param index the item (1-based)
+-- @param priority an integer
+-- @return self
+function Items:set_priority(index, priority)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_priority(h, i, i64("priority", priority)))
+  return self
+end
+
+--- Pins or unpins item `index` (a pinned item is always placed).
+-- @param index the item (1-based)
+-- @param pinned a boolean
+-- @return self
+function Items:set_pinned(index, pinned)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_pinned(h, i, boolean("pinned", pinned)))
+  return self
+end
+
+--- Sets item `index`'s future-relevance hint (read by the reflexive scorer).
+-- @param index the item (1-based)
+-- @param hint a number (clamped to [0, 1] by the scorer)
+-- @return self
+function Items:set_relevance_hint(index, hint)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_relevance_hint(h, i, number("hint", hint)))
+  return self
+end
+
+--- Sets item `index`'s source ("Chat" unless set).
+-- @param index the item (1-based)
+-- @param source a non-blank string
+-- @return self
+function Items:set_source(index, source)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_source(h, i, str("source", source)))
+  return self
+end
+
+--- Puts item `index` in keep-together group `group` (0: none).
+-- @param index the item (1-based)
+-- @param group an id in [0, 2^64) (a number, or a uint64_t cdata above 2^53)
+-- @return self
+function Items:set_group(index, group)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_group(h, i, u64("group", group)))
+  return self
+end
+
+--- Sets the groups of items first .. first + #groups - 1 in one call.
+-- @param first the first item (1-based)
+-- @param groups a list of group ids (0: none)
+-- @return self
+function Items:set_groups(first, groups)
+  local h = me(Items, self)
+  local len = tonumber(C.cupel_items_len(h))
+  groups = list_of("groups", groups)
+  local f0 = #groups == 0 and 0 or index("first", first, len)
+  if f0 + #groups > len then
+    invalid("groups has %d ids from item %d on, past the last item, %d", #groups, f0 + 1, len)
+  end
+  local ids = ffi.new("uint64_t[?]", math.max(#groups, 1))
+  for i, g in ipairs(groups) do
+    ids[i - 1] = u64(("groups[%d]"):format(i), g)
+  end
+  check(C.cupel_items_set_groups(h, f0, #groups, ids), { groups = "groups[%d]" })
+  return self
+end
+
+--- Adds a tag to item `index`.
+-- @param index the item (1-based)
+-- @param tag a UTF-8 string
+-- @return self
+function Items:add_tag(index, tag)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_add_tag(h, i, str("tag", tag)))
+  return self
+end
+
+--- Sets metadata entry `key` of item `index` (setting it again replaces it).
+-- @param index the item (1-based)
+-- @param key a UTF-8 string
+-- @param value a UTF-8 string
+-- @return self
+function Items:set_metadata(index, key, value)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_metadata(h, i, str("key", key), str("value", value)))
+  return self
+end
+
+local ptr_out, len_out = ffi.new("const char *[1]"), ffi.new("size_t[1]")
+local ptr2_out, len2_out = ffi.new("const char *[1]"), ffi.new("size_t[1]")
+
+-- The string the last read-back call pointed at (nil for NULL).
+local function read_string(p, n)
+  if p[0] == nil then
+    return nil
+  end
+  return ffi.string(p[0], n[0])
+end
+
+--- Reads item `index` back.
+-- @param index the item (1-based)
+-- @return a table { tokens, score, kind, content (nil: none), timestamp (UTC
+-- ms, nil: none), priority (nil: none), pinned, relevance_hint (nil: none),
+-- source, group (0: none), tags = { ... } (in the order added), metadata =
+-- { key = value } }. 64-bit integers are Lua numbers below 2^53, else cdata.
+function Items:get(index)
+  local h, i = item_at(self, index)
+  local t = {}
+  local i64o, f64o, u64o = ffi.new("int64_t[1]"), ffi.new("double[1]"), ffi.new("uint64_t[1]")
+  local present, pinned, count = ffi.new("bool[1]"), ffi.new("bool[1]"), ffi.new("size_t[1]")
+  check(C.cupel_items_tokens(h, i, i64o))
+  t.tokens = int_result(i64o[0])
+  check(C.cupel_items_score(h, i, f64o))
+  t.score = f64o[0]
+  check(C.cupel_items_kind(h, i, ptr_out, len_out))
+  t.kind = read_string(ptr_out, len_out)
+  check(C.cupel_items_content(h, i, ptr_out, len_out))
+  t.content = read_string(ptr_out, len_out)
+  check(C.cupel_items_source(h, i, ptr_out, len_out))
+  t.source = read_string(ptr_out, len_out)
+  check(C.cupel_items_timestamp(h, i, present, i64o))
+  t.timestamp = present[0] and int_result(i64o[0]) or nil
+  check(C.cupel_items_priority(h, i, present, i64o))
+  t.priority = present[0] and int_result(i64o[0]) or nil
+  check(C.cupel_items_relevance_hint(h, i, present, f64o))
+  if present[0] then t.relevance_hint = f64o[0] end
+  check(C.cupel_items_pinned(h, i, pinned))
+  t.pinned = pinned[0]
+  check(C.cupel_items_group(h, i, u64o))
+  t.group = int_result(u64o[0])
+  t.tags = {}
+  check(C.cupel_items_tag_count(h, i, count))
+  for k = 0, tonumber(count[0]) - 1 do
+    check(C.cupel_items_tag(h, i, k, ptr_out, len_out))
+    t.tags[k + 1] = read_string(ptr_out, len_out)
+  end
+  t.metadata = {}
+  check(C.cupel_items_metadata_count(h, i, count))
+  for k = 0, tonumber(count[0]) - 1 do
+    check(C.cupel_items_metadata_entry(h, i, k, ptr_out, len_out, ptr2_out, len2_out))
+    t.metadata[read_string(ptr_out, len_out)] = read_string(ptr2_out, len2_out)
+  end
+  return t
+end
+
+--- Creates a list of items.
+-- @param list nil, or a list of item tables as `Items:push` takes
+-- @return an Items handle
 function M.items(list)
   local items = new(Items, "cupel_items", C.cupel_items_new, C.cupel_items_free)
-  return items:push(list or {})
+  if list ~= nil then
+    items:push(list)
+  end
+  return items
 end
 
--- ---- budget, slicers, scorers, placers --------------------------------------
+-- ---- budget ------------------------------------------------------------------------
 
--- { max_tokens, target_tokens = max_tokens, output_reserve, safety_margin_percent, reserved = { kind = tokens } }
+--- A token budget (a cupel_budget handle). Create one with `cupel.budget`.
+-- @type Budget
+
+--- Sets the tokens kept back for the model's output.
+-- @param output_reserve tokens (>= 0)
+-- @return self
+function Budget:set_output_reserve(output_reserve)
+  local h = me(Budget, self)
+  check(C.cupel_budget_set_output_reserve(h, i64("output_reserve", output_reserve)))
+  return self
+end
+
+--- Sets the safety margin, a percentage of the budget kept free.
+-- @param percent a number in [0, 100]
+-- @return self
+function Budget:set_safety_margin(percent)
+  local h = me(Budget, self)
+  check(C.cupel_budget_set_safety_margin(h, number("percent", percent)))
+  return self
+end
+
+--- Reserves tokens for a kind (setting it again replaces the value).
+-- @param kind a kind name
+-- @param tokens tokens (>= 0)
+-- @return self
+function Budget:reserve(kind, tokens)
+  local h = me(Budget, self)
+  check(C.cupel_budget_reserve(h, str("kind", kind), i64("tokens", tokens)))
+  return self
+end
+
+--- The effective max and target tokens after `pinned_tokens` (default 0).
+-- @return max_tokens, target_tokens
+function Budget:effective(pinned_tokens)
+  local h = me(Budget, self)
+  local max, target = ffi.new("int64_t[1]"), ffi.new("int64_t[1]")
+  check(C.cupel_budget_effective(h, opt(i64, "pinned_tokens", pinned_tokens, 0), max, target))
+  return int_result(max[0]), int_result(target[0])
+end
+
+--- Creates a budget.
+-- @param o { max_tokens (required), target_tokens = max_tokens,
+-- output_reserve, safety_margin_percent, reserved = { Kind = tokens } }
+-- @return a Budget handle
 function M.budget(o)
-  local target = o.target_tokens or o.max_tokens
-  local b = new(Budget, "cupel_budget", function(out) return C.cupel_budget_new(o.max_tokens, target, out) end,
+  o = list_of("o", o)
+  local max = i64("max_tokens", o.max_tokens)
+  local target = opt(i64, "target_tokens", o.target_tokens, max)
+  local b = new(Budget, "cupel_budget", function(out) return C.cupel_budget_new(max, target, out) end,
     C.cupel_budget_free)
-  if o.output_reserve then check(C.cupel_budget_set_output_reserve(b.ptr, o.output_reserve)) end
-  if o.safety_margin_percent then check(C.cupel_budget_set_safety_margin(b.ptr, o.safety_margin_percent)) end
-  for kind, tokens in pairs(o.reserved or {}) do check(C.cupel_budget_reserve(b.ptr, kind, tokens)) end
+  if o.output_reserve ~= nil then b:set_output_reserve(o.output_reserve) end
+  if o.safety_margin_percent ~= nil then b:set_safety_margin(o.safety_margin_percent) end
+  local kinds = {}
+  for kind in pairs(opt(list_of, "reserved", o.reserved, {})) do kinds[#kinds + 1] = kind end
+  table.sort(kinds, function(x, y) return tostring(x) < tostring(y) end)
+  for _, kind in ipairs(kinds) do b:reserve(kind, o.reserved[kind]) end
   return b
 end
 
--- The effective max and target after `pinned_tokens`.
-function Budget:effective(pinned_tokens)
-  local max, target = ffi.new("int64_t[1]"), ffi.new("int64_t[1]")
-  check(C.cupel_budget_effective(self:raw(), pinned_tokens or 0, max, target))
-  return tonumber(max[0]), tonumber(target[0])
+-- ---- slicers ---------------------------------------------------------------------------
+
+--- A slicer (a cupel_slicer handle): `cupel.greedy`, `knapsack`, `quota`,
+-- `count_quota`, `count_constrained_knapsack`.
+-- @type Slicer
+
+local function new_slicer(create, arrays)
+  return new(Slicer, "cupel_slicer", create, C.cupel_slicer_free, arrays)
 end
 
-local function slicer(create)
-  return new(Slicer, "cupel_slicer", create, C.cupel_slicer_free)
-end
-
+--- Creates a GreedySlice (value density fill).
 function M.greedy()
-  return slicer(C.cupel_slicer_new_greedy)
+  return new_slicer(C.cupel_slicer_new_greedy)
 end
 
+--- Creates a KnapsackSlice.
+-- @param bucket_size tokens per bucket (> 0; default 100)
 function M.knapsack(bucket_size)
-  return slicer(function(out) return C.cupel_slicer_new_knapsack(bucket_size or 100, out) end)
+  local b = opt(i64, "bucket_size", bucket_size, 100)
+  return new_slicer(function(out) return C.cupel_slicer_new_knapsack(b, out) end)
 end
 
--- quotas: { { kind = , require_percent = , cap_percent = }, ... }
+--- Creates a QuotaSlice over `inner`.
+-- @param inner a Slicer
+-- @param quotas a list of { kind, require_percent = 0, cap_percent = 100 }
 function M.quota(inner, quotas)
+  local p = ptr_of(Slicer, "inner", inner)
+  quotas = list_of("quotas", quotas)
   local q = ffi.new("cupel_quota[?]", math.max(#quotas, 1))
   for i, e in ipairs(quotas) do
-    q[i - 1].kind = e.kind
-    q[i - 1].require_percent = e.require_percent or 0
-    q[i - 1].cap_percent = e.cap_percent or 100
+    local at = ("quotas[%d]."):format(i)
+    e = list_of(at:sub(1, -2), e)
+    q[i - 1].kind = str(at .. "kind", e.kind)
+    q[i - 1].require_percent = opt(number, at .. "require_percent", e.require_percent, 0)
+    q[i - 1].cap_percent = opt(number, at .. "cap_percent", e.cap_percent, 100)
   end
-  return slicer(function(out) return C.cupel_slicer_new_quota(inner:raw(), q, #quotas, out) end)
+  return new_slicer(function(out) return C.cupel_slicer_new_quota(p, q, #quotas, out) end, { quotas = "quotas[%d]" })
 end
 
 local function counts(entries)
+  entries = list_of("entries", entries)
   local e = ffi.new("cupel_count_quota[?]", math.max(#entries, 1))
   for i, x in ipairs(entries) do
-    e[i - 1].kind = x.kind
-    e[i - 1].require_count = x.require_count or 0
-    e[i - 1].cap_count = x.cap_count or 0
+    local at = ("entries[%d]."):format(i)
+    x = list_of(at:sub(1, -2), x)
+    e[i - 1].kind = str(at .. "kind", x.kind)
+    e[i - 1].require_count = opt(u32, at .. "require_count", x.require_count, 0)
+    e[i - 1].cap_count = opt(u32, at .. "cap_count", x.cap_count, 0)
   end
-  return e
+  return e, #entries
 end
 
--- entries: { { kind = , require_count = , cap_count = }, ... }
+--- Creates a CountQuotaSlice over `inner`.
+-- @param inner a Slicer (not a knapsack)
+-- @param entries a list of { kind, require_count = 0, cap_count = 0 }
+-- @param scarcity cupel.SCARCITY_DEGRADE (default) or cupel.SCARCITY_ERROR
 function M.count_quota(inner, entries, scarcity)
-  local e = counts(entries)
-  return slicer(function(out)
-    return C.cupel_slicer_new_count_quota(inner:raw(), e, #entries, scarcity or 0, out)
-  end)
+  local p = ptr_of(Slicer, "inner", inner)
+  local e, n = counts(entries)
+  local s = opt(cint, "scarcity", scarcity, 0)
+  return new_slicer(function(out)
+    return C.cupel_slicer_new_count_quota(p, e, n, s, out)
+  end, { entries = "entries[%d]" })
 end
 
+--- Creates a CountConstrainedKnapsackSlice.
+-- @param bucket_size tokens per bucket (> 0)
+-- @param entries a list of { kind, require_count = 0, cap_count = 0 }
+-- @param scarcity cupel.SCARCITY_DEGRADE (default) or cupel.SCARCITY_ERROR
 function M.count_constrained_knapsack(bucket_size, entries, scarcity)
-  local e = counts(entries)
-  return slicer(function(out)
-    return C.cupel_slicer_new_count_constrained_knapsack(bucket_size, e, #entries, scarcity or 0, out)
-  end)
+  local b = i64("bucket_size", bucket_size)
+  local e, n = counts(entries)
+  local s = opt(cint, "scarcity", scarcity, 0)
+  return new_slicer(function(out)
+    return C.cupel_slicer_new_count_constrained_knapsack(b, e, n, s, out)
+  end, { entries = "entries[%d]" })
 end
 
-local function scorer(create)
-  return new(Scorer, "cupel_scorer", create, C.cupel_scorer_free)
+--- Bounds the working memory of one slice call with this slicer.
+-- @param bytes the bound (default 1 GiB)
+-- @return self
+function Slicer:set_memory_limit(bytes)
+  local h = me(Slicer, self)
+  check(C.cupel_slicer_set_memory_limit(h, u64("bytes", bytes)))
+  return self
 end
 
-local function weights(ctype, field, w)
+--- The memory bound of one slice call, in bytes.
+function Slicer:memory_limit()
+  return int_result(C.cupel_slicer_memory_limit(me(Slicer, self)))
+end
+
+-- ---- scorers -------------------------------------------------------------------------------
+
+--- A scorer (a cupel_scorer handle): the constructors are in `cupel.scorers`.
+-- @type Scorer
+
+local function new_scorer(create, arrays)
+  return new(Scorer, "cupel_scorer", create, C.cupel_scorer_free, arrays)
+end
+
+-- A { name = weight } table as a C array sorted by name, and the names.
+local function weight_table(ctype, field, w)
+  w = list_of("weights", w)
   local names = {}
-  for k in pairs(w or {}) do names[#names + 1] = k end
+  for k in pairs(w) do
+    if type(k) ~= "string" then
+      invalid("weights has the key %s; its keys must be strings", describe(k))
+    end
+    names[#names + 1] = k
+  end
   table.sort(names)
   local arr = ffi.new(ctype .. "[?]", math.max(#names, 1))
   for i, k in ipairs(names) do
-    arr[i - 1][field] = k
-    arr[i - 1].weight = w[k]
+    local at = ("weights[%q]"):format(k)
+    arr[i - 1][field] = str(at, k)
+    arr[i - 1].weight = number(at, w[k])
   end
-  return arr, #names
+  -- C's weights[k] is the k-th name in sorted order.
+  return arr, #names, { weights = function(k) return ("weights[%q]"):format(names[k]) end }
 end
 
-M.scorers = {
-  given = function() return scorer(C.cupel_scorer_new_given) end,
-  recency = function() return scorer(C.cupel_scorer_new_recency) end,
-  priority = function() return scorer(C.cupel_scorer_new_priority) end,
-  frequency = function() return scorer(C.cupel_scorer_new_frequency) end,
-  reflexive = function() return scorer(C.cupel_scorer_new_reflexive) end,
-  -- w: { Kind = weight }, or nil for the spec's defaults.
-  kind = function(w)
-    if w == nil then
-      return scorer(function(out) return C.cupel_scorer_new_kind(nil, 0, out) end)
-    end
-    local arr, n = weights("cupel_kind_weight", "kind", w)
-    return scorer(function(out) return C.cupel_scorer_new_kind(arr, n, out) end)
-  end,
-  tag = function(w)
-    local arr, n = weights("cupel_tag_weight", "tag", w)
-    return scorer(function(out) return C.cupel_scorer_new_tag(arr, n, out) end)
-  end,
-  -- parts: { { scorer, weight }, ... }
-  composite = function(parts)
-    local kids = ffi.new("const cupel_scorer *[?]", math.max(#parts, 1))
-    local ws = ffi.new("double[?]", math.max(#parts, 1))
-    for i, p in ipairs(parts) do
-      kids[i - 1] = p[1]:raw()
-      ws[i - 1] = p[2]
-    end
-    return scorer(function(out) return C.cupel_scorer_new_composite(kids, ws, #parts, out) end)
-  end,
-  scaled = function(inner)
-    return scorer(function(out) return C.cupel_scorer_new_scaled(inner:raw(), out) end)
-  end,
-  metadata_trust = function(default_score)
-    return scorer(function(out) return C.cupel_scorer_new_metadata_trust(default_score or 0.5, out) end)
-  end,
-  metadata_key = function(key, value, boost)
-    return scorer(function(out) return C.cupel_scorer_new_metadata_key(key, value, boost, out) end)
-  end,
-  -- { curve = cupel.DECAY_*, duration_secs, windows = { { max_age_secs, score }, ... },
-  --   reference_time (UTC ms), null_timestamp_score = 0.5 }
-  decay = function(o)
-    local ws = o.windows or {}
-    local arr = ffi.new("cupel_decay_window[?]", math.max(#ws, 1))
-    for i, w in ipairs(ws) do
-      arr[i - 1].max_age_secs = w[1]
-      arr[i - 1].score = w[2]
-    end
-    return scorer(function(out)
-      return C.cupel_scorer_new_decay(o.curve, o.duration_secs or 0, #ws > 0 and arr or nil, #ws,
-        o.reference_time, o.null_timestamp_score or 0.5, out)
-    end)
-  end,
-}
+--- The scorer constructors.
+M.scorers = {}
 
--- The score of every item of `items`, in item order.
+--- The scores pushed with the items.
+function M.scorers.given() return new_scorer(C.cupel_scorer_new_given) end
+--- Newer timestamps score higher.
+function M.scorers.recency() return new_scorer(C.cupel_scorer_new_recency) end
+--- Higher priorities score higher.
+function M.scorers.priority() return new_scorer(C.cupel_scorer_new_priority) end
+--- Items sharing tags with many others score higher.
+function M.scorers.frequency() return new_scorer(C.cupel_scorer_new_frequency) end
+--- The items' relevance hints.
+function M.scorers.reflexive() return new_scorer(C.cupel_scorer_new_reflexive) end
+
+--- Scores by kind.
+-- @param w { Kind = weight }, or nil for the specification's defaults
+function M.scorers.kind(w)
+  if w == nil then
+    return new_scorer(function(out) return C.cupel_scorer_new_kind(nil, 0, out) end)
+  end
+  local arr, n, arrays = weight_table("cupel_kind_weight", "kind", w)
+  return new_scorer(function(out) return C.cupel_scorer_new_kind(arr, n, out) end, arrays)
+end
+
+--- Scores by tags.
+-- @param w { tag = weight }
+function M.scorers.tag(w)
+  local arr, n, arrays = weight_table("cupel_tag_weight", "tag", w)
+  return new_scorer(function(out) return C.cupel_scorer_new_tag(arr, n, out) end, arrays)
+end
+
+--- A weighted sum of scorers.
+-- @param children a list of Scorers
+-- @param weights a list of weights (> 0), one per child
+function M.scorers.composite(children, weights)
+  children = list_of("children", children)
+  weights = list_of("weights", weights)
+  local n = math.max(#children, #weights)
+  local kids = ffi.new("const cupel_scorer *[?]", math.max(n, 1))
+  local ws = ffi.new("double[?]", math.max(n, 1))
+  for i = 1, n do
+    kids[i - 1] = ptr_of(Scorer, ("children[%d]"):format(i), children[i])
+    ws[i - 1] = number(("weights[%d]"):format(i), weights[i])
+  end
+  return new_scorer(function(out) return C.cupel_scorer_new_composite(kids, ws, n, out) end,
+    { weights = "weights[%d]", children = "children[%d]" })
+end
+
+--- `inner`'s scores scaled to [0, 1].
+-- @param inner a Scorer
+function M.scorers.scaled(inner)
+  local p = ptr_of(Scorer, "inner", inner)
+  return new_scorer(function(out) return C.cupel_scorer_new_scaled(p, out) end)
+end
+
+--- The trust an item's "cupel:trust" metadata gives.
+-- @param default_score the score without it (default 0.5)
+function M.scorers.metadata_trust(default_score)
+  local d = opt(number, "default_score", default_score, 0.5)
+  return new_scorer(function(out) return C.cupel_scorer_new_metadata_trust(d, out) end)
+end
+
+--- Boosts items whose metadata `key` is `value`.
+-- @param key a string
+-- @param value a string
+-- @param boost the factor (> 0, finite)
+function M.scorers.metadata_key(key, value, boost)
+  key, value, boost = str("key", key), str("value", value), number("boost", boost)
+  return new_scorer(function(out) return C.cupel_scorer_new_metadata_key(key, value, boost, out) end)
+end
+
+--- Scores by the age of the timestamps.
+-- @param o { curve = cupel.DECAY_*, duration_secs, windows = { { max_age_secs,
+-- score }, ... } (youngest first, for DECAY_STEP), reference_time (UTC ms),
+-- null_timestamp_score = 0.5 }
+function M.scorers.decay(o)
+  o = list_of("o", o)
+  local curve = cint("curve", o.curve)
+  local duration = opt(number, "duration_secs", o.duration_secs, 0)
+  local ws = opt(list_of, "windows", o.windows, {})
+  local arr = ffi.new("cupel_decay_window[?]", math.max(#ws, 1))
+  for i, w in ipairs(ws) do
+    w = list_of(("windows[%d]"):format(i), w)
+    arr[i - 1].max_age_secs = number(("windows[%d][1]"):format(i), w[1])
+    arr[i - 1].score = number(("windows[%d][2]"):format(i), w[2])
+  end
+  local ref = i64("reference_time", o.reference_time)
+  local null_score = opt(number, "null_timestamp_score", o.null_timestamp_score, 0.5)
+  return new_scorer(function(out)
+    return C.cupel_scorer_new_decay(curve, duration, #ws > 0 and arr or nil, #ws, ref, null_score, out)
+  end, { windows = "windows[%d]" })
+end
+
+--- The score of every item of `items`, in item order.
+-- @param items an Items handle
+-- @return a list of numbers
 function Scorer:score(items)
-  local n = items:len()
+  local h = me(Scorer, self)
+  local ih = ptr_of(Items, "items", items)
+  local n = tonumber(C.cupel_items_len(ih))
   local out = ffi.new("double[?]", math.max(n, 1))
   local len = ffi.new("size_t[1]")
-  check(C.cupel_scorer_score(self:raw(), items:raw(), out, n, len))
+  check(C.cupel_scorer_score(h, ih, out, n, len))
   local t = {}
   for i = 1, tonumber(len[0]) do t[i] = out[i - 1] end
   return t
 end
 
+-- ---- placers --------------------------------------------------------------------------------
+
+--- A placer (a cupel_placer handle): `cupel.chronological`, `cupel.u_shaped`.
+-- @type Placer
+
+--- Creates a ChronologicalPlacer (oldest first).
 function M.chronological()
   return new(Placer, "cupel_placer", C.cupel_placer_new_chronological, C.cupel_placer_free)
 end
 
+--- Creates a UShapedPlacer (the best items at both edges).
 function M.u_shaped()
   return new(Placer, "cupel_placer", C.cupel_placer_new_u_shaped, C.cupel_placer_free)
 end
 
--- ---- runs and reports ------------------------------------------------------------
-
 -- Calls f(out, capacity, out_len) and returns the indices, 1-based.
-local function indices(capacity, f)
+local function index_list(capacity, f)
   local out = ffi.new("size_t[?]", math.max(capacity, 1))
   local len = ffi.new("size_t[1]")
   check(f(out, capacity, len))
@@ -335,19 +997,67 @@ local function indices(capacity, f)
   return t
 end
 
+--- The Place stage alone: orders items `indices` with `scores`.
+-- @param items an Items handle
+-- @param indices a list of item indices (1-based)
+-- @param scores a list of scores, one per index
+-- @return the item indices (1-based) in placed order
+function Placer:place(items, indices, scores)
+  local h = me(Placer, self)
+  local ih = ptr_of(Items, "items", items)
+  local len = tonumber(C.cupel_items_len(ih))
+  indices = list_of("indices", indices)
+  scores = list_of("scores", scores)
+  local n = math.max(#indices, #scores)
+  local ix = ffi.new("size_t[?]", math.max(n, 1))
+  local sc = ffi.new("double[?]", math.max(n, 1))
+  for i = 1, n do
+    ix[i - 1] = index(("indices[%d]"):format(i), indices[i], len)
+    sc[i - 1] = number(("scores[%d]"):format(i), scores[i])
+  end
+  local out = ffi.new("size_t[?]", math.max(n, 1))
+  local got = ffi.new("size_t[1]")
+  check(C.cupel_placer_place(h, ih, ix, sc, n, out, n, got), { indices = "indices[%d]", scores = "scores[%d]" })
+  local t = {}
+  for i = 1, tonumber(got[0]) do t[i] = tonumber(out[i - 1]) + 1 end
+  return t
+end
+
+-- ---- runs and reports ------------------------------------------------------------------------
+
+--- The name of a reason code, as the JSON report writes it ("BudgetExceeded",
+-- ...; "Unknown" for a number that is no reason).
+-- @param code a reason code (a `cupel_decision.reason`)
+function M.reason_name(code)
+  code = whole("code", code)
+  if type(code) == "cdata" or code < -2 ^ 31 or code >= 2 ^ 31 then
+    return "Unknown"
+  end
+  return ffi.string(C.cupel_reason_str(tonumber(code)))
+end
+
+--- Reason names by code, as the C library names them (cupel_reason_str).
+M.REASON = {}
+for code = 0, 255 do
+  local name = M.reason_name(code)
+  if name ~= "Unknown" then
+    M.REASON[code] = name
+  end
+end
+
+local SIZE_MAX = ffi.cast("size_t", -1)
+
 local function decision(d)
-  local group = d.group
   return {
     index = tonumber(d.item_index) + 1,
     score = d.score,
-    reason = M.REASON[d.reason] or tostring(d.reason),
+    reason = M.reason_name(d.reason),
     reason_code = d.reason,
-    item_tokens = tonumber(d.item_tokens),
-    available_tokens = tonumber(d.available_tokens),
+    item_tokens = int_result(d.item_tokens),
+    available_tokens = int_result(d.available_tokens),
     related_index = d.related_index ~= SIZE_MAX and tonumber(d.related_index) + 1 or nil,
-    -- Exact below 2^53; larger ids stay uint64_t cdata.
-    group = group < 2 ^ 53 and tonumber(group) or group,
-    group_tokens = tonumber(d.group_tokens),
+    group = int_result(d.group),
+    group_tokens = int_result(d.group_tokens),
   }
 end
 
@@ -372,109 +1082,183 @@ local function read_report(r, items)
     check(C.cupel_report_cap_excluded(r, i, x))
     rep.cap_excluded[#rep.cap_excluded + 1] = tonumber(x[0]) + 1
   end
-  rep.total_candidates = tonumber(C.cupel_report_total_candidates(r))
-  rep.total_tokens_considered = tonumber(C.cupel_report_total_tokens_considered(r))
-  rep.effective_max_tokens = tonumber(C.cupel_report_effective_max_tokens(r))
-  rep.effective_target_tokens = tonumber(C.cupel_report_effective_target_tokens(r))
-  rep.selected_tokens = tonumber(C.cupel_report_selected_tokens(r))
+  rep.total_candidates = int_result(C.cupel_report_total_candidates(r))
+  rep.total_tokens_considered = int_result(C.cupel_report_total_tokens_considered(r))
+  rep.tokens_over_budget = int_result(C.cupel_report_tokens_over_budget(r))
+  rep.effective_max_tokens = int_result(C.cupel_report_effective_max_tokens(r))
+  rep.effective_target_tokens = int_result(C.cupel_report_effective_target_tokens(r))
+  rep.selected_tokens = int_result(C.cupel_report_selected_tokens(r))
   local len = ffi.new("size_t[1]")
-  local st = C.cupel_report_json(r, items:raw(), nil, 0, len)
+  local st = C.cupel_report_json(r, items, nil, 0, len)
   if tonumber(st) ~= 3 then check(st) end
   local buf = ffi.new("char[?]", tonumber(len[0]) + 1)
-  check(C.cupel_report_json(r, items:raw(), buf, tonumber(len[0]) + 1, len))
+  check(C.cupel_report_json(r, items, buf, tonumber(len[0]) + 1, len))
   rep.json = ffi.string(buf, len[0])
   return rep
 end
 
 -- Runs f(report or nil) and returns f's indices and the report (when wanted).
-local function with_report(wanted, items, f)
-  if not wanted then
+local function with_report(opts, items, f)
+  opts = opt(list_of, "opts", opts, {})
+  if not opts.report then
     return f(nil), nil
   end
   local out = ffi.new("cupel_report *[1]")
   check(C.cupel_report_new(out))
   local r = ffi.gc(out[0], C.cupel_report_free)
-  local ok, result = pcall(f, r)
-  if not ok then
-    error(result, 0)
-  end
+  local result = f(r)
   local report = read_report(r, items)
   ffi.gc(r, nil)
   C.cupel_report_free(r)
   return result, report
 end
 
--- { scorer = nil (the pushed scores), slicer, placer = nil, deduplication = true, overflow = cupel.OVERFLOW_THROW }
+--- A pipeline of the six stages (a cupel_pipeline handle). Create one with `cupel.pipeline`.
+-- @type Pipeline
+
+--- Creates a pipeline (over copies of the scorer, slicer and placer).
+-- @param o { scorer = nil (the pushed scores), slicer (required), placer =
+-- nil (the slicer's order), deduplication = true, overflow = cupel.OVERFLOW_THROW }
+-- @return a Pipeline handle
 function M.pipeline(o)
+  o = list_of("o", o)
+  local sc = o.scorer ~= nil and ptr_of(Scorer, "scorer", o.scorer) or nil
+  local sl = ptr_of(Slicer, "slicer", o.slicer)
+  local pl = o.placer ~= nil and ptr_of(Placer, "placer", o.placer) or nil
+  local dedup = opt(boolean, "deduplication", o.deduplication, true)
+  local overflow = opt(cint, "overflow", o.overflow, 0)
   local p = new(Pipeline, "cupel_pipeline", function(out)
-    return C.cupel_pipeline_new(o.scorer and o.scorer:raw() or nil, o.slicer:raw(),
-      o.placer and o.placer:raw() or nil, out)
+    return C.cupel_pipeline_new(sc, sl, pl, out)
   end, C.cupel_pipeline_free)
-  check(C.cupel_pipeline_set_deduplication(p.ptr, o.deduplication ~= false))
-  check(C.cupel_pipeline_set_overflow(p.ptr, o.overflow or 0))
+  check(C.cupel_pipeline_set_deduplication(p.ptr, dedup))
+  check(C.cupel_pipeline_set_overflow(p.ptr, overflow))
   return p
 end
 
--- All six stages: the placed indices (1-based), and with { report = true } the report.
+--- Runs all six stages.
+-- @param items an Items handle
+-- @param budget a Budget handle
+-- @param opts nil, or { report = true } for the report
+-- @return the placed indices (1-based), and the report when asked for:
+-- { included, excluded (decisions: { index, score, reason, reason_code,
+-- item_tokens, available_tokens, related_index, group, group_tokens }),
+-- shortfalls, cap_excluded, totals, json }
 function Pipeline:run(items, budget, opts)
-  return with_report(opts and opts.report, items, function(r)
-    return indices(items:len(), function(out, cap, len)
-      return C.cupel_pipeline_run(self:raw(), items:raw(), budget:raw(), out, cap, len, r)
+  local h = me(Pipeline, self)
+  local ih = ptr_of(Items, "items", items)
+  local bh = ptr_of(Budget, "budget", budget)
+  return with_report(opts, ih, function(r)
+    return index_list(tonumber(C.cupel_items_len(ih)), function(out, cap, len)
+      return C.cupel_pipeline_run(h, ih, bh, out, cap, len, r)
     end)
   end)
 end
 
--- The Sort and Slice stages alone: selected indices (1-based) and the report.
-function M.slice(s, items, budget, opts)
-  opts = opts or {}
-  return with_report(opts.report, items, function(r)
-    return indices(items:len(), function(out, cap, len)
-      return C.cupel_slice(s:raw(), items:raw(), budget:raw(), opts.pinned_tokens or 0, out, cap, len, r)
+--- The Sort and Slice stages alone.
+-- @param slicer a Slicer
+-- @param items an Items handle
+-- @param budget a Budget handle
+-- @param pinned_tokens tokens already taken by pinned items (default 0)
+-- @param opts nil, or { report = true } for the report
+-- @return the selected indices (1-based), and the report when asked for
+function M.slice(slicer, items, budget, pinned_tokens, opts)
+  local sh = ptr_of(Slicer, "slicer", slicer)
+  local ih = ptr_of(Items, "items", items)
+  local bh = ptr_of(Budget, "budget", budget)
+  local pinned = opt(i64, "pinned_tokens", pinned_tokens, 0)
+  return with_report(opts, ih, function(r)
+    return index_list(tonumber(C.cupel_items_len(ih)), function(out, cap, len)
+      return C.cupel_slice(sh, ih, bh, pinned, out, cap, len, r)
     end)
   end)
 end
 
-function M.marginal_items(s, items, budget, slack_tokens, pinned_tokens)
-  return indices(items:len(), function(out, cap, len)
-    return C.cupel_marginal_items(s:raw(), items:raw(), budget:raw(), pinned_tokens or 0, slack_tokens, out, cap, len)
+--- The items selected with `slack_tokens` more budget but not without
+-- (GetMarginalItems).
+-- @param slicer a Slicer
+-- @param items an Items handle
+-- @param budget a Budget handle
+-- @param pinned_tokens tokens already taken by pinned items (nil: 0)
+-- @param slack_tokens the extra tokens (>= 0)
+-- @return item indices (1-based)
+function M.marginal_items(slicer, items, budget, pinned_tokens, slack_tokens)
+  local sh = ptr_of(Slicer, "slicer", slicer)
+  local ih = ptr_of(Items, "items", items)
+  local bh = ptr_of(Budget, "budget", budget)
+  local pinned = opt(i64, "pinned_tokens", pinned_tokens, 0)
+  local slack = i64("slack_tokens", slack_tokens)
+  return index_list(tonumber(C.cupel_items_len(ih)), function(out, cap, len)
+    return C.cupel_marginal_items(sh, ih, bh, pinned, slack, out, cap, len)
   end)
 end
 
--- The smallest budget selecting item `index` (1-based), or nil.
-function M.find_min_budget(s, items, index, ceiling, pinned_tokens)
+--- The smallest budget that selects item `target_index` (FindMinBudgetFor).
+-- @param slicer a Slicer
+-- @param items an Items handle
+-- @param pinned_tokens tokens already taken by pinned items (nil: 0)
+-- @param target_index the item (1-based)
+-- @param search_ceiling the largest budget tried
+-- @return the budget in tokens, or nil when even the ceiling does not select it
+function M.find_min_budget(slicer, items, pinned_tokens, target_index, search_ceiling)
+  local sh = ptr_of(Slicer, "slicer", slicer)
+  local ih = ptr_of(Items, "items", items)
+  local pinned = opt(i64, "pinned_tokens", pinned_tokens, 0)
+  local target = index("target_index", target_index, tonumber(C.cupel_items_len(ih)))
+  local ceiling = i64("search_ceiling", search_ceiling)
   local out = ffi.new("int64_t[1]")
-  check(C.cupel_find_min_budget(s:raw(), items:raw(), pinned_tokens or 0, index - 1, ceiling, out))
-  local b = tonumber(out[0])
-  return b >= 0 and b or nil
+  check(C.cupel_find_min_budget(sh, ih, pinned, target, ceiling, out))
+  local b = out[0]
+  return b >= 0 and int_result(b) or nil
 end
 
+-- ---- streams ----------------------------------------------------------------------------
+
+--- A stream slicer (a cupel_stream handle). Create one with `cupel.stream`.
+-- @type Stream
+
+--- Creates a stream that takes items one at a time.
+-- @param target_tokens the budget
+-- @param batch_size items decided at a time (0 or nil: the default, 32)
+-- @return a Stream handle
 function M.stream(target_tokens, batch_size)
+  local t = i64("target_tokens", target_tokens)
+  local b = opt(u64, "batch_size", batch_size, 0)
   local s = new(Stream, "cupel_stream", function(out)
-    return C.cupel_stream_new(target_tokens, batch_size or 0, out)
+    return C.cupel_stream_new(t, b, out)
   end, C.cupel_stream_free)
   s.pushed = 0
   return s
 end
 
--- Offers the next item (in keep-together group `group`, 0/nil: none); true once full.
+--- Offers the next item.
+-- @param tokens its tokens (>= 0)
+-- @param score its score (finite)
+-- @param group its keep-together group (0 or nil: none)
+-- @return true once the budget is spent
 function Stream:push(tokens, score, group)
+  local h = me(Stream, self)
   local full = ffi.new("bool[1]")
-  check(C.cupel_stream_push_grouped(self:raw(), tokens, score, group_id(group), full))
+  check(C.cupel_stream_push_grouped(h, i64("tokens", tokens), number("score", score),
+    opt(u64, "group", group, 0), full))
   self.pushed = self.pushed + 1
   return full[0]
 end
 
--- The taken indices (1-based), in the order taken.
+--- Ends the stream.
+-- @return the taken indices (1-based), in the order taken
 function Stream:finish()
-  return indices(self.pushed, function(out, cap, len)
-    return C.cupel_stream_finish(self:raw(), out, cap, len)
+  local h = me(Stream, self)
+  return index_list(self.pushed, function(out, cap, len)
+    return C.cupel_stream_finish(h, out, cap, len)
   end)
 end
 
+--- The library's version, "MAJOR.MINOR.PATCH".
 function M.version()
   return ffi.string(C.cupel_version())
 end
 
+--- The number of live native handles (a leak check).
 function M.live_handles()
   return tonumber(C.cupel_live_handles())
 end
