@@ -1,20 +1,46 @@
 //! The LuaJIT binding (bindings/lua): its cdef file matches the header, its
-//! test suite passes under Debian's luajit, and the README's example is the
-//! file that runs.
+//! test suite and the binding contract pass under Debian's luajit, the
+//! README's example is the file that runs and prints what the README shows,
+//! and the LuaRocks package installs into a fresh tree and runs the example
+//! from there.
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
+fn lib() -> PathBuf {
+    common::lib_dir().join("libcupel.so")
+}
+
 fn luajit(script: &str) -> String {
-    let lib = common::lib_dir().join("libcupel.so");
     let root = common::root();
     common::run(
         Command::new("luajit")
             .arg(root.join(script))
-            .env("CUPEL_LIB", lib),
+            .env("CUPEL_LIB", lib())
+            .env("CUPEL_CONTRACT", common::contract::path()),
         script,
     )
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(common::root().join("bindings/lua/README.md")).unwrap()
+}
+
+/// The README's example (the code block after "## Example") and the output
+/// it shows (the code block after "It prints:").
+fn readme_example() -> (String, String) {
+    let readme = readme();
+    (
+        common::code_block_after(&readme, "## Example"),
+        common::code_block_after(&readme, "It prints:"),
+    )
+}
+
+/// The rockspec for this version of the library.
+fn rockspec_name() -> String {
+    format!("cupel-{}-1.rockspec", env!("CARGO_PKG_VERSION"))
 }
 
 #[test]
@@ -46,10 +72,24 @@ fn lua_tests_pass() {
     let out = luajit("bindings/lua/test.lua");
     print!("{out}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
-    assert!(
-        out.contains("ok   a tool call and its result are never split"),
-        "{out}"
-    );
+    for name in [
+        "ok   a tool call and its result are never split",
+        "ok   items read back as tables: every attribute, absent ones nil, 1-based",
+        "ok   reason names come from cupel_reason_str",
+        "ok   marginal_items and find_min_budget take the C ABI's argument order",
+    ] {
+        assert!(out.contains(name), "{name:?} did not pass:\n{out}");
+    }
+}
+
+#[test]
+fn lua_contract() {
+    if !common::have_toolchain("luajit", "Debian's luajit") {
+        return;
+    }
+    let out = luajit("bindings/lua/contract.lua");
+    print!("{out}");
+    common::contract::check_summary("lua", &out);
 }
 
 #[test]
@@ -58,9 +98,147 @@ fn lua_readme_example_runs_as_printed() {
         return;
     }
     let root = common::root();
-    let readme = std::fs::read_to_string(root.join("bindings/lua/README.md")).unwrap();
+    let (code, output) = readme_example();
     let source = std::fs::read_to_string(root.join("bindings/lua/example.lua")).unwrap();
-    assert_eq!(common::code_block_after(&readme, "## Example"), source);
-    let out = luajit("bindings/lua/example.lua");
-    assert!(out.starts_with("placed: 1 5 6\n"), "{out}");
+    assert_eq!(code, source, "the README's example is not example.lua");
+    let out = common::run(
+        Command::new("luajit")
+            .arg(root.join("bindings/lua/example.lua"))
+            .env("LUA_PATH", root.join("bindings/lua/?.lua"))
+            .env("CUPEL_LIB", lib()),
+        "example.lua",
+    );
+    assert_eq!(
+        out, output,
+        "example.lua does not print what the README shows"
+    );
+}
+
+#[test]
+fn rockspec_is_this_version_and_the_readme_installs_it() {
+    let root = common::root();
+    let name = rockspec_name();
+    let spec = std::fs::read_to_string(root.join("bindings/lua").join(&name))
+        .unwrap_or_else(|e| panic!("bindings/lua/{name}: {e}"));
+    let version = format!("version = \"{}-1\"", env!("CARGO_PKG_VERSION"));
+    assert!(spec.contains(&version), "{name} lacks {version}");
+    assert!(
+        spec.contains("cupel_cdef = \"cupel_cdef.h\""),
+        "{name} must install cupel_cdef.h"
+    );
+    let install = common::code_block_after(&readme(), "## Install");
+    assert_eq!(install.trim(), format!("luarocks make --local {name}"));
+}
+
+/// Copies the files of `from` (not its subdirectories) into `to`.
+fn copy_files(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
+#[test]
+fn lua_rock_installs_into_a_fresh_tree_and_runs_the_readme_example() {
+    if !common::have_toolchain("luajit", "Debian's luajit")
+        || !common::have_toolchain("luarocks", "Debian's luarocks")
+    {
+        return;
+    }
+    let base = common::out_dir("lua_rock");
+    for sub in ["src", "tree", "home", "scratch"] {
+        let _ = std::fs::remove_dir_all(base.join(sub));
+    }
+    let (src, tree, home, scratch) = (
+        base.join("src"),
+        base.join("tree"),
+        base.join("home"),
+        base.join("scratch"),
+    );
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&scratch).unwrap();
+    // The package is built from a copy of bindings/lua, so that nothing
+    // is written into the source tree.
+    copy_files(&common::root().join("bindings/lua"), &src);
+    let luarocks = |args: &[&str], dir: &Path, what: &str| {
+        common::run(
+            Command::new("luarocks")
+                .args(args)
+                .current_dir(dir)
+                .env("HOME", &home)
+                .env_remove("LUA_PATH")
+                .env_remove("LUA_CPATH"),
+            what,
+        )
+    };
+    let spec = rockspec_name();
+    luarocks(
+        &["make", "--pack-binary-rock", &spec],
+        &src,
+        "luarocks make --pack-binary-rock",
+    );
+    let rock = src.join(spec.replace(".rockspec", ".all.rock"));
+    assert!(rock.exists(), "no {} was packed", rock.display());
+    let tree_arg = tree.to_str().unwrap();
+    luarocks(
+        &[
+            "install",
+            "--tree",
+            tree_arg,
+            "--deps-mode",
+            "none",
+            rock.to_str().unwrap(),
+        ],
+        &scratch,
+        "luarocks install of the packed rock",
+    );
+    // LUA_PATH: the tree's entries of `luarocks path`, and nothing else.
+    let paths = luarocks(
+        &["path", "--tree", tree_arg, "--lr-path"],
+        &scratch,
+        "luarocks path",
+    );
+    let lua_path: Vec<&str> = paths
+        .trim()
+        .split(';')
+        .filter(|p| p.starts_with(tree_arg))
+        .collect();
+    assert!(!lua_path.is_empty(), "no entry of {tree_arg} in {paths}");
+    let lua_path = lua_path.join(";");
+    let luajit_in_scratch = |args: &[&str], what: &str| {
+        common::run(
+            Command::new("luajit")
+                .args(args)
+                .current_dir(&scratch)
+                .env("LUA_PATH", &lua_path)
+                .env("LUA_CPATH", "")
+                .env("CUPEL_LIB", lib()),
+            what,
+        )
+    };
+    let found = luajit_in_scratch(
+        &["-e", "io.write(package.searchpath('cupel', package.path))"],
+        "finding cupel",
+    );
+    assert!(
+        Path::new(&found).starts_with(&tree) && found.ends_with("cupel.lua"),
+        "require('cupel') finds {found}, not the installed rock"
+    );
+    assert!(
+        Path::new(&found).with_file_name("cupel_cdef.h").exists(),
+        "the rock did not install cupel_cdef.h beside cupel.lua"
+    );
+    let (code, output) = readme_example();
+    std::fs::write(scratch.join("example.lua"), code).unwrap();
+    let out = luajit_in_scratch(
+        &["example.lua"],
+        "the README example from the installed rock",
+    );
+    assert_eq!(
+        out, output,
+        "the installed rock's example does not print what the README shows"
+    );
 }

@@ -1,5 +1,4 @@
--- luajit bindings/lua/example.lua (with CUPEL_LIB=/path/to/libcupel.so)
-package.path = (debug.getinfo(1, "S").source:match("^@(.*[/\\])") or "./") .. "?.lua;" .. package.path
+-- luajit example.lua, with the rock installed and CUPEL_LIB=/path/to/libcupel.so
 local cupel = require("cupel")
 
 local items = cupel.items({
@@ -15,8 +14,16 @@ local pipeline = cupel.pipeline({
   slicer = cupel.greedy(),
   placer = cupel.chronological(),
 })
-local placed, report = pipeline:run(items, cupel.budget({ max_tokens = 800, target_tokens = 600 }), { report = true })
-print("placed: " .. table.concat(placed, " "))
+local budget = cupel.budget({ max_tokens = 800, target_tokens = 600 })
+local placed, report = pipeline:run(items, budget, { report = true })
+for _, i in ipairs(placed) do
+  local item = items:get(i)
+  print(("placed #%d %-12s %3d tokens  %s"):format(i, item.kind, item.tokens, item.content))
+end
 for _, d in ipairs(report.excluded) do
-  print(("left out #%d: %s (group %d needs %d tokens)"):format(d.index, d.reason, d.group, d.group_tokens))
+  local why = d.reason
+  if d.group ~= 0 then
+    why = why .. (" (group %d needs %d tokens)"):format(d.group, d.group_tokens)
+  end
+  print(("left out #%d: %s"):format(d.index, why))
 end
