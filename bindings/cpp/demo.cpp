@@ -55,7 +55,7 @@ int main(int argc, char **argv) {
     for (size_t i : placed) std::cout << ' ' << i;
     std::cout << '\n' << placed.size() << " of " << items.size() << " items; " << report.excluded().size()
               << " left out\n";
-  } catch (const cupel::Error &e) {
+  } catch (const cupel::Exception &e) {
     std::cerr << e.what() << '\n';
     return 1;
   }

@@ -160,7 +160,7 @@ int main(int argc, char **argv) {
       std::cout << "|E";
       for (const auto &d : r.excluded()) std::cout << ' ' << d.index << ':' << static_cast<int>(d.reason);
       std::cout << '\n';
-    } catch (const cupel::Error &e) {
+    } catch (const cupel::Exception &e) {
       std::cout << "error " << static_cast<int>(e.status()) << '\n';
     }
   }

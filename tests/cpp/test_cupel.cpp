@@ -1,9 +1,13 @@
-// Tests of bindings/cpp/cupel.hpp: every slicer, errors as exceptions,
-// reports, streams, simulation and RAII moves.
+// Tests of bindings/cpp/cupel.hpp: every slicer, errors as exceptions (and
+// their classes), reports, streams, simulation, read-back, reason names,
+// null and moved-from handles.
 #include "cupel.hpp"
 
 #include <cstdio>
+#include <cstdint>
 #include <cstring>
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,15 +22,24 @@ static int passed = 0, failed = 0;
     }                                                                          \
   } while (0)
 
-template <class F>
-static void expect_error(F &&f, cupel_status status, const char *needle) {
+// Runs `f`, which must throw `Class` (and so cupel::Exception) with `status`
+// and a what() holding `needle`.
+template <class Class = cupel::Exception, class F>
+static void expect_error(F &&f, cupel_status status, const char *needle, int line = __builtin_LINE()) {
   try {
     f();
     failed++;
-    std::fprintf(stderr, "expected %s, nothing thrown\n", cupel_status_str(status));
-  } catch (const cupel::Error &e) {
-    CHECK(e.status() == status);
-    CHECK(std::strstr(e.what(), needle) != nullptr);
+    std::fprintf(stderr, "line %d: expected %s, nothing thrown\n", line, cupel_status_str(status));
+  } catch (const cupel::Exception &e) {
+    bool ok = dynamic_cast<const Class *>(&e) != nullptr && e.status() == status &&
+              std::strstr(e.what(), needle) != nullptr;
+    if (ok) {
+      passed++;
+    } else {
+      failed++;
+      std::fprintf(stderr, "line %d: expected %s with \"%s\", got %s\n", line, cupel_status_str(status), needle,
+                   e.what());
+    }
   }
 }
 
@@ -62,9 +75,10 @@ int main() {
   CHECK(report.selected_tokens() == 200);
 
   auto strict = cupel::Slicer::count_quota(greedy, {{"memory", 1, 2}}, cupel::Scarcity::Error);
-  expect_error([&] { cupel::slice(strict, tools, thousand); }, CUPEL_ERROR_SCARCITY, "memory");
+  expect_error<cupel::Error>([&] { cupel::slice(strict, tools, thousand); }, CUPEL_ERROR_SCARCITY, "memory");
   expect_error([&] { cupel::Slicer::count_quota(knapsack, {}); }, CUPEL_ERROR_UNSUPPORTED, "KnapsackSlice");
-  expect_error([] { cupel::Budget(10, 20); }, CUPEL_ERROR_INVALID_ARGUMENT, "target_tokens 20 > max_tokens 10");
+  expect_error<cupel::InvalidArgument>([] { cupel::Budget(10, 20); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                       "target_tokens 20 > max_tokens 10");
   expect_error([&] { cupel::Slicer::quota(greedy, {{"a", 60, 40}}); }, CUPEL_ERROR_INVALID_ARGUMENT,
                "require_percent 60 > cap_percent 40");
   expect_error([&] { items.push(1, 0.0 / 0.0); }, CUPEL_ERROR_INVALID_ARGUMENT, "NaN");
@@ -155,14 +169,175 @@ int main() {
     CHECK(u.place(conv, {3, 1, 0}, {0.1, 0.9, 0.5}) == (std::vector<size_t>{1, 3, 0}));
     CHECK(u.place(conv, {}, {}).empty());
     expect_error([&] { u.place(conv, {1, 2}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT, "2 indices and 1 scores");
-    expect_error([&] { u.place(conv, {99}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT, "99");
+    expect_error<cupel::OutOfRange>([&] { u.place(conv, {99}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT, "99");
     auto decay = cupel::Scorer::decay(cupel::DecayCurve::Step, 0, {{86400, 0.9}, {864000, 0.1}}, 5 * 86400000LL);
     CHECK(decay.score(conv).size() == 7);
     expect_error([] { cupel::Scorer::metadata_key("k", "v", 0); }, CUPEL_ERROR_INVALID_ARGUMENT, "boost");
   }
 
+  // Read-back: every attribute, absent ones as nullopt.
+  {
+    cupel::Items rb;
+    rb.push(10, 0.25);                   // no kind: the default
+    rb.push(20, 0.75, "Document");
+    rb.push(30, 0.5, "document");        // reads back as first spelled
+    rb.set_content(1, "beta");
+    rb.set_timestamp(1, -5);
+    rb.set_priority(1, 3);
+    rb.set_pinned(1, true);
+    rb.set_relevance_hint(1, 0.125);
+    rb.set_source(1, "Rag");
+    rb.set_group(1, 9);
+    rb.add_tag(1, "b");
+    rb.add_tag(1, "a");
+    rb.add_tag(1, "b");
+    rb.set_metadata(1, "z", "1");
+    rb.set_metadata(1, "y", "2");
+    rb.set_metadata(1, "z", "3");  // replaces, keeps the key's place
+    cupel::Item a = rb.at(0);
+    CHECK(a.tokens == 10 && a.score == 0.25 && a.kind == "Message");
+    CHECK(!a.content && !a.timestamp && !a.priority && !a.relevance_hint);
+    CHECK(!a.pinned && a.source == "Chat" && a.group == 0 && a.tags.empty() && a.metadata.empty());
+    cupel::Item b = rb.at(1);
+    CHECK(b.tokens == 20 && b.score == 0.75 && b.kind == "Document");
+    CHECK(b.content == std::optional<std::string>("beta"));
+    CHECK(b.timestamp == std::optional<int64_t>(-5) && b.priority == std::optional<int64_t>(3));
+    CHECK(b.pinned && b.relevance_hint == std::optional<double>(0.125) && b.source == "Rag" && b.group == 9);
+    CHECK((b.tags == std::vector<std::string>{"b", "a", "b"}));
+    CHECK((b.metadata == std::vector<std::pair<std::string, std::string>>{{"z", "3"}, {"y", "2"}}));
+    CHECK(rb.at(2).kind == "Document");
+    expect_error<cupel::OutOfRange>([&] { rb.at(3); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "index 3 is out of range: the list holds 3 items");
+    expect_error<std::out_of_range>([&] { rb.at(SIZE_MAX); }, CUPEL_ERROR_INVALID_ARGUMENT, "index");
+    // Strings come back whole, not cut at a NUL the C side never sees.
+    rb.set_content(0, "x\xc3\xa9y");
+    CHECK(rb.at(0).content == std::optional<std::string>("x\xc3\xa9y"));
+  }
+
+  // Reason names come from the library (cupel_reason_str).
+  {
+    const std::pair<cupel::Reason, const char *> names[] = {
+        {cupel::Reason::Scored, "Scored"},
+        {cupel::Reason::Pinned, "Pinned"},
+        {cupel::Reason::ZeroToken, "ZeroToken"},
+        {cupel::Reason::BudgetExceeded, "BudgetExceeded"},
+        {cupel::Reason::ScoredTooLow, "ScoredTooLow"},
+        {cupel::Reason::Deduplicated, "Deduplicated"},
+        {cupel::Reason::QuotaCapExceeded, "QuotaCapExceeded"},
+        {cupel::Reason::QuotaRequireDisplaced, "QuotaRequireDisplaced"},
+        {cupel::Reason::NegativeTokens, "NegativeTokens"},
+        {cupel::Reason::PinnedOverride, "PinnedOverride"},
+        {cupel::Reason::Filtered, "Filtered"},
+        {cupel::Reason::CountCapExceeded, "CountCapExceeded"},
+    };
+    for (const auto &n : names) CHECK(std::string(cupel::to_string(n.first)) == n.second);
+    CHECK(std::string(cupel::reason_name(3)) == "Unknown");
+    CHECK(std::string(cupel::reason_name(-1)) == "Unknown");
+    CHECK(std::string(cupel::reason_name(CUPEL_REASON_BUDGET_EXCEEDED)) == "BudgetExceeded");
+  }
+
+  // Kinds: none given is the default; empty, blank, NUL-holding or non-UTF-8 ones throw.
+  {
+    cupel::Items k;
+    k.push(1, 0.5);
+    CHECK(k.at(0).kind == "Message");
+    expect_error<std::invalid_argument>([&] { k.push(1, 0.5, ""); }, CUPEL_ERROR_INVALID_ARGUMENT, "kind \"\"");
+    expect_error<std::invalid_argument>([&] { k.push(1, 0.5, "  "); }, CUPEL_ERROR_INVALID_ARGUMENT, "kind");
+    expect_error<std::invalid_argument>([&] { k.push(1, 0.5, std::string("Mes\0sage", 8)); },
+                                        CUPEL_ERROR_INVALID_ARGUMENT, "kind holds a NUL byte at offset 3");
+    expect_error<std::invalid_argument>([&] { k.push(1, 0.5, "\xff"); }, CUPEL_ERROR_INVALID_ARGUMENT, "UTF-8");
+    expect_error<std::invalid_argument>([&] { k.push_many({1, 2}, {0.5, 0.5}, {"A", ""}); },
+                                        CUPEL_ERROR_INVALID_ARGUMENT, "kinds[1]");
+    expect_error<std::invalid_argument>([&] { k.push_many({1, 2}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                        "2 tokens, 1 scores");
+    expect_error<std::invalid_argument>([&] { k.set_content(0, ""); }, CUPEL_ERROR_INVALID_ARGUMENT, "content");
+    expect_error<std::invalid_argument>([&] { cupel::Budget(10, 10).reserve("", 1); },
+                                        CUPEL_ERROR_INVALID_ARGUMENT, "kind");
+    CHECK(k.size() == 1);
+  }
+
+  // Null and moved-from handles are refused before they reach C.
+  {
+    auto rec = cupel::Scorer::recency(), pri = cupel::Scorer::priority();
+    expect_error<std::invalid_argument>([&] { cupel::Scorer::composite({{&rec, 1.0}, {nullptr, 1.0}}); },
+                                        CUPEL_ERROR_NULL_POINTER, "children[1] is null");
+    expect_error<std::invalid_argument>([&] { cupel::Scorer::composite({rec, nullptr}, {1, 1}); },
+                                        CUPEL_ERROR_NULL_POINTER, "children[1] is null");
+    expect_error<std::invalid_argument>([&] { cupel::Scorer::composite({rec, pri}, {1, 0.0 / 0.0}); },
+                                        CUPEL_ERROR_INVALID_ARGUMENT, "weights[1] is NaN");
+    expect_error<std::invalid_argument>([&] { cupel::Scorer::composite({rec, pri}, {1}); },
+                                        CUPEL_ERROR_INVALID_ARGUMENT, "2 children and 1 weights");
+    CHECK(cupel::Scorer::composite({rec, &pri}, {1, 2}).score(items).size() == 4);
+    expect_error<std::invalid_argument>([&] { cupel::Scorer::scaled(nullptr); }, CUPEL_ERROR_NULL_POINTER,
+                                        "inner is null");
+    expect_error<std::invalid_argument>([&] { cupel::Slicer::quota(nullptr, {}); }, CUPEL_ERROR_NULL_POINTER,
+                                        "inner is null");
+    expect_error<std::invalid_argument>([&] { cupel::slice(greedy, nullptr, budget); }, CUPEL_ERROR_NULL_POINTER,
+                                        "items is null");
+    expect_error<std::invalid_argument>([&] { cupel::Pipeline(nullptr, nullptr, nullptr); },
+                                        CUPEL_ERROR_NULL_POINTER, "slicer is null");
+    CHECK(cupel::Pipeline(nullptr, greedy, nullptr).run(items, budget) == (V{1, 2}));
+
+    cupel::Scorer gone = std::move(pri);
+    expect_error<cupel::ClosedHandle>([&] { cupel::Scorer::composite({rec, pri}, {1, 1}); },
+                                      CUPEL_ERROR_NULL_POINTER, "children[1] is a moved-from");
+    expect_error<cupel::ClosedHandle>([&] { pri.score(items); }, CUPEL_ERROR_NULL_POINTER, "scorer");
+    expect_error<cupel::ClosedHandle>([&] { cupel::Pipeline(&pri, greedy, nullptr); }, CUPEL_ERROR_NULL_POINTER,
+                                      "scorer is a moved-from");
+    cupel::Items held;
+    held.push(5, 0.5);
+    cupel::Items taker = std::move(held);
+    expect_error<cupel::ClosedHandle>([&] { held.push(1, 0.5); }, CUPEL_ERROR_NULL_POINTER, "items");
+    expect_error<cupel::ClosedHandle>([&] { held.size(); }, CUPEL_ERROR_NULL_POINTER, "items");
+    expect_error<cupel::ClosedHandle>([&] { held.at(0); }, CUPEL_ERROR_NULL_POINTER, "items");
+    expect_error<cupel::ClosedHandle>([&] { cupel::slice(greedy, held, budget); }, CUPEL_ERROR_NULL_POINTER,
+                                      "items is a moved-from");
+    CHECK(taker.size() == 1);
+    cupel::Report taken;
+    cupel::Report keeper = std::move(taken);
+    expect_error<cupel::ClosedHandle>([&] { taken.included(); }, CUPEL_ERROR_NULL_POINTER, "report");
+    expect_error<cupel::ClosedHandle>([&] { cupel::slice(greedy, items, budget, 0, &taken); },
+                                      CUPEL_ERROR_NULL_POINTER, "report");
+    cupel::Stream s1(10);
+    cupel::Stream s2 = std::move(s1);
+    expect_error<cupel::ClosedHandle>([&] { s1.push(1, 0.5); }, CUPEL_ERROR_NULL_POINTER, "stream");
+    CHECK(!s2.push(1, 0.5));
+    // ClosedHandle is a std::logic_error but no invalid_argument/out_of_range.
+    try {
+      held.clear();
+      CHECK(false);
+    } catch (const std::logic_error &e) {
+      CHECK(dynamic_cast<const std::invalid_argument *>(&e) == nullptr);
+      CHECK(dynamic_cast<const std::out_of_range *>(&e) == nullptr);
+    }
+  }
+
+  // Indices out of range are std::out_of_range; nothing changes.
+  {
+    cupel::Items r3;
+    r3.push_many({1, 2, 3}, {0.1, 0.2, 0.3});
+    expect_error<cupel::OutOfRange>([&] { r3.set_content(3, "x"); }, CUPEL_ERROR_INVALID_ARGUMENT, "index 3");
+    expect_error<cupel::OutOfRange>([&] { r3.set_timestamps(2, {1, 2}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "first 2 with 2 values is out of range");
+    expect_error<cupel::OutOfRange>([&] { cupel::find_min_budget(greedy, r3, 0, 3, 100); },
+                                    CUPEL_ERROR_INVALID_ARGUMENT, "target_index 3");
+    expect_error<cupel::OutOfRange>(
+        [&] { cupel::Placer::chronological().place(r3, {0, 7}, {0.5, 0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+        "indices[1] is 7");
+    CHECK(!r3.at(0).timestamp && !r3.at(2).content);
+    // The message alone, and what() with the status name.
+    try {
+      r3.set_priority(5, 1);
+    } catch (const cupel::Exception &e) {
+      CHECK(std::string(e.message()) == "index 5 is out of range: the list holds 3 items");
+      CHECK(std::string(e.what()) == std::string("CUPEL_ERROR_INVALID_ARGUMENT: ") + e.message());
+    }
+  }
+
   cupel::Slicer moved = std::move(greedy);  // RAII: the moved-from handle is empty
   CHECK(moved.get() != nullptr && greedy.get() == nullptr);
+  expect_error<cupel::ClosedHandle>([&] { cupel::slice(greedy, items, budget); }, CUPEL_ERROR_NULL_POINTER,
+                                    "slicer is a moved-from");
   auto b2 = budget.effective(50);
   CHECK(b2.first == 250 && b2.second == 250);
 
