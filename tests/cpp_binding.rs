@@ -1,12 +1,57 @@
-//! Builds the C++ wrapper's test and example (C++17, -Werror) and runs them.
+//! The C++ binding (bindings/cpp): its test suite and its contract runner
+//! (C++17, -Werror), the README's example (built here and from the
+//! README's own lines), and the package: `cmake --install` into a fresh
+//! prefix, then a fresh CMake project (find_package) and a pkg-config
+//! build of the example against it.
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn build_cpp(src: &Path, exe: &Path) {
-    common::build_cpp_against(src, exe, &common::lib_dir(), &["-pedantic"]);
+    common::build_cpp_against(src, exe, &common::release_lib_dir(), &["-pedantic"]);
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(common::root().join("bindings/cpp/README.md")).unwrap()
+}
+
+/// What the README says the example prints.
+fn readme_output() -> String {
+    common::code_block_after(&readme(), "\nprints\n")
+}
+
+/// The README's example program.
+fn readme_example() -> String {
+    common::code_block_after(&readme(), "`example.cpp`:")
+}
+
+/// Runs one of the README's shell blocks with `sh -e` in `dir`, with
+/// `home` as $HOME and cargo on the PATH; returns its standard output.
+fn run_readme_block(block: &str, dir: &Path, home: &Path, what: &str) -> String {
+    let cargo_dir = Path::new(env!("CARGO")).parent().unwrap().to_path_buf();
+    let path = std::env::join_paths(std::iter::once(cargo_dir).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
+    .unwrap();
+    common::run(
+        Command::new("sh")
+            .args(["-ec", block])
+            .current_dir(dir)
+            .env("HOME", home)
+            .env("PATH", path)
+            .env_remove("PKG_CONFIG_PATH"),
+        what,
+    )
+}
+
+/// A fresh, empty scratch directory.
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = common::out_dir(name);
+    std::fs::remove_dir_all(&dir).unwrap();
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
 }
 
 #[test]
@@ -18,22 +63,198 @@ fn cpp_wrapper_tests_pass() {
     assert!(out.contains(" passed, 0 failed"), "{out}");
 }
 
+/// Every row of tests/contract/contract.txt that names cpp, through
+/// cupel.hpp (tests/cpp/contract.cpp).
+#[test]
+fn cpp_contract() {
+    let exe = common::out_dir("cpp").join("contract_cpp");
+    build_cpp(&common::root().join("tests/cpp/contract.cpp"), &exe);
+    let out = common::run(
+        Command::new(&exe).env("CUPEL_CONTRACT", common::contract::path()),
+        "contract_cpp",
+    );
+    print!("{out}");
+    common::contract::check_summary("cpp", &out);
+}
+
 #[test]
 fn cpp_example_runs() {
+    let example = common::root().join("bindings/cpp/example.cpp");
+    assert_eq!(
+        readme_example(),
+        std::fs::read_to_string(&example).unwrap(),
+        "bindings/cpp/README.md's example differs from bindings/cpp/example.cpp"
+    );
+    let want = readme_output();
+    assert!(
+        want.contains("error: CUPEL_ERROR_INVALID_ARGUMENT: target_tokens 20 > max_tokens 10\n"),
+        "{want}"
+    );
+
     let exe = common::out_dir("cpp").join("example");
-    build_cpp(&common::root().join("bindings/cpp/example.cpp"), &exe);
+    build_cpp(&example, &exe);
     let out = common::run(&mut Command::new(&exe), "example");
-    assert!(
-        out.contains("greedy chose item 1\ngreedy chose item 2\n"),
-        "{out}"
+    assert_eq!(
+        out, want,
+        "bindings/cpp/README.md does not show what the example prints"
     );
-    let readme = std::fs::read_to_string(common::root().join("bindings/cpp/README.md")).unwrap();
+
+    // The README's lines for a build in the source tree: the binary goes
+    // under target/, and prints the same.
+    let block = common::code_block_after(&readme(), "Without installing");
+    assert!(block.contains("-o target/cpp/example"), "{block}");
+    let home = fresh_dir("cpp-home-source");
+    let out = run_readme_block(
+        &block,
+        &common::root(),
+        &home,
+        "the README's source-tree build",
+    );
+    assert_eq!(out, want, "the README's source-tree build prints otherwise");
+}
+
+/// The package: the README's install lines into a fresh $HOME/.local, then
+/// the example from a fresh CMake project (shared and static targets) and
+/// from the README's pkg-config line, each run checked.
+#[test]
+fn cpp_package_installs_and_links() {
+    if !common::have_toolchain("cmake", "cmake (apt-get install cmake)")
+        || !common::have_toolchain("pkg-config", "pkg-config (apt-get install pkg-config)")
+    {
+        return;
+    }
+    common::release_lib_dir();
+    let want = readme_output();
+    let home = fresh_dir("cpp-home");
+    let readme = readme();
+
+    let install = common::code_block_after(&readme, "## Install");
+    assert!(install.contains("cmake --install"), "{install}");
+    run_readme_block(
+        &install,
+        &common::root(),
+        &home,
+        "the README's install lines",
+    );
+    let prefix = home.join(".local");
+    let libdir = ["lib", "lib64"]
+        .iter()
+        .map(|d| prefix.join(d))
+        .find(|d| d.join("pkgconfig/cupel.pc").exists())
+        .unwrap_or_else(|| panic!("no lib/pkgconfig/cupel.pc under {}", prefix.display()));
+    for f in [
+        prefix.join("include/cupel.h"),
+        prefix.join("include/cupel.hpp"),
+        libdir.join("libcupel.so"),
+        libdir.join("libcupel.a"),
+        libdir.join("cmake/cupel/cupelConfig.cmake"),
+        libdir.join("cmake/cupel/cupelConfigVersion.cmake"),
+    ] {
+        assert!(f.exists(), "{} was not installed", f.display());
+    }
+    // The installed headers are the tree's.
+    for (installed, source) in [
+        ("cupel.h", "include/cupel.h"),
+        ("cupel.hpp", "bindings/cpp/cupel.hpp"),
+    ] {
+        assert_eq!(
+            std::fs::read(prefix.join("include").join(installed)).unwrap(),
+            std::fs::read(common::root().join(source)).unwrap(),
+            "{installed}"
+        );
+    }
+
+    // A fresh CMake project: find_package + cupel::cupel (and the static target).
+    let app = fresh_dir("cpp-app-cmake");
+    std::fs::write(app.join("example.cpp"), readme_example()).unwrap();
+    let snippet = common::code_block_after(&readme, "```cmake");
+    assert!(snippet.contains("find_package(cupel"), "{snippet}");
+    std::fs::write(
+        app.join("CMakeLists.txt"),
+        format!(
+            "cmake_minimum_required(VERSION 3.14)\nproject(app CXX)\nadd_executable(app example.cpp)\n\
+             {snippet}add_executable(app_static example.cpp)\n\
+             target_link_libraries(app_static PRIVATE cupel::cupel_static)\n"
+        ),
+    )
+    .unwrap();
+    let build = app.join("build");
+    common::run(
+        Command::new("cmake")
+            .arg("-S")
+            .arg(&app)
+            .arg("-B")
+            .arg(&build)
+            .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display())),
+        "configuring the consumer project",
+    );
+    common::run(
+        Command::new("cmake").arg("--build").arg(&build),
+        "building the consumer project",
+    );
+    // cargo test puts target/release on LD_LIBRARY_PATH, which the loader
+    // would prefer: run the installed programs without it.
+    for exe in ["app", "app_static"] {
+        let out = common::run(
+            Command::new(build.join(exe)).env_remove("LD_LIBRARY_PATH"),
+            exe,
+        );
+        assert_eq!(out, want, "the installed package's {exe} prints otherwise");
+    }
+    // The shared one really links the installed library.
+    let ldd = common::run(
+        Command::new("ldd")
+            .arg(build.join("app"))
+            .env_remove("LD_LIBRARY_PATH"),
+        "ldd app",
+    );
+    let installed_so = libdir.join("libcupel.so");
     assert!(
-        readme.contains(&out),
-        "bindings/cpp/README.md does not show what the example prints:\n{out}"
+        ldd.contains(&installed_so.display().to_string()),
+        "app does not load {}:\n{ldd}",
+        installed_so.display()
+    );
+
+    // The version file: 0.1 matches, another minor version does not.
+    let picky = fresh_dir("cpp-app-version");
+    std::fs::write(
+        picky.join("CMakeLists.txt"),
+        "cmake_minimum_required(VERSION 3.14)\nproject(picky NONE)\nfind_package(cupel 0.2 REQUIRED)\n",
+    )
+    .unwrap();
+    let refused = Command::new("cmake")
+        .arg("-S")
+        .arg(&picky)
+        .arg("-B")
+        .arg(picky.join("build"))
+        .arg(format!("-DCMAKE_PREFIX_PATH={}", prefix.display()))
+        .output()
+        .unwrap();
+    assert!(
+        !refused.status.success(),
+        "find_package(cupel 0.2) accepted version 0.1"
+    );
+
+    // pkg-config: the README's line in a fresh directory.
+    let pc = fresh_dir("cpp-app-pkgconfig");
+    std::fs::write(pc.join("example.cpp"), readme_example()).unwrap();
+    let line = common::code_block_after(&readme, "or with pkg-config:");
+    assert!(line.contains("pkg-config --cflags --libs cupel"), "{line}");
+    run_readme_block(&line, &pc, &home, "the README's pkg-config build");
+    let out = common::run(
+        Command::new(pc.join("example")).env_remove("LD_LIBRARY_PATH"),
+        "pkg-config example",
+    );
+    let ldd = common::run(
+        Command::new("ldd")
+            .arg(pc.join("example"))
+            .env_remove("LD_LIBRARY_PATH"),
+        "ldd example",
     );
     assert!(
-        out.contains("error: CUPEL_ERROR_INVALID_ARGUMENT: target_tokens 20 > max_tokens 10"),
-        "{out}"
+        ldd.contains(&installed_so.display().to_string()),
+        "the pkg-config example does not load {}:\n{ldd}",
+        installed_so.display()
     );
+    assert_eq!(out, want, "the pkg-config build prints otherwise");
 }
