@@ -40,18 +40,19 @@ M.STATUS = {
 }
 --- The status of a handle used after :free() (this binding's, not the C library's).
 M.CLOSED = -1
+--- The C enums: pipeline overflow strategies, count-quota scarcity, decay curves.
 M.OVERFLOW_THROW, M.OVERFLOW_TRUNCATE, M.OVERFLOW_PROCEED = 0, 1, 2
 M.SCARCITY_DEGRADE, M.SCARCITY_ERROR = 0, 1
 M.DECAY_EXPONENTIAL, M.DECAY_STEP, M.DECAY_WINDOW = 0, 1, 2
 
 local NULL_POINTER, INVALID_ARGUMENT = 1, 2
 
---- The metatable of every error this module raises.
 local Error = {}
 Error.__index = Error
 Error.__tostring = function(e)
   return e.status_name .. ": " .. e.message
 end
+--- The metatable of every error this module raises: getmetatable(e) == cupel.Error.
 M.Error = Error
 
 local function raise(status, message)
