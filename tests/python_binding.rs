@@ -1,7 +1,13 @@
-//! The Python package (bindings/python): installed with one `pip install`
-//! into a fresh virtual environment (so a file missing from the package
-//! fails here), then its pytest suite run from that environment, outside
-//! the source tree's import path.
+//! The Python package (bindings/python): its wheel is built once from a
+//! copy of the sources (so the checkout gets no build artefacts), its tag
+//! checked (py3-none-<platform>: one wheel for every Python >= 3.9, since
+//! the package has no extension module), and THE WHEEL FILE installed into
+//! a fresh CPython venv and a fresh PyPy venv (Debian's PyPy is Python 3.9:
+//! the floor). In each, from a scratch directory outside the source tree:
+//! the README's example (its output must be the README's output block),
+//! the pytest suite, the binding contract runner, the demo (the C demo's
+//! selection, its data found relative to the script) and the cross-binding
+//! driver.
 
 mod common;
 
@@ -14,54 +20,210 @@ mod cases;
 #[path = "common/cross.rs"]
 mod cross;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::OnceLock;
+
+/// Copies the package's sources, leaving out what a build leaves behind.
+fn copy_sources(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let skip = [
+            "build",
+            "dist",
+            "__pycache__",
+            ".pytest_cache",
+            "libcupel.so",
+        ];
+        if skip.contains(&name.as_str()) || name.ends_with(".egg-info") || name.ends_with(".whl") {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            copy_sources(&path, &to.join(&name));
+        } else {
+            std::fs::copy(&path, to.join(&name)).unwrap();
+        }
+    }
+}
+
+/// The wheel file, built once per test run with `pip wheel` from a copy of
+/// bindings/python, bundling the release library.
+fn wheel() -> PathBuf {
+    static WHEEL: OnceLock<PathBuf> = OnceLock::new();
+    WHEEL
+        .get_or_init(|| {
+            let lib = common::release_lib_dir().join("libcupel.so");
+            let work = common::out_dir("python_binding").join("wheel");
+            let _ = std::fs::remove_dir_all(&work);
+            let src = work.join("libcupel");
+            copy_sources(&common::root().join("bindings/python"), &src);
+            let dist = work.join("dist");
+            common::run(
+                Command::new("python3")
+                    .args(["-m", "pip", "wheel", "--no-deps", "--quiet", "-w"])
+                    .arg(&dist)
+                    .arg(&src)
+                    .env("CUPEL_LIB_PATH", &lib),
+                "python3 -m pip wheel bindings/python (a copy)",
+            );
+            let wheels: Vec<PathBuf> = std::fs::read_dir(&dist)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+                .collect();
+            assert_eq!(
+                wheels.len(),
+                1,
+                "one wheel in {}: {wheels:?}",
+                dist.display()
+            );
+            wheels[0].clone()
+        })
+        .clone()
+}
 
 #[test]
-fn pip_installs_the_package_and_pytest_passes() {
+fn the_wheel_is_one_py3_none_platform_wheel_with_the_library() {
     if !common::have_toolchain("python3", "Debian's python3 and python3-venv") {
         return;
     }
-    let lib = common::release_lib_dir().join("libcupel.so");
-    let root = common::root();
-    let venv = common::out_dir("python_binding").join("venv");
-    let _ = std::fs::remove_dir_all(&venv);
-    common::run(
-        Command::new("python3").args(["-m", "venv"]).arg(&venv),
-        "python3 -m venv (Debian: python3-venv)",
+    let wheel = wheel();
+    let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
+    // name-version-python-abi-platform.whl
+    let parts: Vec<&str> = name.trim_end_matches(".whl").split('-').collect();
+    assert_eq!(parts.len(), 5, "{name}");
+    assert_eq!(
+        &parts[..4],
+        ["libcupel", "0.1.0", "py3", "none"],
+        "not a py3-none wheel: {name}"
     );
-    let pip = venv.join("bin/pip");
-    common::run(
-        Command::new(&pip)
+    assert!(
+        parts[4].starts_with("linux_") || parts[4].starts_with("manylinux"),
+        "{name}"
+    );
+    // Its contents: the package at the root (platlib), the library inside it.
+    let listing = common::run(
+        Command::new("python3")
             .args([
+                "-c",
+                "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); \
+                 print('\\n'.join(z.namelist())); \
+                 print(z.read('libcupel-0.1.0.dist-info/WHEEL').decode())",
+            ])
+            .arg(&wheel),
+        "listing the wheel",
+    );
+    for file in [
+        "cupel/__init__.py",
+        "cupel/_native.py",
+        "cupel/libcupel.so",
+        "cupel/py.typed",
+        "Root-Is-Purelib: false",
+        &format!("Tag: py3-none-{}", parts[4]),
+    ] {
+        assert!(
+            listing.lines().any(|l| l.trim() == file),
+            "{file} missing in {name}:\n{listing}"
+        );
+    }
+    assert!(
+        !listing.contains("tests/") && !listing.contains("demo.py"),
+        "{listing}"
+    );
+}
+
+/// Installs the wheel file into a fresh venv of `python` and runs
+/// everything from a scratch directory there.
+fn from_the_wheel(python: &str, label: &str) {
+    let wheel = wheel();
+    let root = common::root();
+    let work = common::out_dir("python_binding").join(label);
+    let _ = std::fs::remove_dir_all(&work);
+    let venv = work.join("venv");
+    common::run(
+        Command::new(python).args(["-m", "venv"]).arg(&venv),
+        &format!("{python} -m venv"),
+    );
+    let py = venv.join("bin/python");
+    let version = common::run(
+        Command::new(&py).args([
+            "-c",
+            "import sys, platform; print(platform.python_implementation(), *sys.version_info[:2])",
+        ]),
+        "python version",
+    );
+    println!("{label}: {}", version.trim());
+    common::run(
+        Command::new(&py)
+            .args([
+                "-m",
+                "pip",
                 "install",
                 "--quiet",
                 "--disable-pip-version-check",
-                "pytest",
             ])
-            .arg(root.join("bindings/python"))
-            .env("CUPEL_LIB_PATH", &lib),
-        "pip install bindings/python pytest",
+            .arg(&wheel)
+            .arg("pytest"),
+        &format!("pip install {} pytest", wheel.display()),
     );
-    // From a scratch directory: `import cupel` must find the installed copy.
-    let scratch = common::out_dir("python_binding");
+    let scratch = work.join("scratch");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let python_cmd = || {
+        let mut cmd = Command::new(&py);
+        cmd.current_dir(&scratch)
+            .env_remove("CUPEL_LIB")
+            .env_remove("PYTHONPATH")
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        cmd
+    };
+
+    // The README's example, run from the scratch directory: its output is
+    // the README's output block.
+    let readme = std::fs::read_to_string(root.join("bindings/python/README.md")).unwrap();
+    let example = common::code_block_after(&readme, "## Example");
+    let expected = common::code_block_after(&readme, "Output (checked by");
+    std::fs::write(scratch.join("example.py"), &example).unwrap();
     let out = common::run(
-        Command::new(venv.join("bin/python"))
+        python_cmd().arg("example.py"),
+        &format!("the README example under {label}"),
+    );
+    assert_eq!(
+        out, expected,
+        "{label}: the README example's output differs from the README's output block"
+    );
+
+    // The pytest suite, importing the installed package.
+    let out = common::run(
+        python_cmd()
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
             .arg(root.join("bindings/python/tests"))
-            .current_dir(&scratch)
-            .env_remove("CUPEL_LIB"),
-        "pytest",
+            .env("CUPEL_TEST_INSTALLED", "1"),
+        &format!("pytest under {label}"),
     );
     print!("{out}");
-    assert!(out.contains(" passed") && !out.contains("failed"), "{out}");
+    assert!(
+        out.contains(" passed") && !out.contains("failed") && !out.contains("skipped"),
+        "{out}"
+    );
 
-    // The demo: the C demo's pipeline on the same data, the same selection.
+    // The binding contract table.
+    let out = common::run(
+        python_cmd()
+            .arg(root.join("bindings/python/tests/contract.py"))
+            .env("CUPEL_CONTRACT", common::contract::path()),
+        &format!("the contract runner under {label}"),
+    );
+    print!("{out}");
+    common::contract::check_summary("py", &out);
+
+    // The demo, without arguments from another directory: it finds the
+    // repository's data relative to itself, and selects as the C demo.
     let demo = common::run(
-        Command::new(venv.join("bin/python"))
-            .arg(root.join("bindings/python/demo.py"))
-            .arg(root.join("examples/data/rag_candidates.csv"))
-            .current_dir(&scratch),
-        "the Python demo",
+        python_cmd().arg(root.join("bindings/python/demo.py")),
+        &format!("the Python demo under {label}"),
     );
     let c_demo = common::run(
         Command::new("bash").arg(root.join("examples/demo.sh")),
@@ -74,17 +236,45 @@ fn pip_installs_the_package_and_pytest_passes() {
             .to_string()
     };
     assert_eq!(placed(&demo), placed(&c_demo));
+    let missing = python_cmd()
+        .arg(root.join("bindings/python/demo.py"))
+        .arg("no-such.csv")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no data file at no-such.csv") && err.contains("rag_candidates.csv"),
+        "{err}"
+    );
 
     // Cross-binding agreement with the C ABI on seeded random pipelines.
     let (text, expected) = cross::cases(300);
     let cases = scratch.join("cross_cases.txt");
     std::fs::write(&cases, text).unwrap();
     let out = common::run(
-        Command::new(venv.join("bin/python"))
+        python_cmd()
             .arg(root.join("bindings/python/tests/cross.py"))
-            .arg(&cases)
-            .current_dir(&scratch),
-        "the Python cross driver",
+            .arg(&cases),
+        &format!("the Python cross driver under {label}"),
     );
     cross::compare("Python", &out, &expected);
+}
+
+#[test]
+fn cpython_runs_everything_from_the_installed_wheel() {
+    if !common::have_toolchain("python3", "Debian's python3 and python3-venv") {
+        return;
+    }
+    from_the_wheel("python3", "cpython");
+}
+
+#[test]
+fn pypy_runs_everything_from_the_installed_wheel() {
+    if !common::have_toolchain("python3", "Debian's python3 and python3-venv")
+        || !common::have_toolchain("pypy3", "Debian's pypy3")
+    {
+        return;
+    }
+    from_the_wheel("pypy3", "pypy");
 }

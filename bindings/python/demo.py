@@ -4,15 +4,22 @@ deduplication, GreedySlice, chronological placement, max 8192 tokens with
 1024 kept for the answer and a 4096 target; tool calls and their outputs
 in keep-together groups. Prints the same "placed:" line as the C demo.
 
-    python3 bindings/python/demo.py examples/data/rag_candidates.csv
+    python3 bindings/python/demo.py [CSV]
+
+Without CSV it reads the repository's examples/data/rag_candidates.csv,
+found relative to this script (../../examples/data/), from any directory.
 """
 import csv
 import sys
+from pathlib import Path
 
 import cupel
 
+DATA = Path(__file__).resolve().parent.parent.parent / "examples" / "data" / "rag_candidates.csv"
+USAGE = f"usage: {Path(sys.argv[0]).name} [CSV]  (default: {DATA}, relative to this script)"
 
-def main(path: str) -> None:
+
+def main(path: Path) -> None:
     with open(path, newline="") as f:
         rows = list(csv.DictReader(f))
     records = [
@@ -40,4 +47,12 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "examples/data/rag_candidates.csv")
+    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help")):
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
+    path = Path(sys.argv[1]) if len(sys.argv) == 2 else DATA
+    if not path.is_file():
+        where = "" if len(sys.argv) == 2 else " (the repository's examples/data, found relative to this script)"
+        print(f"demo.py: no data file at {path}{where}\n{USAGE}", file=sys.stderr)
+        sys.exit(2)
+    main(path)

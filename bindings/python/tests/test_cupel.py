@@ -37,15 +37,17 @@ def test_errors_carry_status_and_message():
     with pytest.raises(cupel.CupelError, match=r"scores\[0\] is NaN"):
         cupel.Items([{"tokens": 1, "score": float("nan")}])
     items = cupel.Items([{"tokens": 1}])
-    with pytest.raises(cupel.CupelError, match="index 5 is out of range"):
+    with pytest.raises(cupel.IndexOutOfRangeError, match="index is 5, out of range"):
         items.set_group(5, 1)
     strict = cupel.CountQuota(cupel.Greedy(), {"Memory": (1, 2)}, cupel.Scarcity.ERROR)
     with pytest.raises(cupel.ScarcityError):
         cupel.slice(strict, items, cupel.Budget(100))
     items.close()
     items.close()
-    with pytest.raises(cupel.CupelError, match="closed"):
+    assert items.closed
+    with pytest.raises(cupel.ClosedError, match="items is closed") as e:
         len(items)
+    assert isinstance(e.value, ValueError) and e.value.status is cupel.Status.NULL_POINTER
 
 
 @dataclasses.dataclass
@@ -144,9 +146,9 @@ def test_placer_place_and_tokens_over_budget():
     assert cupel.UShaped().place(items, [], []) == []
     with pytest.raises(cupel.InvalidArgumentError, match="2 indices and 1 scores"):
         cupel.UShaped().place(items, [1, 2], [0.5])
-    with pytest.raises(cupel.InvalidArgumentError, match=r"indices\[0\] is -1"):
+    with pytest.raises(cupel.IndexOutOfRangeError, match=r"indices\[0\] is -1"):
         cupel.UShaped().place(items, [-1], [0.5])
-    with pytest.raises(cupel.InvalidArgumentError, match="99"):
+    with pytest.raises(IndexError, match=r"indices\[0\] is 99, out of range: the list holds 4 items"):
         cupel.UShaped().place(items, [99], [0.5])
     with cupel.Pipeline(slicer=cupel.Greedy(), overflow=cupel.Overflow.PROCEED) as pipeline:
         placed, report = pipeline.run(items, cupel.Budget(1000, 40), report=True)

@@ -8,9 +8,25 @@ budget with the Cupel pipeline (score, deduplicate, slice, place, explain).
         placed, report = pipeline.run(items, cupel.Budget(8192, 4096), report=True)
 
 Records are dicts, dataclasses or any objects with the item fields (see
-`Item`). Every handle is a context manager (and is freed by the garbage
-collector otherwise). Failures raise `CupelError` subclasses carrying the
-status and the library's message, which names the argument and value.
+`Item`); `items.get(i)` reads item i back as an `Item`. Every handle is a
+context manager (and is freed by the garbage collector otherwise).
+
+Arguments are checked before they reach the C library, and every failure
+names the argument as this package spells it:
+
+- None where a value or handle is required, a value of the wrong type
+  (a float, a bool or a str where an int is wanted): `TypeError`
+  (`ArgumentTypeError`);
+- a value outside its domain (NaN, a negative count, an empty kind, text
+  that is not valid Unicode, an int that does not fit 64 bits):
+  `ValueError` (`InvalidArgumentError`);
+- an item index out of range (negative indices are not taken):
+  `IndexError` (`IndexOutOfRangeError`);
+- a handle used after `close()`: `ValueError` (`ClosedError`), as Python
+  raises for I/O on a closed file.
+
+All of them are `CupelError`s, carrying a `status` and the `message`. A
+call that fails changes nothing.
 """
 
 from __future__ import annotations
@@ -18,27 +34,40 @@ from __future__ import annotations
 import array
 import ctypes as C
 import dataclasses
-import itertools
 import enum
 import json as _json
-from typing import Any, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+import math
+import numbers
+import operator
+from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native as N
 
 __all__ = [
-    "Budget", "Chronological", "CountQuota", "CountConstrainedKnapsack", "CupelError", "Decision",
-    "Greedy", "Item", "Items", "Knapsack", "Overflow", "Pipeline", "Placer", "Quota", "Reason",
-    "Report", "Scarcity", "Scorer", "Slicer", "UShaped", "scorers", "slice", "version",
+    "ArgumentTypeError", "Budget", "CapacityError", "Chronological", "ClosedError", "CountConstrainedKnapsack",
+    "CountQuota", "CupelError", "Decision", "Greedy", "IndexOutOfRangeError", "InvalidArgumentError", "Item",
+    "Items", "Knapsack", "Overflow", "OverflowError_", "Pipeline", "Placer", "Quota", "Reason", "Report",
+    "Scarcity", "ScarcityError", "Scorer", "Shortfall", "Slicer", "Status", "Stream", "UShaped",
+    "UnsupportedError", "abi_version", "find_min_budget", "live_handles", "marginal_items", "reason_name",
+    "scorers", "slice", "version",
 ]
 
 _lib = N.lib
 _SIZE_MAX = C.c_size_t(-1).value
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+_U64_MAX = (1 << 64) - 1
+# What Rust's str::trim takes away (Unicode White_Space): a kind or a source
+# made only of these is refused, as the library refuses it.
+_WHITESPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+              "\u2028\u2029\u202f\u205f\u3000"
 
 
 # ---- errors -------------------------------------------------------------------
 
 
 class Status(enum.IntEnum):
+    """libcupel's `cupel_status` codes."""
+
     OK = 0
     NULL_POINTER = 1
     INVALID_ARGUMENT = 2
@@ -51,17 +80,34 @@ class Status(enum.IntEnum):
 
 
 class CupelError(Exception):
-    """A failed libcupel call: `status` (a `Status`) and the library's `message`."""
+    """A failed libcupel call: `status` (a `Status`) and the `message`, which
+    names the argument (`str(error)` is the message)."""
 
     def __init__(self, status: int, message: str):
         self.status = Status(status) if status in Status._value2member_map_ else status
         self.message = message
-        name = self.status.name if isinstance(self.status, Status) else str(status)
-        super().__init__(f"{name}: {message}")
+        super().__init__(message)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.status!r}, {self.message!r})"
 
 
 class InvalidArgumentError(CupelError, ValueError):
-    """An argument was NULL or invalid (CUPEL_ERROR_INVALID_ARGUMENT / NULL_POINTER)."""
+    """An argument outside its domain (CUPEL_ERROR_INVALID_ARGUMENT): also a `ValueError`."""
+
+
+class ArgumentTypeError(CupelError, TypeError):
+    """None where a value or handle is required (status NULL_POINTER), or an
+    argument of the wrong type (status INVALID_ARGUMENT): also a `TypeError`."""
+
+
+class IndexOutOfRangeError(CupelError, IndexError):
+    """An item index outside the list (negative ones included): also an `IndexError`."""
+
+
+class ClosedError(InvalidArgumentError):
+    """A handle used after `close()` (status NULL_POINTER: the native object
+    is gone): a `ValueError`, as for I/O on a closed file."""
 
 
 class ScarcityError(CupelError):
@@ -80,22 +126,166 @@ class OverflowError_(CupelError):
     """The pipeline's Throw strategy: the selection exceeds the target."""
 
 
-_ERRORS = {1: InvalidArgumentError, 2: InvalidArgumentError, 4: ScarcityError,
+_ERRORS = {1: ArgumentTypeError, 2: InvalidArgumentError, 4: ScarcityError,
            5: UnsupportedError, 6: CapacityError, 8: OverflowError_}
 
 
 def _check(st: int) -> None:
+    """Raises the error class of a failed status, with the library's message."""
     if st != 0:
         raise _ERRORS.get(st, CupelError)(st, (_lib.cupel_last_error() or b"").decode("utf-8", "replace"))
 
 
-def _b(s: Optional[str]) -> Optional[bytes]:
-    return None if s is None else s.encode("utf-8")
+def _what(v: Any) -> str:
+    """A value as error messages show it: its type, and its repr if short."""
+    if v is None:
+        return "None"
+    r = repr(v)
+    return f"{type(v).__name__} ({r if len(r) <= 40 else r[:37] + '...'})"
+
+
+def _bad_type(name: str, v: Any, wanted: str) -> ArgumentTypeError:
+    if v is None:
+        return ArgumentTypeError(Status.NULL_POINTER, f"{name} is None; it must be {wanted}")
+    return ArgumentTypeError(Status.INVALID_ARGUMENT, f"{name} must be {wanted}, not {_what(v)}")
+
+
+def _invalid(message: str) -> InvalidArgumentError:
+    return InvalidArgumentError(Status.INVALID_ARGUMENT, message)
+
+
+def _int(v: Any, name: str) -> int:
+    """An integer argument as a Python int: an int or anything with
+    `__index__` (NumPy integers), never a bool, a float or a str."""
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise _bad_type(name, v, "an int")
+    return operator.index(v)
+
+
+def _range_message(name: str, v: int, signed: bool) -> str:
+    # The value itself is not shown: 2**63 and 2**64 - 1 would read as the C
+    # sentinels INT64_MIN / UINT64_MAX.
+    if signed:
+        edge = "2**63 or more" if v > 0 else "below -2**63"
+        return f"{name} does not fit a 64-bit signed integer (it is {edge})"
+    return f"{name} does not fit a 64-bit unsigned integer (it is 2**64 or more)"
+
+
+def _i64(v: Any, name: str) -> int:
+    """An int64 argument: TypeError for a non-int, ValueError (before ctypes
+    converts it) for one outside [-2**63, 2**63)."""
+    i = _int(v, name)
+    if not _I64_MIN <= i <= _I64_MAX:
+        raise _invalid(_range_message(name, i, True))
+    return i
+
+
+def _u64(v: Any, name: str) -> int:
+    """A uint64 argument (a group id): ValueError when negative or >= 2**64."""
+    i = _int(v, name)
+    if i < 0:
+        raise _invalid(f"{name} is {i}; it must be >= 0")
+    if i > _U64_MAX:
+        raise _invalid(_range_message(name, i, False))
+    return i
+
+
+def _size(v: Any, name: str) -> int:
+    """A size_t count argument (not an index): ValueError when negative or too large."""
+    i = _int(v, name)
+    if not 0 <= i <= _SIZE_MAX:
+        raise _invalid(f"{name} is {i}; it must be >= 0" if i < 0 else
+                       f"{name} does not fit a size_t (it is 2**{_SIZE_MAX.bit_length()} or more)")
+    return i
+
+
+def _index(v: Any, name: str, length: int) -> int:
+    """An item index, 0 <= index < length: TypeError for a non-int,
+    IndexError otherwise (negative indices included)."""
+    i = _int(v, name)
+    if not 0 <= i < length:
+        hint = " (negative indices are not taken)" if i < 0 else ""
+        valid = f"0 to {length - 1}" if length else "none: the list is empty"
+        raise IndexOutOfRangeError(Status.INVALID_ARGUMENT,
+                                   f"{name} is {i}, out of range: the list holds {length} items "
+                                   f"(valid indices: {valid}){hint}")
+    return i
+
+
+def _f64(v: Any, name: str) -> float:
+    """A double argument: an int or a float (a real number), not a bool or a
+    str. Non-finite values are passed on: the library names them."""
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise _bad_type(name, v, "a number (int or float)")
+    return float(v)
+
+
+def _bool(v: Any, name: str) -> bool:
+    if not isinstance(v, bool):
+        raise _bad_type(name, v, "a bool")
+    return v
+
+
+def _text(v: Any, name: str) -> str:
+    """Checks a str argument for what the C string cannot carry."""
+    if not isinstance(v, str):
+        raise _bad_type(name, v, "a str")
+    if "\0" in v:
+        raise _invalid(f"{name} contains a NUL character at position {v.index(chr(0))}; C strings cannot carry it")
+    return v
+
+
+def _utf8(v: str, name: str) -> bytes:
+    try:
+        return v.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise _invalid(f"{name} is not valid Unicode text (a lone surrogate U+{ord(v[e.start]):04X} "
+                       f"at position {e.start}); it cannot be encoded as UTF-8") from None
+
+
+def _str(v: Any, name: str) -> bytes:
+    """A required string argument as NUL-terminated UTF-8 bytes."""
+    return _utf8(_text(v, name), name)
+
+
+def _opt_str(v: Any, name: str) -> Optional[bytes]:
+    """A string argument where None means the library's default."""
+    return None if v is None else _str(v, name)
+
+
+def _blank(s: str) -> bool:
+    return s.strip(_WHITESPACE) == ""
+
+
+def _name_of(v: Any, name: str, what: str) -> bytes:
+    """A kind or a source: a non-empty str that is not only whitespace."""
+    b = _str(v, name)
+    if _blank(v):
+        raise _invalid(f"{name} {v!r} is empty or only whitespace; {what} needs a visible name")
+    return b
+
+
+def _ptr(obj: Any, cls: type, name: str) -> int:
+    """The native pointer of handle argument `name`, which must be an open `cls`."""
+    if obj is None:
+        raise ArgumentTypeError(Status.NULL_POINTER, f"{name} is None; it must be {cls._article} {cls.__name__}")
+    if not isinstance(obj, cls):
+        raise ArgumentTypeError(Status.INVALID_ARGUMENT,
+                                f"{name} must be {cls._article} {cls.__name__}, not {type(obj).__name__}")
+    p = obj._ptr
+    if p is None:
+        raise ClosedError(Status.NULL_POINTER, f"{name} is closed: this {type(obj).__name__} was closed before the call")
+    return p
 
 
 def version() -> str:
-    """libcupel's version string."""
+    """libcupel's version string, "MAJOR.MINOR.PATCH"."""
     return _lib.cupel_version().decode()
+
+
+def abi_version() -> int:
+    """The C ABI version of the loaded library (1)."""
+    return _lib.cupel_abi_version()
 
 
 def live_handles() -> int:
@@ -107,7 +297,11 @@ def live_handles() -> int:
 
 
 class _Handle:
+    """A native handle: a context manager; `close()` frees it (idempotent)."""
+
     _free = None  # the cupel_*_free function
+    _noun = "handle"  # how messages name this object when it is the receiver
+    _article = "a"
 
     def __init__(self, create) -> None:
         out = C.c_void_p()
@@ -117,11 +311,17 @@ class _Handle:
     @property
     def _raw(self) -> int:
         if self._ptr is None:
-            raise InvalidArgumentError(Status.NULL_POINTER, f"this {type(self).__name__} was closed")
+            raise ClosedError(Status.NULL_POINTER,
+                              f"{self._noun} is closed: this {type(self).__name__} was closed before the call")
         return self._ptr
 
+    @property
+    def closed(self) -> bool:
+        """Whether `close()` was called."""
+        return getattr(self, "_ptr", None) is None
+
     def close(self) -> None:
-        """Frees the native object; idempotent."""
+        """Frees the native object; idempotent. Using it afterwards raises `ClosedError`."""
         if getattr(self, "_ptr", None) is not None:
             type(self)._free(self._ptr)
             self._ptr = None
@@ -138,7 +338,9 @@ class _Handle:
 
 @dataclasses.dataclass
 class Item:
-    """One candidate. Only `tokens` is required; None means absent."""
+    """One candidate. Only `tokens` is required; None means absent. Read back
+    by `Items.get`, `kind` is the kind ("Message" by default) and `source`
+    the source ("Chat" by default)."""
 
     tokens: int
     score: float = 0.0
@@ -155,32 +357,87 @@ class Item:
 
 
 _FIELDS = [f.name for f in dataclasses.fields(Item)]
+_ABSENT = (dataclasses.MISSING, None)
 
 
-def _packed(col, name: str) -> bytes:
+def _int_column(col: List[Any], name: str, signed: bool = True) -> List[int]:
+    """A column of int64 (or uint64) values, checked; `name` formats an index
+    into the name of element i, e.g. "tokens[{}]"."""
+    if not set(map(type, col)) <= {int}:
+        col = [_int(v, name.format(i)) for i, v in enumerate(col)]
+    lo, hi = (_I64_MIN, _I64_MAX) if signed else (0, _U64_MAX)
+    if col and (min(col) < lo or max(col) > hi):
+        i, v = next((i, v) for i, v in enumerate(col) if not lo <= v <= hi)
+        raise _invalid(f"{name.format(i)} is {v}; it must be >= 0" if v < 0 and not signed
+                       else _range_message(name.format(i), v, signed))
+    return col
+
+
+def _float_column(col: List[Any], name: str) -> List[Any]:
+    if not set(map(type, col)) <= {float, int}:
+        for i, v in enumerate(col):
+            _f64(v, name.format(i))
+    return col
+
+
+def _bool_column(col: List[Any], name: str) -> List[bool]:
+    if not set(map(type, col)) <= {bool}:
+        for i, v in enumerate(col):
+            _bool(v, name.format(i))
+    return col
+
+
+def _packed(col: Sequence[Optional[str]], name: str, what: Optional[str] = None) -> bytes:
     """A column of strings as the packed form: NUL-terminated UTF-8 back to
     back, None as the empty string (the default kind / content unchanged).
-    "" and embedded NULs, which the form cannot carry, are refused here as
-    the library refuses them."""
-    for i, x in enumerate(col):
-        if x is not None and (x == "" or "\0" in x):
-            what = "is empty" if x == "" else "contains a NUL"
-            raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"{name}[{i}] {what}; it must be a non-empty string")
-    return "\0".join(x or "" for x in col).encode("utf-8") + b"\0"
+    Checked here for what the form cannot carry ("", NUL, lone surrogates)
+    and, with `what`, for kinds made only of whitespace."""
+    col = list(col)
+    if not set(map(type, col)) <= {str, type(None)}:
+        for i, x in enumerate(col):
+            if x is not None:
+                _text(x, name.format(i))
+    if "" in col:
+        raise _invalid(f"{name.format(col.index(''))} is empty; it must be a non-empty string")
+    joined = "\0".join(x or "" for x in col)
+    if joined.count("\0") != len(col) - 1:
+        for i, x in enumerate(col):
+            if x:
+                _text(x, name.format(i))
+    if what is not None:
+        for i, x in enumerate(col):
+            if x is not None and _blank(x):
+                raise _invalid(f"{name.format(i)} {x!r} is empty or only whitespace; {what} needs a visible name")
+    try:
+        return joined.encode("utf-8") + b"\0"
+    except UnicodeEncodeError:
+        for i, x in enumerate(col):
+            if x:
+                _utf8(x, name.format(i))
+        raise
 
 
-def _field(record: Any, name: str, default: Any) -> Any:
+def _field(record: Any, name: str) -> Any:
     if isinstance(record, Mapping):
-        return record.get(name, default)
-    return getattr(record, name, default)
+        return record.get(name, dataclasses.MISSING)
+    return getattr(record, name, dataclasses.MISSING)
+
+
+def _string_out(ptr: C.c_void_p, n: C.c_size_t) -> Optional[str]:
+    return None if not ptr.value else C.string_at(ptr.value, n.value).decode("utf-8")
 
 
 class Items(_Handle):
-    """The scored candidates; an item's index is its position (push order)."""
+    """The scored candidates; an item's index is its position (push order,
+    from 0). `len(items)` counts them, `items.get(i)` reads one back, and
+    iterating yields every item as an `Item`."""
 
     _free = _lib.cupel_items_free
+    _noun = "items"
+    _article = "an"
 
     def __init__(self, records: Iterable[Any] = ()) -> None:
+        """An item list holding `records` (see `extend`)."""
         super().__init__(_lib.cupel_items_new)
         self.extend(records)
 
@@ -189,53 +446,79 @@ class Items(_Handle):
         """Items from dicts, dataclasses or objects with `Item`'s fields."""
         return cls(records)
 
+    def push(self, tokens: int, score: float = 0.0, kind: Optional[str] = None) -> int:
+        """Appends one item and returns its index. `kind` None is the
+        default kind "Message"."""
+        h = self._raw
+        _check(_lib.cupel_items_push(h, _i64(tokens, "tokens"), _f64(score, "score"), _opt_str(kind, "kind")))
+        return len(self) - 1
+
     def extend(self, records: Iterable[Any]) -> "Items":
-        """Adds records: one native call per column (bulk), plus one per tag,
-        metadata entry or source given."""
+        """Adds records (dicts, dataclasses or objects with `Item`'s fields;
+        None or a missing field means absent). Every field is checked first
+        (errors name `records[i].field`), so a failure adds nothing. One
+        native call per column, plus one per tag, metadata entry or source."""
+        h = self._raw
         recs = list(records)
         n = len(recs)
         if n == 0:
             return self
+        col = {name: [_field(r, name) for r in recs] for name in _FIELDS}
+        for i, t in enumerate(col["tokens"]):
+            if t is dataclasses.MISSING:
+                raise ArgumentTypeError(Status.INVALID_ARGUMENT, f"records[{i}] has no tokens; every record needs them")
+        tokens = _int_column(col["tokens"], "records[{}].tokens")
+        scores = _float_column([0.0 if v in _ABSENT else v for v in col["score"]], "records[{}].score")
+        kinds = _packed([None if v in _ABSENT else v for v in col["kind"]], "records[{}].kind", "a kind")
+        contents = _packed([None if v in _ABSENT else v for v in col["content"]], "records[{}].content")
+        sparse = {}
+        for name, conv in [("timestamp", _i64), ("priority", _i64), ("relevance_hint", _f64)]:
+            sparse[name] = [(i, conv(v, f"records[{i}].{name}")) for i, v in enumerate(col[name]) if v not in _ABSENT]
+        pinned = _bool_column([False if v in _ABSENT else v for v in col["pinned"]], "records[{}].pinned")
+        groups = _int_column([0 if v in _ABSENT else v for v in col["group"]], "records[{}].group", signed=False)
+        sources = [(i, _name_of(v, f"records[{i}].source", "a source"))
+                   for i, v in enumerate(col["source"]) if v not in _ABSENT]
+        tags = []
+        for i, v in enumerate(col["tags"]):
+            if v in _ABSENT:
+                continue
+            if isinstance(v, (str, bytes)) or not isinstance(v, Iterable):
+                raise _bad_type(f"records[{i}].tags", v, "a list of str")
+            tags += [(i, _str(t, f"records[{i}].tags[{k}]")) for k, t in enumerate(v)]
+        metadata = []
+        for i, v in enumerate(col["metadata"]):
+            if v in _ABSENT:
+                continue
+            if not isinstance(v, Mapping):
+                raise _bad_type(f"records[{i}].metadata", v, "a mapping of str to str")
+            metadata += [(i, _str(k, f"records[{i}].metadata key"), _str(x, f"records[{i}].metadata[{k!r}]"))
+                         for k, x in v.items()]
+
+        # Everything is checked: from here on no call can fail on an argument.
         first = len(self)
-        col = {name: [_field(r, name, dataclasses.MISSING) for r in recs] for name in _FIELDS}
-        if any(t is dataclasses.MISSING for t in col["tokens"]):
-            raise InvalidArgumentError(Status.INVALID_ARGUMENT, "every record needs tokens")
-        missing = (dataclasses.MISSING, None)
-        tokens = (C.c_int64 * n).from_buffer(array.array("q", map(int, col["tokens"])))
-        scores = (C.c_double * n).from_buffer(
-            array.array("d", [0.0 if v in missing else float(v) for v in col["score"]]))
-        kinds = _packed([None if v is dataclasses.MISSING else v for v in col["kind"]], "kinds")
-        _check(_lib.cupel_items_push_many_packed(self._raw, n, tokens, scores, kinds, len(kinds)))
-        h = self._ptr
-
-        def present(name):
-            return [(i, v) for i, v in enumerate(col[name]) if v not in missing]
-
-        contents = _packed([None if v is dataclasses.MISSING else v for v in col["content"]], "contents")
+        _check(_lib.cupel_items_push_many_packed(h, n, (C.c_int64 * n).from_buffer(array.array("q", tokens)),
+                                                 (C.c_double * n).from_buffer(array.array("d", scores)),
+                                                 kinds, len(kinds)))
         _check(_lib.cupel_items_set_contents_packed(h, first, n, contents, len(contents)))
         for name, bulk, ctype, single in [
             ("timestamp", _lib.cupel_items_set_timestamps, C.c_int64, _lib.cupel_items_set_timestamp),
             ("priority", _lib.cupel_items_set_priorities, C.c_int64, _lib.cupel_items_set_priority),
             ("relevance_hint", _lib.cupel_items_set_relevance_hints, C.c_double, _lib.cupel_items_set_relevance_hint),
         ]:
-            have = present(name)
+            have = sparse[name]
             if len(have) == n:
                 _check(bulk(h, first, n, (ctype * n)(*[v for _, v in have])))
             else:
                 for i, v in have:
                     _check(single(h, first + i, v))
-        pinned = (C.c_bool * n)(*[bool(v) and v is not dataclasses.MISSING for v in col["pinned"]])
-        _check(_lib.cupel_items_set_pinned_many(h, first, n, pinned))
-        groups = (C.c_uint64 * n)(*[0 if v in (dataclasses.MISSING, None) else int(v) for v in col["group"]])
-        _check(_lib.cupel_items_set_groups(h, first, n, groups))
-        for i, v in present("source"):
-            _check(_lib.cupel_items_set_source(h, first + i, _b(v)))
-        for i, v in present("tags"):
-            for tag in v:
-                _check(_lib.cupel_items_add_tag(h, first + i, _b(tag)))
-        for i, v in present("metadata"):
-            for key, value in v.items():
-                _check(_lib.cupel_items_set_metadata(h, first + i, _b(key), _b(str(value))))
+        _check(_lib.cupel_items_set_pinned_many(h, first, n, (C.c_bool * n)(*pinned)))
+        _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n)(*groups)))
+        for i, v in sources:
+            _check(_lib.cupel_items_set_source(h, first + i, v))
+        for i, tag in tags:
+            _check(_lib.cupel_items_add_tag(h, first + i, tag))
+        for i, key, value in metadata:
+            _check(_lib.cupel_items_set_metadata(h, first + i, key, value))
         return self
 
     @classmethod
@@ -245,56 +528,181 @@ class Items(_Handle):
                      timestamps: Optional[Sequence[int]] = None, priorities: Optional[Sequence[int]] = None,
                      pinned: Optional[Sequence[bool]] = None, relevance_hints: Optional[Sequence[float]] = None,
                      groups: Optional[Sequence[int]] = None) -> "Items":
-        """Items from columns (sequences of equal length, one value per item):
-        the fast path for large lists, one native call per column."""
+        """Items from parallel columns (the fast path for large lists: each
+        column goes in one native call, strings packed into one buffer).
+        `scores` defaults to 0.0; a None kind is the default kind, a None
+        content no content."""
         items = cls()
-        items.extend_columns(tokens, scores, kinds=kinds, contents=contents, timestamps=timestamps,
-                             priorities=priorities, pinned=pinned, relevance_hints=relevance_hints, groups=groups)
+        try:
+            items.extend_columns(tokens, scores, kinds=kinds, contents=contents, timestamps=timestamps,
+                                 priorities=priorities, pinned=pinned, relevance_hints=relevance_hints,
+                                 groups=groups)
+        except BaseException:
+            items.close()
+            raise
         return items
 
-    def extend_columns(self, tokens, scores=None, *, kinds=None, contents=None, timestamps=None, priorities=None,
-                       pinned=None, relevance_hints=None, groups=None) -> "Items":
-        """Adds items given as columns (see `from_columns`)."""
+    def extend_columns(self, tokens: Sequence[int], scores: Optional[Sequence[float]] = None, *,
+                       kinds: Optional[Sequence[Optional[str]]] = None,
+                       contents: Optional[Sequence[Optional[str]]] = None,
+                       timestamps: Optional[Sequence[int]] = None, priorities: Optional[Sequence[int]] = None,
+                       pinned: Optional[Sequence[bool]] = None, relevance_hints: Optional[Sequence[float]] = None,
+                       groups: Optional[Sequence[int]] = None) -> "Items":
+        """Adds items given as columns (see `from_columns`), all or nothing:
+        every column is checked first (errors name `column[i]`)."""
+        h = self._raw
+        cols = {"tokens": tokens, "scores": scores, "kinds": kinds, "contents": contents,
+                "timestamps": timestamps, "priorities": priorities, "pinned": pinned,
+                "relevance_hints": relevance_hints, "groups": groups}
+        for name, col in cols.items():
+            if col is None:
+                if name == "tokens":
+                    raise _bad_type("tokens", None, "a sequence of int")
+                continue
+            if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+                raise _bad_type(name, col, "a sequence")
         n = len(tokens)
-        for name, col in [("scores", scores), ("kinds", kinds), ("contents", contents), ("timestamps", timestamps),
-                          ("priorities", priorities), ("pinned", pinned), ("relevance_hints", relevance_hints),
-                          ("groups", groups)]:
+        for name, col in cols.items():
             if col is not None and len(col) != n:
-                raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"{name} has {len(col)} values for {n} tokens")
+                raise _invalid(f"{name} has {len(col)} values for {n} tokens")
         if n == 0:
             return self
+        tk = _int_column(list(tokens), "tokens[{}]")
+        sc = _float_column(list(scores), "scores[{}]") if scores is not None else None
+        k = _packed(kinds, "kinds[{}]") if kinds is not None else None
+        c = _packed(contents, "contents[{}]") if contents is not None else None
+        ts = _int_column(list(timestamps), "timestamps[{}]") if timestamps is not None else None
+        pr = _int_column(list(priorities), "priorities[{}]") if priorities is not None else None
+        pn = _bool_column(list(pinned), "pinned[{}]") if pinned is not None else None
+        rh = _float_column(list(relevance_hints), "relevance_hints[{}]") if relevance_hints is not None else None
+        gr = _int_column(list(groups), "groups[{}]", signed=False) if groups is not None else None
+
+        # Everything is checked; the push itself checks scores and kinds
+        # (all or nothing), and nothing after it can fail on an argument.
         first = len(self)
-        h = self._raw
-        # Columns through the array module (C-speed conversion), viewed by ctypes.
         i64 = lambda col: (C.c_int64 * n).from_buffer(array.array("q", col))
         f64 = lambda col: (C.c_double * n).from_buffer(array.array("d", col))
-        sc = f64(scores) if scores is not None else (C.c_double * n)()
-        k = _packed(kinds, "kinds") if kinds is not None else None
-        _check(_lib.cupel_items_push_many_packed(h, n, i64(tokens), sc, k, 0 if k is None else len(k)))
-        if contents is not None:
-            c = _packed(contents, "contents")
+        _check(_lib.cupel_items_push_many_packed(h, n, i64(tk), f64(sc) if sc is not None else (C.c_double * n)(),
+                                                 k, 0 if k is None else len(k)))
+        if c is not None:
             _check(_lib.cupel_items_set_contents_packed(h, first, n, c, len(c)))
-        if timestamps is not None:
-            _check(_lib.cupel_items_set_timestamps(h, first, n, i64(timestamps)))
-        if priorities is not None:
-            _check(_lib.cupel_items_set_priorities(h, first, n, i64(priorities)))
-        if pinned is not None:
-            b = (C.c_bool * n).from_buffer(array.array("b", [1 if x else 0 for x in pinned]))
-            _check(_lib.cupel_items_set_pinned_many(h, first, n, b))
-        if relevance_hints is not None:
-            _check(_lib.cupel_items_set_relevance_hints(h, first, n, f64(relevance_hints)))
-        if groups is not None:
-            _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", groups))))
+        if ts is not None:
+            _check(_lib.cupel_items_set_timestamps(h, first, n, i64(ts)))
+        if pr is not None:
+            _check(_lib.cupel_items_set_priorities(h, first, n, i64(pr)))
+        if pn is not None:
+            _check(_lib.cupel_items_set_pinned_many(h, first, n, (C.c_bool * n).from_buffer(
+                array.array("b", [1 if x else 0 for x in pn]))))
+        if rh is not None:
+            _check(_lib.cupel_items_set_relevance_hints(h, first, n, f64(rh)))
+        if gr is not None:
+            _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", gr))))
         return self
 
+    def _at(self, index: Any) -> Tuple[int, int]:
+        h = self._raw
+        return h, _index(index, "index", _lib.cupel_items_len(h))
+
+    def set_content(self, index: int, content: str) -> None:
+        """Sets item `index`'s content (a non-empty str), replacing an
+        earlier one. Deduplication compares contents exactly."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_content(h, i, _str(content, "content")))
+
+    def set_timestamp(self, index: int, unix_millis: int) -> None:
+        """Sets item `index`'s timestamp, in UTC milliseconds since the epoch."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_timestamp(h, i, _i64(unix_millis, "unix_millis")))
+
+    def set_priority(self, index: int, priority: int) -> None:
+        """Sets item `index`'s priority (higher is more important)."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_priority(h, i, _i64(priority, "priority")))
+
+    def set_pinned(self, index: int, pinned: bool = True) -> None:
+        """Pins item `index` (or unpins it): a pipeline includes it unscored."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_pinned(h, i, _bool(pinned, "pinned")))
+
+    def set_relevance_hint(self, index: int, hint: float) -> None:
+        """Sets item `index`'s relevance hint (the Reflexive scorer's input)."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_relevance_hint(h, i, _f64(hint, "hint")))
+
     def set_group(self, index: int, group: int) -> None:
-        """Puts item `index` in keep-together group `group` (0: none)."""
-        _check(_lib.cupel_items_set_group(self._raw, index, group))
+        """Puts item `index` in keep-together group `group` (0: none; 0 to 2**64 - 1)."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_group(h, i, _u64(group, "group")))
+
+    def set_source(self, index: int, source: str) -> None:
+        """Sets item `index`'s source ("Chat" when never set)."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_source(h, i, _name_of(source, "source", "a source")))
+
+    def add_tag(self, index: int, tag: str) -> None:
+        """Adds a tag to item `index` (tags accumulate, repeats included)."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_add_tag(h, i, _str(tag, "tag")))
+
+    def set_metadata(self, index: int, key: str, value: str) -> None:
+        """Sets metadata `key` of item `index` to `value` (both str)."""
+        h, i = self._at(index)
+        _check(_lib.cupel_items_set_metadata(h, i, _str(key, "key"), _str(value, "value")))
+
+    def get(self, index: int) -> Item:
+        """Item `index` read back as an `Item`: tokens, score and kind as
+        pushed, content / timestamp / priority / relevance_hint None when
+        absent, pinned, source ("Chat" unless set), group, tags (a tuple, in
+        the order added) and metadata (a dict, in the order keys were first
+        set). IndexError for an index outside 0 .. len - 1."""
+        h, i = self._at(index)
+        tokens, score, present, group, count, pinned = (C.c_int64(), C.c_double(), C.c_bool(), C.c_uint64(),
+                                                         C.c_size_t(), C.c_bool())
+        ptr, n, ptr2, n2 = C.c_void_p(), C.c_size_t(), C.c_void_p(), C.c_size_t()
+        _check(_lib.cupel_items_tokens(h, i, C.byref(tokens)))
+        _check(_lib.cupel_items_score(h, i, C.byref(score)))
+
+        def text(fn) -> Optional[str]:
+            _check(fn(h, i, C.byref(ptr), C.byref(n)))
+            return _string_out(ptr, n)
+
+        def optional(fn, ctype):
+            value = ctype()
+            _check(fn(h, i, C.byref(present), C.byref(value)))
+            return value.value if present.value else None
+
+        kind, content, source = text(_lib.cupel_items_kind), text(_lib.cupel_items_content), \
+            text(_lib.cupel_items_source)
+        timestamp = optional(_lib.cupel_items_timestamp, C.c_int64)
+        priority = optional(_lib.cupel_items_priority, C.c_int64)
+        hint = optional(_lib.cupel_items_relevance_hint, C.c_double)
+        _check(_lib.cupel_items_pinned(h, i, C.byref(pinned)))
+        _check(_lib.cupel_items_group(h, i, C.byref(group)))
+        _check(_lib.cupel_items_tag_count(h, i, C.byref(count)))
+        tags = []
+        for k in range(count.value):
+            _check(_lib.cupel_items_tag(h, i, k, C.byref(ptr), C.byref(n)))
+            tags.append(_string_out(ptr, n) or "")
+        _check(_lib.cupel_items_metadata_count(h, i, C.byref(count)))
+        metadata = {}
+        for k in range(count.value):
+            _check(_lib.cupel_items_metadata_entry(h, i, k, C.byref(ptr), C.byref(n), C.byref(ptr2), C.byref(n2)))
+            metadata[_string_out(ptr, n) or ""] = _string_out(ptr2, n2) or ""
+        return Item(tokens=tokens.value, score=score.value, kind=kind, content=content, timestamp=timestamp,
+                    priority=priority, pinned=pinned.value, relevance_hint=hint, source=source, tags=tuple(tags),
+                    metadata=metadata, group=group.value)
+
+    def __iter__(self) -> Iterator[Item]:
+        """Every item, in index order, as `get` reads it."""
+        for i in range(len(self)):
+            yield self.get(i)
 
     def __len__(self) -> int:
+        """The number of items."""
         return _lib.cupel_items_len(self._raw)
 
     def clear(self) -> None:
+        """Removes every item (indices start again from 0)."""
         _lib.cupel_items_clear(self._raw)
 
 
@@ -302,22 +710,49 @@ class Budget(_Handle):
     """A token budget: hard ceiling (max) and the slicers' goal (target)."""
 
     _free = _lib.cupel_budget_free
+    _noun = "budget"
 
     def __init__(self, max_tokens: int, target_tokens: Optional[int] = None, *, output_reserve: int = 0,
                  safety_margin_percent: float = 0.0, reserved: Optional[Mapping[str, int]] = None) -> None:
-        target = max_tokens if target_tokens is None else target_tokens
-        super().__init__(lambda out: _lib.cupel_budget_new(max_tokens, target, out))
-        if output_reserve:
-            _check(_lib.cupel_budget_set_output_reserve(self._ptr, output_reserve))
-        if safety_margin_percent:
-            _check(_lib.cupel_budget_set_safety_margin(self._ptr, safety_margin_percent))
-        for kind, tokens in (reserved or {}).items():
-            _check(_lib.cupel_budget_reserve(self._ptr, _b(kind), tokens))
+        """`target_tokens` None is `max_tokens`; the keywords call the setters."""
+        mx = _i64(max_tokens, "max_tokens")
+        target = mx if target_tokens is None else _i64(target_tokens, "target_tokens")
+        _i64(output_reserve, "output_reserve")
+        _f64(safety_margin_percent, "safety_margin_percent")
+        if reserved is not None and not isinstance(reserved, Mapping):
+            raise _bad_type("reserved", reserved, "a mapping of kind to tokens")
+        super().__init__(lambda out: _lib.cupel_budget_new(mx, target, out))
+        try:
+            if output_reserve:
+                self.set_output_reserve(output_reserve)
+            if safety_margin_percent:
+                self.set_safety_margin(safety_margin_percent)
+            for kind, tokens in (reserved or {}).items():
+                self.reserve(kind, tokens)
+        except BaseException:
+            self.close()
+            raise
+
+    def set_output_reserve(self, output_reserve: int) -> None:
+        """Keeps `output_reserve` tokens (>= 0) of max_tokens for the answer."""
+        h = self._raw
+        _check(_lib.cupel_budget_set_output_reserve(h, _i64(output_reserve, "output_reserve")))
+
+    def set_safety_margin(self, percent: float) -> None:
+        """Takes `percent` (0 to 100) off the effective target."""
+        h = self._raw
+        _check(_lib.cupel_budget_set_safety_margin(h, _f64(percent, "percent")))
+
+    def reserve(self, kind: str, tokens: int) -> None:
+        """Reserves `tokens` for `kind` (setting a kind again replaces it)."""
+        h = self._raw
+        _check(_lib.cupel_budget_reserve(h, _str(kind, "kind"), _i64(tokens, "tokens")))
 
     def effective(self, pinned_tokens: int = 0) -> Tuple[int, int]:
         """(max, target) after `pinned_tokens`, reserves and the margin."""
+        h = self._raw
         mx, tg = C.c_int64(), C.c_int64()
-        _check(_lib.cupel_budget_effective(self._raw, pinned_tokens, C.byref(mx), C.byref(tg)))
+        _check(_lib.cupel_budget_effective(h, _i64(pinned_tokens, "pinned_tokens"), C.byref(mx), C.byref(tg)))
         return mx.value, tg.value
 
 
@@ -325,12 +760,27 @@ class Budget(_Handle):
 
 
 class Scarcity(enum.IntEnum):
+    """What a count slicer does when a kind has fewer items than it requires."""
+
     DEGRADE = 0
     ERROR = 1
 
 
 class Slicer(_Handle):
+    """A slicer (the Slice stage). Decorators keep a copy of their inner slicer."""
+
     _free = _lib.cupel_slicer_free
+    _noun = "slicer"
+
+    @property
+    def memory_limit(self) -> int:
+        """The bound, in bytes, on one slice call's working memory (default 1 GiB)."""
+        return _lib.cupel_slicer_memory_limit(self._raw)
+
+    @memory_limit.setter
+    def memory_limit(self, limit: int) -> None:
+        h = self._raw
+        _check(_lib.cupel_slicer_set_memory_limit(h, _size(limit, "memory_limit")))
 
 
 class Greedy(Slicer):
@@ -341,145 +791,235 @@ class Greedy(Slicer):
 
 
 class Knapsack(Slicer):
-    """KnapsackSlice: 0/1 knapsack DP in buckets of `bucket_size` tokens."""
+    """KnapsackSlice: 0/1 knapsack DP in buckets of `bucket_size` tokens (> 0)."""
 
     def __init__(self, bucket_size: int = 100) -> None:
-        super().__init__(lambda out: _lib.cupel_slicer_new_knapsack(bucket_size, out))
+        b = _i64(bucket_size, "bucket_size")
+        super().__init__(lambda out: _lib.cupel_slicer_new_knapsack(b, out))
+
+
+def _entries(entries: Any, name: str, struct, conv) -> Tuple[Any, int, list]:
+    """A {kind: (a, b)} mapping as an array of `struct`; `conv` checks a and b."""
+    if not isinstance(entries, Mapping):
+        raise _bad_type(name, entries, "a mapping of kind to a pair")
+    rows, keep = [], []
+    for k, (kind, pair) in enumerate(entries.items()):
+        b = _str(kind, f"{name}[{k}].kind")
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise _bad_type(f"{name}[{k}] ({kind!r})", pair, "a pair")
+        keep.append(b)
+        rows.append(struct(b, *conv(pair, f"{name}[{k}]")))
+    return (struct * max(len(rows), 1))(*rows), len(rows), keep
+
+
+def _percents(pair, name):
+    return _f64(pair[0], f"{name}.require_percent"), _f64(pair[1], f"{name}.cap_percent")
+
+
+def _counts(pair, name):
+    out = []
+    for v, what in zip(pair, ("require_count", "cap_count")):
+        i = _int(v, f"{name}.{what}")
+        if not 0 <= i < 1 << 32:
+            raise _invalid(f"{name}.{what} is {i}; it must be in 0 .. 2**32 - 1")
+        out.append(i)
+    return out
 
 
 class Quota(Slicer):
-    """QuotaSlice over a copy of `inner`: {kind: (require_percent, cap_percent)}."""
+    """QuotaSlice over a copy of `inner`: `quotas` maps a kind to
+    (require_percent, cap_percent) of the target."""
 
     def __init__(self, inner: Slicer, quotas: Mapping[str, Tuple[float, float]]) -> None:
-        entries = (N.QuotaEntry * max(len(quotas), 1))(*[N.QuotaEntry(_b(k), r, c) for k, (r, c) in quotas.items()])
-        super().__init__(lambda out: _lib.cupel_slicer_new_quota(inner._raw, entries, len(quotas), out))
-
-
-def _counts(entries: Mapping[str, Tuple[int, int]]):
-    return (N.CountEntry * max(len(entries), 1))(*[N.CountEntry(_b(k), r, c) for k, (r, c) in entries.items()])
+        p = _ptr(inner, Slicer, "inner")
+        arr, n, _keep = _entries(quotas, "quotas", N.QuotaEntry, _percents)
+        super().__init__(lambda out: _lib.cupel_slicer_new_quota(p, arr, n, out))
 
 
 class CountQuota(Slicer):
-    """CountQuotaSlice over a copy of `inner`: {kind: (require_count, cap_count)}."""
+    """CountQuotaSlice over a copy of `inner`: `entries` maps a kind to
+    (require_count, cap_count)."""
 
     def __init__(self, inner: Slicer, entries: Mapping[str, Tuple[int, int]],
                  scarcity: Scarcity = Scarcity.DEGRADE) -> None:
-        e = _counts(entries)
-        super().__init__(lambda out: _lib.cupel_slicer_new_count_quota(inner._raw, e, len(entries), int(scarcity), out))
+        p = _ptr(inner, Slicer, "inner")
+        arr, n, _keep = _entries(entries, "entries", N.CountEntry, _counts)
+        sc = _int(scarcity, "scarcity")
+        super().__init__(lambda out: _lib.cupel_slicer_new_count_quota(p, arr, n, sc, out))
 
 
 class CountConstrainedKnapsack(Slicer):
+    """CountConstrainedKnapsackSlice: the CountQuota phases around a knapsack
+    of `bucket_size`; `entries` maps a kind to (require_count, cap_count)."""
+
     def __init__(self, bucket_size: int, entries: Mapping[str, Tuple[int, int]],
                  scarcity: Scarcity = Scarcity.DEGRADE) -> None:
-        e = _counts(entries)
-        super().__init__(lambda out: _lib.cupel_slicer_new_count_constrained_knapsack(
-            bucket_size, e, len(entries), int(scarcity), out))
+        b = _i64(bucket_size, "bucket_size")
+        arr, n, _keep = _entries(entries, "entries", N.CountEntry, _counts)
+        sc = _int(scarcity, "scarcity")
+        super().__init__(lambda out: _lib.cupel_slicer_new_count_constrained_knapsack(b, arr, n, sc, out))
 
 
 class Scorer(_Handle):
-    """A scorer (the Score stage); composites copy their children."""
+    """A scorer (the Score stage), made by the factories in `cupel.scorers`;
+    composites copy their children."""
 
     _free = _lib.cupel_scorer_free
+    _noun = "scorer"
 
     def score(self, items: Items) -> List[float]:
         """The score of every item, by index."""
-        n = len(items)
+        h, it = self._raw, _ptr(items, Items, "items")
+        n = _lib.cupel_items_len(it)
         out = (C.c_double * max(n, 1))()
         got = C.c_size_t()
-        _check(_lib.cupel_scorer_score(self._raw, items._raw, out, n, C.byref(got)))
+        _check(_lib.cupel_scorer_score(h, it, out, n, C.byref(got)))
         return list(out[: got.value])
 
 
-def _weights(w: Mapping[str, float]):
-    return (N.Weight * max(len(w), 1))(*[N.Weight(_b(k), v) for k, v in w.items()]), len(w)
+def _weights(weights: Any) -> Tuple[Any, int, list]:
+    if not isinstance(weights, Mapping):
+        raise _bad_type("weights", weights, "a mapping of name to weight")
+    rows, keep = [], []
+    for k, (name, w) in enumerate(weights.items()):
+        b = _str(name, f"weights[{k}].kind")
+        keep.append(b)
+        rows.append(N.Weight(b, _f64(w, f"weights[{k}].weight")))
+    return (N.Weight * max(len(rows), 1))(*rows), len(rows), keep
 
 
 class _Scorers:
     """Factories of every scorer: `cupel.scorers.Recency()`, ..."""
 
+    EXPONENTIAL, STEP, WINDOW = 0, 1, 2
+
     @staticmethod
     def Given() -> Scorer:
+        """The score pushed with each item."""
         return Scorer(_lib.cupel_scorer_new_given)
 
     @staticmethod
     def Recency() -> Scorer:
+        """Timestamp rank among the timestamped items (0 without one)."""
         return Scorer(_lib.cupel_scorer_new_recency)
 
     @staticmethod
     def Priority() -> Scorer:
+        """Priority rank (0 without one)."""
         return Scorer(_lib.cupel_scorer_new_priority)
 
     @staticmethod
     def Frequency() -> Scorer:
+        """The share of other items sharing a tag."""
         return Scorer(_lib.cupel_scorer_new_frequency)
 
     @staticmethod
     def Reflexive() -> Scorer:
+        """The relevance hint, clamped to [0, 1]."""
         return Scorer(_lib.cupel_scorer_new_reflexive)
 
     @staticmethod
     def Kind(weights: Optional[Mapping[str, float]] = None) -> Scorer:
-        """None: the specification's default weights."""
+        """The weight of the item's kind; `weights` {kind: weight >= 0}, None
+        for the specification's defaults."""
         if weights is None:
             return Scorer(lambda out: _lib.cupel_scorer_new_kind(None, 0, out))
-        arr, n = _weights(weights)
+        arr, n, _keep = _weights(weights)
         return Scorer(lambda out: _lib.cupel_scorer_new_kind(arr, n, out))
 
     @staticmethod
     def Tag(weights: Mapping[str, float]) -> Scorer:
-        arr, n = _weights(weights)
+        """The summed weights of the item's tags over all weights; `weights` {tag: weight >= 0}."""
+        arr, n, _keep = _weights(weights)
         return Scorer(lambda out: _lib.cupel_scorer_new_tag(arr, n, out))
 
     @staticmethod
     def Composite(parts: Sequence[Tuple[Scorer, float]]) -> Scorer:
-        kids = (C.c_void_p * max(len(parts), 1))(*[s._raw for s, _ in parts])
-        w = (C.c_double * max(len(parts), 1))(*[float(x) for _, x in parts])
-        return Scorer(lambda out: _lib.cupel_scorer_new_composite(kids, w, len(parts), out))
+        """The weighted average of `parts`, (scorer, weight > 0) pairs; the
+        composite keeps copies of the scorers."""
+        if isinstance(parts, (str, bytes)) or not isinstance(parts, Sequence):
+            raise _bad_type("parts", parts, "a sequence of (scorer, weight) pairs")
+        kids, weights = [], []
+        for k, part in enumerate(parts):
+            if not isinstance(part, (tuple, list)) or len(part) != 2:
+                raise _bad_type(f"parts[{k}]", part, "a (scorer, weight) pair")
+            kids.append(_ptr(part[0], Scorer, f"parts[{k}]"))
+            w = _f64(part[1], f"parts[{k}] weight")
+            if not (math.isfinite(w) and w > 0):
+                shown = "NaN" if math.isnan(w) else repr(part[1])
+                raise _invalid(f"parts[{k}] weight is {shown}; composite weights must be finite and > 0")
+            weights.append(w)
+        n = len(kids)
+        karr = (C.c_void_p * max(n, 1))(*kids)
+        warr = (C.c_double * max(n, 1))(*weights)
+        return Scorer(lambda out: _lib.cupel_scorer_new_composite(karr, warr, n, out))
 
     @staticmethod
     def Scaled(inner: Scorer) -> Scorer:
-        return Scorer(lambda out: _lib.cupel_scorer_new_scaled(inner._raw, out))
+        """`inner`'s scores min-max normalised over the list (a copy of `inner` is kept)."""
+        p = _ptr(inner, Scorer, "inner")
+        return Scorer(lambda out: _lib.cupel_scorer_new_scaled(p, out))
 
     @staticmethod
     def MetadataTrust(default_score: float = 0.5) -> Scorer:
-        return Scorer(lambda out: _lib.cupel_scorer_new_metadata_trust(default_score, out))
+        """Metadata "cupel:trust" as a number in [0, 1]; `default_score` when absent."""
+        d = _f64(default_score, "default_score")
+        return Scorer(lambda out: _lib.cupel_scorer_new_metadata_trust(d, out))
 
     @staticmethod
     def MetadataKey(key: str, value: str, boost: float) -> Scorer:
-        return Scorer(lambda out: _lib.cupel_scorer_new_metadata_key(_b(key), _b(value), boost, out))
-
-    EXPONENTIAL, STEP, WINDOW = 0, 1, 2
+        """`boost` (finite, > 0) where metadata `key` is exactly `value`, 1.0 otherwise."""
+        k, v, b = _str(key, "key"), _str(value, "value"), _f64(boost, "boost")
+        return Scorer(lambda out: _lib.cupel_scorer_new_metadata_key(k, v, b, out))
 
     @staticmethod
     def Decay(curve: int, *, reference_time: int, duration_secs: float = 0.0,
               windows: Sequence[Tuple[float, float]] = (), null_timestamp_score: float = 0.5) -> Scorer:
-        """curve: scorers.EXPONENTIAL / STEP / WINDOW; reference_time in UTC ms."""
-        arr = (N.DecayWindow * max(len(windows), 1))(*[N.DecayWindow(a, s) for a, s in windows])
-        return Scorer(lambda out: _lib.cupel_scorer_new_decay(
-            curve, duration_secs, arr if windows else None, len(windows), reference_time, null_timestamp_score, out))
+        """A score from each timestamp's age at `reference_time` (UTC ms):
+        curve scorers.EXPONENTIAL (half-life `duration_secs`), WINDOW (1 while
+        younger than `duration_secs`) or STEP (`windows`, (max_age_secs,
+        score) pairs, youngest first)."""
+        c = _int(curve, "curve")
+        if not -(1 << 31) <= c < 1 << 31:
+            raise _invalid(f"curve is {c}; it must be scorers.EXPONENTIAL, STEP or WINDOW")
+        ref, dur, null = (_i64(reference_time, "reference_time"), _f64(duration_secs, "duration_secs"),
+                          _f64(null_timestamp_score, "null_timestamp_score"))
+        rows = []
+        for k, w in enumerate(windows):
+            if not isinstance(w, (tuple, list)) or len(w) != 2:
+                raise _bad_type(f"windows[{k}]", w, "a (max_age_secs, score) pair")
+            rows.append(N.DecayWindow(_f64(w[0], f"windows[{k}].max_age_secs"), _f64(w[1], f"windows[{k}].score")))
+        arr = (N.DecayWindow * max(len(rows), 1))(*rows)
+        n = len(rows)
+        return Scorer(lambda out: _lib.cupel_scorer_new_decay(c, dur, arr if n else None, n, ref, null, out))
 
 
 scorers = _Scorers()
 
 
 class Placer(_Handle):
-    _free = _lib.cupel_placer_free
+    """A placer (the Place stage): `Chronological()` or `UShaped()`."""
 
-    def place(self, items: "Items", indices: Sequence[int], scores: Sequence[float]) -> List[int]:
-        """The Place stage on its own: the item `indices`, with their `scores`
-        (one each), in placed order."""
+    _free = _lib.cupel_placer_free
+    _noun = "placer"
+
+    def place(self, items: Items, indices: Sequence[int], scores: Sequence[float]) -> List[int]:
+        """The Place stage on its own: the item `indices` (each in 0 ..
+        len(items) - 1), with their `scores` (one each), in placed order."""
+        h, it = self._raw, _ptr(items, Items, "items")
+        for name, col in (("indices", indices), ("scores", scores)):
+            if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+                raise _bad_type(name, col, "a sequence")
         n = len(indices)
         if len(scores) != n:
-            raise InvalidArgumentError(Status.INVALID_ARGUMENT,
-                                       f"place: {n} indices and {len(scores)} scores; one score per index")
-        for k, i in enumerate(indices):
-            if i < 0:
-                raise InvalidArgumentError(Status.INVALID_ARGUMENT, f"place: indices[{k}] is {i}, negative")
-        idx = (C.c_size_t * max(n, 1))(*indices)
-        sc = (C.c_double * max(n, 1))(*scores)
+            raise _invalid(f"place: {n} indices and {len(scores)} scores; one score per index")
+        length = _lib.cupel_items_len(it)
+        idx = [_index(i, f"indices[{k}]", length) for k, i in enumerate(indices)]
+        sc = [_f64(s, f"scores[{k}]") for k, s in enumerate(scores)]
         out = (C.c_size_t * max(n, 1))()
         got = C.c_size_t()
-        _check(_lib.cupel_placer_place(self._raw, items._raw, idx, sc, n, out, max(n, 1), C.byref(got)))
+        _check(_lib.cupel_placer_place(h, it, (C.c_size_t * max(n, 1))(*idx), (C.c_double * max(n, 1))(*sc), n,
+                                       out, max(n, 1), C.byref(got)))
         return list(out[: got.value])
 
 
@@ -501,12 +1041,26 @@ class UShaped(Placer):
 
 
 class Overflow(enum.IntEnum):
+    """What a pipeline does when the selection exceeds the target."""
+
     THROW = 0
     TRUNCATE = 1
     PROCEED = 2
 
 
+def reason_name(code: int) -> str:
+    """The specification's name of a reason code, as the library names it
+    (cupel_reason_str): "BudgetExceeded", ...; "Unknown" for a number that
+    is no reason."""
+    c = _int(code, "code")
+    if not -(1 << 31) <= c < 1 << 31:
+        return "Unknown"
+    return _lib.cupel_reason_str(c).decode()
+
+
 class Reason(enum.IntEnum):
+    """Why an item was included or excluded (`Decision.reason`)."""
+
     SCORED = 0
     PINNED = 1
     ZERO_TOKEN = 2
@@ -522,12 +1076,14 @@ class Reason(enum.IntEnum):
 
     @property
     def spec_name(self) -> str:
-        """The specification's name, e.g. "BudgetExceeded"."""
-        return "".join(w.capitalize() for w in self.name.split("_"))
+        """The specification's name, e.g. "BudgetExceeded" (from the library)."""
+        return reason_name(self.value)
 
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
+    """One item's decision in a report."""
+
     index: int
     score: float
     reason: Reason
@@ -539,7 +1095,18 @@ class Decision:
 
 
 @dataclasses.dataclass(frozen=True)
+class Shortfall:
+    """A count requirement a count slicer could not meet (Scarcity.DEGRADE)."""
+
+    kind: str
+    required: int
+    satisfied: int
+
+
+@dataclasses.dataclass(frozen=True)
 class Report:
+    """What one run or slice decided."""
+
     included: List[Decision]  # placed order
     excluded: List[Decision]  # score descending
     total_candidates: int
@@ -551,8 +1118,11 @@ class Report:
     # Tokens the placed items exceed the target by under Overflow.PROCEED
     # (the spec's OverflowEvent); 0 otherwise.
     tokens_over_budget: int = 0
+    shortfalls: List[Shortfall] = dataclasses.field(default_factory=list)
+    cap_excluded: List[int] = dataclasses.field(default_factory=list)  # item indices dropped by a cap_count
 
     def to_dict(self) -> dict:
+        """The JSON report parsed."""
         return _json.loads(self.json)
 
 
@@ -568,24 +1138,33 @@ def _decisions(r: int, included: bool) -> List[Decision]:
     return out
 
 
-def _report(r: int, items: Items) -> Report:
+def _report(r: int, items: int) -> Report:
     n = C.c_size_t()
-    st = _lib.cupel_report_json(r, items._raw, None, 0, C.byref(n))
+    st = _lib.cupel_report_json(r, items, None, 0, C.byref(n))
     if st != Status.BUFFER_TOO_SMALL:
         _check(st)
     buf = C.create_string_buffer(n.value + 1)
-    _check(_lib.cupel_report_json(r, items._raw, buf, n.value + 1, C.byref(n)))
+    _check(_lib.cupel_report_json(r, items, buf, n.value + 1, C.byref(n)))
+    shortfalls = []
+    kind, req, sat = C.c_void_p(), C.c_uint32(), C.c_uint32()
+    for i in range(_lib.cupel_report_shortfall_count(r)):
+        _check(_lib.cupel_report_shortfall(r, i, C.byref(kind), C.byref(req), C.byref(sat)))
+        shortfalls.append(Shortfall(C.string_at(kind.value).decode("utf-8"), req.value, sat.value))
+    cap, ix = [], C.c_size_t()
+    for i in range(_lib.cupel_report_cap_excluded_count(r)):
+        _check(_lib.cupel_report_cap_excluded(r, i, C.byref(ix)))
+        cap.append(ix.value)
     return Report(
         _decisions(r, True), _decisions(r, False),
         _lib.cupel_report_total_candidates(r), _lib.cupel_report_total_tokens_considered(r),
         _lib.cupel_report_effective_max_tokens(r), _lib.cupel_report_effective_target_tokens(r),
         _lib.cupel_report_selected_tokens(r), buf.raw[: n.value].decode("utf-8"),
-        _lib.cupel_report_tokens_over_budget(r),
+        _lib.cupel_report_tokens_over_budget(r), shortfalls, cap,
     )
 
 
-def _run(items: Items, want_report: bool, call) -> Union[List[int], Tuple[List[int], Report]]:
-    n = len(items)
+def _run(items: int, want_report: bool, call) -> Union[List[int], Tuple[List[int], Report]]:
+    n = _lib.cupel_items_len(items)
     out = (C.c_size_t * max(n, 1))()
     got = C.c_size_t()
     r = None
@@ -607,21 +1186,98 @@ class Pipeline(_Handle):
     scorer None: the pushed scores; placer None: the slicer's order."""
 
     _free = _lib.cupel_pipeline_free
+    _noun = "pipeline"
 
     def __init__(self, *, slicer: Slicer, scorer: Optional[Scorer] = None, placer: Optional[Placer] = None,
                  deduplication: bool = True, overflow: Overflow = Overflow.THROW) -> None:
-        super().__init__(lambda out: _lib.cupel_pipeline_new(
-            scorer._raw if scorer else None, slicer._raw, placer._raw if placer else None, out))
-        _check(_lib.cupel_pipeline_set_deduplication(self._ptr, deduplication))
-        _check(_lib.cupel_pipeline_set_overflow(self._ptr, int(overflow)))
+        sc = None if scorer is None else _ptr(scorer, Scorer, "scorer")
+        sl = _ptr(slicer, Slicer, "slicer")
+        pl = None if placer is None else _ptr(placer, Placer, "placer")
+        dedup = _bool(deduplication, "deduplication")
+        ov = _int(overflow, "overflow")
+        if ov not in Overflow._value2member_map_:
+            raise _invalid(f"overflow is {ov}; it must be an Overflow (0, 1 or 2)")
+        super().__init__(lambda out: _lib.cupel_pipeline_new(sc, sl, pl, out))
+        _check(_lib.cupel_pipeline_set_deduplication(self._ptr, dedup))
+        _check(_lib.cupel_pipeline_set_overflow(self._ptr, ov))
 
     def run(self, items: Items, budget: Budget, *, report: bool = False):
         """The placed item indices; with report=True, (placed, Report)."""
-        return _run(items, report, lambda out, cap, got, r: _lib.cupel_pipeline_run(
-            self._raw, items._raw, budget._raw, out, cap, got, r))
+        h, it, b = self._raw, _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
+        return _run(it, _bool(report, "report"),
+                    lambda out, cap, got, r: _lib.cupel_pipeline_run(h, it, b, out, cap, got, r))
 
 
-def slice(slicer: Slicer, items: Items, budget: Budget, *, pinned_tokens: int = 0, report: bool = False):
-    """The Sort and Slice stages alone: selected indices (and the Report)."""
-    return _run(items, report, lambda out, cap, got, r: _lib.cupel_slice(
-        slicer._raw, items._raw, budget._raw, pinned_tokens, out, cap, got, r))
+def slice(slicer: Slicer, items: Items, budget: Budget, pinned_tokens: int = 0, *, report: bool = False):
+    """The Sort and Slice stages alone, with `pinned_tokens` (>= 0) taken off
+    the budget: the selected indices in the slicer's order (and the Report
+    with report=True)."""
+    s, it, b = _ptr(slicer, Slicer, "slicer"), _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
+    pinned = _i64(pinned_tokens, "pinned_tokens")
+    return _run(it, _bool(report, "report"),
+                lambda out, cap, got, r: _lib.cupel_slice(s, it, b, pinned, out, cap, got, r))
+
+
+def marginal_items(slicer: Slicer, items: Items, budget: Budget, pinned_tokens: int, slack_tokens: int) -> List[int]:
+    """GetMarginalItems: the indices selected at `budget` but not at the
+    same budget with max and target reduced by `slack_tokens` (>= 0), in the
+    order of the full-budget selection. The C ABI's argument order."""
+    s, it, b = _ptr(slicer, Slicer, "slicer"), _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
+    pinned, slack = _i64(pinned_tokens, "pinned_tokens"), _i64(slack_tokens, "slack_tokens")
+    n = _lib.cupel_items_len(it)
+    out = (C.c_size_t * max(n, 1))()
+    got = C.c_size_t()
+    _check(_lib.cupel_marginal_items(s, it, b, pinned, slack, out, n, C.byref(got)))
+    return list(out[: got.value])
+
+
+def find_min_budget(slicer: Slicer, items: Items, pinned_tokens: int, target_index: int,
+                    search_ceiling: int) -> Optional[int]:
+    """FindMinBudgetFor: the smallest budget (max = target) at which item
+    `target_index` is selected, searched up to `search_ceiling`; None when
+    it is not selected even there. The C ABI's argument order."""
+    s, it = _ptr(slicer, Slicer, "slicer"), _ptr(items, Items, "items")
+    pinned = _i64(pinned_tokens, "pinned_tokens")
+    target = _index(target_index, "target_index", _lib.cupel_items_len(it))
+    ceiling = _i64(search_ceiling, "search_ceiling")
+    tokens = C.c_int64()
+    _check(_lib.cupel_find_min_budget(s, it, pinned, target, ceiling, C.byref(tokens)))
+    return None if tokens.value < 0 else tokens.value
+
+
+class Stream(_Handle):
+    """StreamSlice: items arrive one at a time (index = push order) and are
+    decided `batch_size` at a time (0: the default, 32) against
+    `target_tokens`; `push` says when the budget is spent."""
+
+    _free = _lib.cupel_stream_free
+    _noun = "stream"
+
+    def __init__(self, target_tokens: int, batch_size: int = 0) -> None:
+        t, b = _i64(target_tokens, "target_tokens"), _size(batch_size, "batch_size")
+        super().__init__(lambda out: _lib.cupel_stream_new(t, b, out))
+
+    def push(self, tokens: int, score: float, group: int = 0) -> bool:
+        """Offers the next item (`tokens` >= 0, a finite `score`; `group` a
+        keep-together group whose members are pushed one after another, 0 for
+        none). Returns True once the budget is spent: the producer can stop."""
+        h = self._raw
+        t, s, g = _i64(tokens, "tokens"), _f64(score, "score"), _u64(group, "group")
+        full = C.c_bool()
+        if g:
+            _check(_lib.cupel_stream_push_grouped(h, t, s, g, C.byref(full)))
+        else:
+            _check(_lib.cupel_stream_push(h, t, s, C.byref(full)))
+        return full.value
+
+    def finish(self) -> List[int]:
+        """Ends the stream (no more pushes) and returns the taken item
+        indices, in the order they were taken; calling it again gives the same."""
+        h = self._raw
+        n = C.c_size_t()
+        st = _lib.cupel_stream_finish(h, None, 0, C.byref(n))
+        if st != Status.BUFFER_TOO_SMALL:
+            _check(st)
+        out = (C.c_size_t * max(n.value, 1))()
+        _check(_lib.cupel_stream_finish(h, out, n.value, C.byref(n)))
+        return list(out[: n.value])

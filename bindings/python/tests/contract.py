@@ -1,0 +1,396 @@
+"""The binding contract (tests/contract/contract.txt) run through the Python
+package's public API: every row whose `where` names py.
+
+    python contract.py [contract.txt]
+
+The table is the argument, else $CUPEL_CONTRACT, else the repository's
+tests/contract/contract.txt found relative to this file. Prints one line per
+failed row, then "contract py: N passed, M failed"; exits non-zero when a
+row fails, and with status 2 when the table has a row this runner cannot
+run (an unknown op, value or expect) or its @map line for py differs from
+ERRORS below. tests/python_binding.rs runs it under CPython and PyPy.
+"""
+import os
+import re
+import sys
+from pathlib import Path
+
+import cupel
+
+LANG = "py"
+LANGUAGES = ["c", "cpp", "go", "cs", "py", "js", "lua"]
+
+# The error class of each expect category: must equal the table's @map py line.
+ERRORS = {"null": TypeError, "type": TypeError, "integer": TypeError, "value": ValueError,
+          "range": IndexError, "closed": ValueError}
+
+# Where the Python API names an argument otherwise than the table: the name
+# a message must give instead. (op, arg) -> Python name.
+ALIASES = {
+    ("items.push_many", "tokens"): "tokens",  # Items.extend_columns(tokens, scores, kinds=...)
+    ("items.push_many", "score"): "scores",
+    ("items.push_many", "kind"): "kinds",
+    ("scorer.composite", "children"): "parts",  # scorers.Composite(parts=[(scorer, weight), ...])
+    ("scorer.composite", "weights"): "parts",
+}
+
+SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"]
+
+FIXTURE = [  # tokens, score, kind, content, timestamp
+    (100, 0.9, "Message", "alpha", 1000),
+    (200, 0.5, "Document", "beta", 2000),
+    (50, 0.1, "ToolOutput", "gamma", 3000),
+]
+
+
+class Unrunnable(Exception):
+    """A row this runner cannot run: the table and the runner disagree."""
+
+
+class Row:
+    def __init__(self, line: str, lineno: int):
+        f = line.split()
+        if len(f) != 6:
+            raise Unrunnable(f"contract.txt:{lineno}: not a row of six fields: {line}")
+        self.id, self.op, self.arg, self.value, self.expect, self.where = f
+
+    def langs(self):
+        if self.where == "all":
+            return LANGUAGES
+        if self.where == "dyn":
+            return ["py", "js", "lua"]
+        if self.where == "handles":
+            return LANGUAGES[1:]
+        names = self.where.split(",")
+        for n in names:
+            if n not in LANGUAGES:
+                raise Unrunnable(f"row {self.id}: unknown language {n!r}")
+        return names
+
+
+class Fixture:
+    """The table's FIXTURE, made through the public API."""
+
+    def __init__(self):
+        self.items = cupel.Items.from_columns([t for t, *_ in FIXTURE], [s for _, s, *_ in FIXTURE],
+                                              kinds=[r[2] for r in FIXTURE], contents=[r[3] for r in FIXTURE],
+                                              timestamps=[r[4] for r in FIXTURE])
+        self.budget = cupel.Budget(300, 250)
+        self.greedy = cupel.Greedy()
+        self.recency = cupel.scorers.Recency()
+        self.priority = cupel.scorers.Priority()
+        self.kind = cupel.scorers.Kind()
+        self.chronological = cupel.Chronological()
+        self.pipeline = cupel.Pipeline(scorer=self.recency, slicer=self.greedy, placer=self.chronological)
+        self.stream = cupel.Stream(100, 0)
+
+    def close(self):
+        for h in (self.stream, self.pipeline, self.chronological, self.kind, self.priority, self.recency,
+                  self.greedy, self.budget, self.items):
+            h.close()
+
+
+def parse_value(text: str):
+    """A value of the table's grammar, or a marker string for the special ones."""
+    if text == "null":
+        return None
+    if text in ("true", "false"):
+        return text == "true"
+    if text in ("nan", "inf", "-inf"):
+        return float(text)
+    if text in ("2^63", "2^64"):
+        return 2 ** int(text[2:])
+    if text == "bad-utf8":
+        return "\ud800"  # a lone surrogate: strings are code points
+    if text in ("end", "closed", "wrong-handle"):
+        return Special(text)
+    if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
+        return re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text[1:-1])
+    if re.fullmatch(r"-?[0-9]+", text):
+        return int(text)
+    if re.fullmatch(r"-?[0-9]*\.[0-9]+", text):
+        return float(text)
+    raise Unrunnable(f"unknown value {text!r}")
+
+
+class Special:
+    def __init__(self, name):
+        self.name = name
+
+
+class Args:
+    """The arguments of one call: the op's defaults, with the row's `arg`
+    replaced by its value. Records which arguments the op asked for, so that
+    a row naming an argument the op does not have fails."""
+
+    def __init__(self, row: Row, fixture: Fixture):
+        self.row, self.f = row, fixture
+        self.value = parse_value(row.value)
+        self.asked = []
+
+    def _mine(self, name):
+        self.asked.append(name)
+        return self.row.arg == name
+
+    def get(self, name, default):
+        """A plain value; `end` is one past the fixture's last index (3)."""
+        if not self._mine(name):
+            return default
+        v = self.value
+        if isinstance(v, Special):
+            if v.name == "end":
+                return len(FIXTURE)
+            raise Unrunnable(f"{v.name} is not a value for {name}")
+        return v
+
+    def handle(self, name, default, wrong):
+        """A handle: the fixture's `default`; `closed` closes it first,
+        `wrong-handle` gives `wrong` (a handle of another type)."""
+        if not self._mine(name):
+            return default
+        v = self.value
+        if isinstance(v, Special):
+            if v.name == "closed":
+                default.close()
+                return default
+            if v.name == "wrong-handle":
+                return wrong
+            raise Unrunnable(f"{v.name} is not a value for handle {name}")
+        return v
+
+
+def fmt_indices(ix):
+    return "[" + ", ".join(str(i) for i in ix) + "]"
+
+
+def check_item(got, index):
+    """items.get's check: the item read back equals the fixture's."""
+    if not 0 <= index < len(FIXTURE):
+        return None
+    tokens, score, kind, content, timestamp = FIXTURE[index]
+    for what, want in (("tokens", tokens), ("score", score), ("kind", kind), ("content", content),
+                       ("timestamp", timestamp)):
+        if getattr(got, what) != want:
+            return f"{what} read back as {getattr(got, what)!r}, not {want!r}"
+    if not isinstance(got, cupel.Item):
+        return f"items.get returned a {type(got).__name__}, not an Item"
+    return None
+
+
+def call(row: Row, f: Fixture, a: Args):
+    """Runs the row's op through the public API. Returns (result text or
+    None, check failure or None)."""
+    s = cupel.scorers
+    op = row.op
+    if op == "items.push":
+        a.handle("items", f.items, f.budget).push(tokens=a.get("tokens", 10), score=a.get("score", 0.5),
+                                                   kind=a.get("kind", "Message"))
+    elif op == "items.push_many":
+        tokens, scores, kinds = [7] * 12, [0.5] * 12, ["Message"] * 12
+        tokens[11], scores[11], kinds[11] = a.get("tokens", 7), a.get("score", 0.5), a.get("kind", "Message")
+        a.handle("items", f.items, f.budget).extend_columns(tokens, scores, kinds=kinds)
+    elif op == "items.set_content":
+        f.items.set_content(index=a.get("index", 0), content=a.get("content", "hello"))
+    elif op == "items.set_timestamp":
+        f.items.set_timestamp(index=a.get("index", 0), unix_millis=a.get("unix_millis", 5))
+    elif op == "items.set_priority":
+        f.items.set_priority(index=a.get("index", 0), priority=a.get("priority", 1))
+    elif op == "items.set_pinned":
+        f.items.set_pinned(index=a.get("index", 0), pinned=a.get("pinned", True))
+    elif op == "items.set_group":
+        f.items.set_group(index=a.get("index", 0), group=a.get("group", 7))
+    elif op == "items.add_tag":
+        f.items.add_tag(index=a.get("index", 0), tag=a.get("tag", "t"))
+    elif op == "items.set_metadata":
+        f.items.set_metadata(index=a.get("index", 0), key=a.get("key", "k"), value=a.get("value", "v"))
+    elif op == "items.get":
+        index = a.get("index", 1)
+        got = a.handle("items", f.items, f.budget).get(index=index)
+        return None, check_item(got, index)
+    elif op == "items.close":
+        a.handle("items", f.items, f.budget).close()
+    elif op == "budget.new":
+        cupel.Budget(max_tokens=a.get("max_tokens", 1000), target_tokens=a.get("target_tokens", 800)).close()
+    elif op == "budget.set_output_reserve":
+        a.handle("budget", f.budget, f.items).set_output_reserve(output_reserve=a.get("output_reserve", 10))
+    elif op == "budget.set_safety_margin":
+        a.handle("budget", f.budget, f.items).set_safety_margin(percent=a.get("percent", 5))
+    elif op == "budget.reserve":
+        a.handle("budget", f.budget, f.items).reserve(kind=a.get("kind", "Message"), tokens=a.get("tokens", 10))
+    elif op == "slicer.knapsack":
+        cupel.Knapsack(bucket_size=a.get("bucket_size", 100)).close()
+    elif op == "slicer.quota":
+        cupel.Quota(inner=a.handle("inner", f.greedy, f.recency),
+                    quotas={a.get("kind", "Message"): (a.get("require_percent", 10), a.get("cap_percent", 50))}
+                    ).close()
+    elif op == "slicer.count_quota":
+        cupel.CountQuota(inner=a.handle("inner", f.greedy, f.recency),
+                         entries={a.get("kind", "Message"): (a.get("require_count", 1), a.get("cap_count", 2))}
+                         ).close()
+    elif op == "scorer.kind":
+        s.Kind(weights={a.get("kind", "Message"): a.get("weight", 1)}).close()
+    elif op == "scorer.composite":
+        parts = [(f.recency, 1), (f.priority, 1),
+                 (a.handle("children", f.kind, f.greedy), a.get("weights", 1))]
+        s.Composite(parts=parts).close()
+    elif op == "scorer.scaled":
+        s.Scaled(inner=a.handle("inner", f.recency, f.greedy)).close()
+    elif op == "scorer.metadata_key":
+        s.MetadataKey(key=a.get("key", "k"), value=a.get("value", "v"), boost=a.get("boost", 2)).close()
+    elif op == "placer.place":
+        placer = a.handle("placer", f.chronological, f.greedy)
+        placed = placer.place(items=a.handle("items", f.items, f.budget), indices=[0, 1, a.get("indices", 2)],
+                              scores=[0.5, 0.5, a.get("scores", 0.5)])
+        return fmt_indices(placed), None
+    elif op == "pipeline.new":
+        cupel.Pipeline(scorer=a.handle("scorer", f.recency, f.greedy), slicer=a.handle("slicer", f.greedy, f.recency),
+                       placer=a.handle("placer", f.chronological, f.greedy)).close()
+    elif op == "pipeline.run":
+        pipeline = a.handle("pipeline", f.pipeline, f.greedy)
+        placed = pipeline.run(items=a.handle("items", f.items, f.budget), budget=a.handle("budget", f.budget, f.items))
+        return fmt_indices(placed), None
+    elif op == "slice":
+        # Positional: the C ABI's order (slicer, items, budget, pinned_tokens).
+        got = cupel.slice(a.handle("slicer", f.greedy, f.recency), a.handle("items", f.items, f.budget),
+                          a.handle("budget", f.budget, f.items), a.get("pinned_tokens", 0))
+        return fmt_indices(got), None
+    elif op == "marginal_items":
+        # Positional: the canonical order (slicer, items, budget, pinned_tokens, slack_tokens).
+        got = cupel.marginal_items(a.handle("slicer", f.greedy, f.recency), a.handle("items", f.items, f.budget),
+                                   a.handle("budget", f.budget, f.items), a.get("pinned_tokens", 0),
+                                   a.get("slack_tokens", 150))
+        return fmt_indices(got), None
+    elif op == "find_min_budget":
+        # Positional: the canonical order (slicer, items, pinned_tokens, target_index, search_ceiling).
+        got = cupel.find_min_budget(a.handle("slicer", f.greedy, f.recency), a.handle("items", f.items, f.budget),
+                                    a.get("pinned_tokens", 0), a.get("target_index", 2),
+                                    a.get("search_ceiling", 1000))
+        return ("none" if got is None else str(got)), None
+    elif op == "stream.push":
+        a.handle("stream", f.stream, f.items).push(tokens=a.get("tokens", 10), score=a.get("score", 0.5))
+    elif op == "reason.name":
+        return cupel.Reason(a.get("code", 0)).spec_name, None
+    else:
+        raise Unrunnable(f"unknown op {op}")
+    return None, None
+
+
+def has_word(msg: str, word: str) -> bool:
+    """Whether `msg` holds `word` with no letter, digit or '_' on either side."""
+    return re.search(r"(?<![A-Za-z0-9_])" + re.escape(word) + r"(?![A-Za-z0-9_])", msg) is not None
+
+
+def position_of(row: Row):
+    """The index or element position the message must give (0-based), or None."""
+    if row.value == "end":
+        return str(len(FIXTURE))
+    if row.op == "items.push_many":
+        return "11"
+    if (row.op, row.arg) in (("scorer.composite", "children"), ("scorer.composite", "weights"),
+                             ("placer.place", "indices"), ("placer.place", "scores")):
+        return "2"
+    if re.fullmatch(r"-[0-9]+", row.value) and ("index" in row.arg or row.arg == "indices"):
+        return row.value
+    return None
+
+
+def run_row(row: Row):
+    """None when the row passes, else why it failed."""
+    if row.expect != "ok" and not row.expect.startswith("ok=") and row.expect not in ERRORS:
+        raise Unrunnable(f"row {row.id}: expect {row.expect!r} cannot be checked")
+    f = Fixture()
+    try:
+        a = Args(row, f)
+        error, result, check = None, None, None
+        try:
+            result, check = call(row, f, a)
+        except Unrunnable:
+            raise
+        except Exception as e:  # the outcome under test
+            error = e
+        if row.arg not in a.asked:
+            raise Unrunnable(f"row {row.id}: op {row.op} has no argument {row.arg}")
+
+        if row.expect == "ok" or row.expect.startswith("ok="):
+            if error is not None:
+                return f"expected ok, got {type(error).__name__}: {error}"
+            if check:
+                return f"ok, but {check}"
+            if row.expect.startswith("ok=") and result != row.expect[3:]:
+                return f"expected {row.expect[3:]}, got {result}"
+            return None
+
+        want = ERRORS[row.expect]
+        if error is None:
+            return f"expected {want.__name__} ({row.expect}), but the call succeeded"
+        if not isinstance(error, want):
+            return f"expected {want.__name__} ({row.expect}), got {type(error).__name__}: {error}"
+        others = {c for c in ERRORS.values() if c is not want}
+        if any(isinstance(error, c) for c in others):
+            return f"expected only a {want.__name__}, got {type(error).__mro__[1:-2]}: {error}"
+        if not isinstance(error, cupel.CupelError):
+            return f"{type(error).__name__} is not a cupel.CupelError: {error}"
+        msg = str(error)
+        name = ALIASES.get((row.op, row.arg), row.arg)
+        if not has_word(msg, name):
+            return f"message {msg!r} does not name {name}"
+        pos = position_of(row)
+        if pos is not None and not has_word(msg, pos):
+            return f"message {msg!r} does not give position {pos}"
+        passed = a.value if isinstance(a.value, int) else None
+        for sentinel in SENTINELS:
+            if sentinel in msg and sentinel not in row.value and str(passed) != sentinel:
+                return f"message {msg!r} shows the sentinel {sentinel}"
+        if not f.items.closed and len(f.items) != len(FIXTURE):
+            return f"the items changed: {len(f.items)} items"
+        return None
+    finally:
+        f.close()
+
+
+def read_map(lines):
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 2 and fields[0] == "@map" and fields[1] == LANG:
+            return dict(zip(["null", "type", "integer", "value", "range", "closed"], fields[2:]))
+    raise Unrunnable(f"no @map line for {LANG}")
+
+
+def main(argv):
+    path = (argv[1] if len(argv) > 1 else os.environ.get("CUPEL_CONTRACT")
+            or str(Path(__file__).resolve().parents[3] / "tests" / "contract" / "contract.txt"))
+    try:
+        with open(path, encoding="utf-8") as fh:
+            lines = fh.read().splitlines()
+    except OSError as e:
+        print(f"contract.py: cannot read the table {path}: {e} (pass its path, or set CUPEL_CONTRACT)",
+              file=sys.stderr)
+        return 2
+    passed = failed = 0
+    try:
+        table_map = read_map(lines)
+        mine = {k: v.__name__ for k, v in ERRORS.items()}
+        if table_map != mine:
+            raise Unrunnable(f"the table's @map {LANG} line {table_map} differs from this runner's {mine}")
+        for n, line in enumerate(lines, 1):
+            if not line.strip() or line.startswith("#") or line.startswith("@"):
+                continue
+            row = Row(line, n)
+            if LANG not in row.langs():
+                continue
+            why = run_row(row)
+            if why is None:
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAILED {row.id}: {why}")
+    except Unrunnable as e:
+        print(f"contract.py: {e}", file=sys.stderr)
+        print(f"contract {LANG}: {passed} passed, {failed} failed (stopped: {e})")
+        return 2
+    print(f"contract {LANG}: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
