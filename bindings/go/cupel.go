@@ -2,16 +2,29 @@
 // candidates (tokens, relevance score, kind) fit a language model's token
 // budget, through the library's C ABI.
 //
-// Handles (Items, Budget, Slicer, Report, Stream) own native memory: call
-// Close when done (idempotent; a finalizer frees a forgotten handle as a
-// backstop). Items, Budget and Slicer are read-only while slicing, so many
-// goroutines may slice with the same ones at once; a Report or Stream must
-// be used by one goroutine at a time, and nothing may be used during or after
-// its Close.
+// Import it as
 //
-// Every failure is an *Error carrying the library's status and message; the
-// message is read inside the same C call, so goroutines moving between OS
-// threads cannot mix messages up. Compare with errors.Is(err, ErrInvalidArgument).
+//	import cupel "github.com/libcupel/libcupel/bindings/go"
+//
+// Handles (Items, Budget, Slicer, Scorer, Placer, Pipeline, Report, Stream)
+// own native memory: call Close when done (idempotent; a finalizer frees a
+// forgotten handle as a backstop). Items, Budget and Slicer are read-only
+// while slicing, so many goroutines may slice with the same ones at once; a
+// Report or Stream must be used by one goroutine at a time, and nothing may
+// be used during its Close.
+//
+// Every failure is an *Error carrying a status and a message that names the
+// argument at fault as this package spells it (maxTokens, pinnedTokens,
+// parts[2].Weight, quotas[0].Kind). Compare with errors.Is:
+//
+//   - ErrNullPointer: a nil handle where one is required;
+//   - ErrClosed: a method on a closed handle, or a closed handle passed as
+//     an argument (this binding's own status, StatusClosed);
+//   - ErrInvalidArgument: a value outside its domain, an index out of range
+//     (negative ones included), an empty kind, text that is not UTF-8.
+//
+// A failed call changes nothing. The library's message is read inside the
+// same C call, so goroutines moving between OS threads cannot mix messages up.
 package cupel
 
 /*
@@ -114,8 +127,11 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
+	"strings"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -135,38 +151,71 @@ const (
 	StatusOverflow        Status = C.CUPEL_ERROR_OVERFLOW
 )
 
-// String is the status's fixed name, e.g. "CUPEL_ERROR_INVALID_ARGUMENT".
+// StatusClosed is this binding's own status: a call on a closed handle, or
+// with a closed handle as an argument. The C library never returns it (it
+// cannot tell a freed pointer from a live one); the Go handles know.
+const StatusClosed Status = -1
+
+// String is the status's fixed name, e.g. "CUPEL_ERROR_INVALID_ARGUMENT"
+// ("CUPEL_GO_ERROR_CLOSED" for StatusClosed, "CUPEL_UNKNOWN_STATUS" for a
+// number that is no status).
 func (s Status) String() string {
+	if s == StatusClosed {
+		return "CUPEL_GO_ERROR_CLOSED"
+	}
+	if s < math.MinInt32 || s > math.MaxInt32 {
+		return "CUPEL_UNKNOWN_STATUS" // as the library names any other number
+	}
 	return C.GoString(C.cupel_status_str(C.int(s)))
 }
 
-// Error is a failed libcupel call: its status and the library's message,
-// which names the argument and value at fault.
+// Error is a failed call: its status and a message that names the argument
+// and value at fault, in this package's spelling of the argument.
 type Error struct {
 	Status  Status
 	Message string
 }
 
+// Error is the status's name and the message, e.g.
+// "CUPEL_ERROR_INVALID_ARGUMENT: targetTokens 200 > maxTokens 100".
 func (e *Error) Error() string {
 	return fmt.Sprintf("%v: %s", e.Status, e.Message)
 }
 
-// Is makes errors.Is(err, ErrCapacity) etc. match on the status alone.
+// Is makes errors.Is(err, ErrCapacity) etc. match on the status alone: a
+// target *Error with an empty Message (the sentinels below) matches every
+// *Error of its status.
 func (e *Error) Is(target error) bool {
 	t, ok := target.(*Error)
 	return ok && t.Message == "" && t.Status == e.Status
 }
 
-// Sentinels for errors.Is.
+// Sentinels for errors.Is, one per status.
 var (
-	ErrNullPointer     = &Error{Status: StatusNullPointer}
+	// ErrNullPointer: a nil handle where one is required (a nil *Items, a
+	// nil Scorer in a composite's parts, ...).
+	ErrNullPointer = &Error{Status: StatusNullPointer}
+	// ErrInvalidArgument: a value outside its domain, an index out of
+	// range, an empty or blank kind, text that is not UTF-8.
 	ErrInvalidArgument = &Error{Status: StatusInvalidArgument}
-	ErrBufferTooSmall  = &Error{Status: StatusBufferTooSmall}
-	ErrScarcity        = &Error{Status: StatusScarcity}
-	ErrUnsupported     = &Error{Status: StatusUnsupported}
-	ErrCapacity        = &Error{Status: StatusCapacity}
-	ErrInternal        = &Error{Status: StatusInternal}
-	ErrOverflow        = &Error{Status: StatusOverflow}
+	// ErrBufferTooSmall: an output buffer was too small (this package sizes
+	// its buffers itself; seen only if the library and binding disagree).
+	ErrBufferTooSmall = &Error{Status: StatusBufferTooSmall}
+	// ErrScarcity: a count requirement could not be met under Fail.
+	ErrScarcity = &Error{Status: StatusScarcity}
+	// ErrUnsupported: a combination the library does not support (e.g. a
+	// count quota over a KnapsackSlice).
+	ErrUnsupported = &Error{Status: StatusUnsupported}
+	// ErrCapacity: the slicer's memory limit would be exceeded.
+	ErrCapacity = &Error{Status: StatusCapacity}
+	// ErrInternal: a bug in the library (a caught panic).
+	ErrInternal = &Error{Status: StatusInternal}
+	// ErrOverflow: the pipeline's selection exceeds the target under
+	// OverflowThrow.
+	ErrOverflow = &Error{Status: StatusOverflow}
+	// ErrClosed: a method on a closed handle, or a closed handle passed as
+	// an argument.
+	ErrClosed = &Error{Status: StatusClosed}
 )
 
 // errBuf receives the message of a failed call.
@@ -174,11 +223,18 @@ type errBuf [C.GO_ERR_LEN]C.char
 
 func (b *errBuf) ptr() *C.char { return &b[0] }
 
+// check is nil for CUPEL_OK, else an *Error with the library's message in
+// Go's names (goMessage).
 func (b *errBuf) check(st C.cupel_status) error {
+	return b.checkWith(st, nil)
+}
+
+// checkWith is check with extra renames for this call's arguments.
+func (b *errBuf) checkWith(st C.cupel_status, extra []rule) error {
 	if st == C.CUPEL_OK {
 		return nil
 	}
-	return &Error{Status: Status(st), Message: C.GoString(b.ptr())}
+	return &Error{Status: Status(st), Message: goMessage(C.GoString(b.ptr()), extra)}
 }
 
 func argError(msg string, args ...interface{}) error {
@@ -194,6 +250,8 @@ func ABIVersion() uint32 { return uint32(C.cupel_abi_version()) }
 // cStrings makes C copies of strings, one per distinct string, freed by free.
 type cStrings map[string]*C.char
 
+// get is a C copy of s, which holds no NUL byte (checked by the caller
+// with textError, or made by this package).
 func (m cStrings) get(s string) *C.char {
 	p, ok := m[s]
 	if !ok {
@@ -203,21 +261,27 @@ func (m cStrings) get(s string) *C.char {
 	return p
 }
 
+// arg is a C copy of the string argument name, or an error if it holds a
+// NUL byte (C would read it short).
+func (m cStrings) arg(name, s string) (*C.char, error) {
+	if err := textError(name, s); err != nil {
+		return nil, err
+	}
+	return m.get(s), nil
+}
+
 func (m cStrings) free() {
 	for _, p := range m {
 		C.free(unsafe.Pointer(p))
 	}
 }
 
-// optString is a C copy of s, or NULL for "" (the default kind).
-func optString(m cStrings, s string) *C.char {
-	if s == "" {
-		return nil
-	}
-	return m.get(s)
-}
-
 // ---- Items ------------------------------------------------------------------
+
+// DefaultKind is the kind of an item pushed without one: "Message" (kinds
+// compare with ASCII case folding). An empty or blank kind is an error
+// everywhere; pass DefaultKind to mean "no particular kind".
+const DefaultKind = "Message"
 
 // Items is the list of scored candidates; an item's index is its push order.
 type Items struct{ p *C.cupel_items }
@@ -233,7 +297,8 @@ func NewItems() (*Items, error) {
 	return it, nil
 }
 
-// Close frees the list. Calling it again is a no-op.
+// Close frees the list. Calling it again is a no-op; any other method of a
+// closed list fails with ErrClosed.
 func (it *Items) Close() {
 	if it != nil && it.p != nil {
 		C.cupel_items_free(it.ptr())
@@ -242,22 +307,35 @@ func (it *Items) Close() {
 	}
 }
 
-// Push adds one item. An empty kind means the default kind, "Message".
+// Push adds one item: its token count (a negative one is accepted and never
+// selected), its score (finite) and its kind (not empty or blank; use
+// DefaultKind for the default). On error the list is unchanged.
 func (it *Items) Push(tokens int64, score float64, kind string) error {
+	if err := it.need("items"); err != nil {
+		return err
+	}
 	m := cStrings{}
 	defer m.free()
+	k, err := m.arg("kind", kind)
+	if err != nil {
+		return err
+	}
 	var e errBuf
-	err := e.check(C.go_items_push(it.p, C.int64_t(tokens), C.double(score), optString(m, kind), e.ptr()))
+	err = e.check(C.go_items_push(it.p, C.int64_t(tokens), C.double(score), k, e.ptr()))
 	runtime.KeepAlive(it)
 	return err
 }
 
 // PushMany adds len(tokens) items at once, all or nothing. kinds may be nil
-// (all default); otherwise it has one entry per item ("" = default).
+// (every item of DefaultKind); otherwise it has one entry per item, none
+// empty or blank. A bad entry's error names it: "scores[11] is NaN".
 func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) error {
+	if err := it.need("items"); err != nil {
+		return err
+	}
 	n := len(tokens)
 	if len(scores) != n || (kinds != nil && len(kinds) != n) {
-		return argError("PushMany: %d tokens, %d scores and %d kinds; the lengths must agree", n, len(scores), len(kinds))
+		return argError("tokens, scores and kinds have lengths %d, %d and %d; they must agree", n, len(scores), len(kinds))
 	}
 	if n == 0 {
 		return nil
@@ -266,6 +344,11 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 	defer m.free()
 	var kp **C.char
 	if kinds != nil {
+		for i, k := range kinds {
+			if err := textError(fmt.Sprintf("kinds[%d]", i), k); err != nil {
+				return err
+			}
+		}
 		// The pointer array in C memory (cgo need not check its elements),
 		// zeroed: storing a pointer through a Go pointer type runs the write
 		// barrier, which reads the slot's old value as a pointer.
@@ -273,7 +356,7 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 		defer C.free(block)
 		ptrs := unsafe.Slice((**C.char)(block), n)
 		for i, k := range kinds {
-			ptrs[i] = optString(m, k)
+			ptrs[i] = m.get(k)
 		}
 		kp = &ptrs[0]
 	}
@@ -290,8 +373,8 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 // never split); the rules are in the C header's cupel_items_set_group and
 // the README's "Groups".
 func (it *Items) SetGroup(index int, group uint64) error {
-	if index < 0 {
-		return argError("SetGroup: index %d is negative", index)
+	if err := firstError(it.need("items"), it.indexError("index", index)); err != nil {
+		return err
 	}
 	var e errBuf
 	err := e.check(C.go_items_set_group(it.p, C.size_t(index), C.uint64_t(group), e.ptr()))
@@ -302,8 +385,8 @@ func (it *Items) SetGroup(index int, group uint64) error {
 // SetGroups sets the groups of items first .. first+len(groups)-1 in one
 // call, all or nothing.
 func (it *Items) SetGroups(first int, groups []uint64) error {
-	if first < 0 {
-		return argError("SetGroups: first %d is negative", first)
+	if err := firstError(it.need("items"), it.indexError("first", first)); err != nil {
+		return err
 	}
 	var p *C.uint64_t
 	if len(groups) > 0 {
@@ -316,14 +399,22 @@ func (it *Items) SetGroups(first int, groups []uint64) error {
 	return err
 }
 
-// Len is the number of items.
+// indexError refuses a negative index argument of an open list.
+func (it *Items) indexError(name string, index int) error {
+	if index >= 0 {
+		return nil
+	}
+	return indexError(name, index, it.Len())
+}
+
+// Len is the number of items (0 for a nil or closed list).
 func (it *Items) Len() int {
 	n := int(C.cupel_items_len(it.ptr()))
 	runtime.KeepAlive(it)
 	return n
 }
 
-// Clear removes every item.
+// Clear removes every item (a no-op on a nil or closed list).
 func (it *Items) Clear() {
 	C.cupel_items_clear(it.ptr())
 	runtime.KeepAlive(it)
@@ -345,7 +436,8 @@ func NewBudget(maxTokens, targetTokens int64) (*Budget, error) {
 	return b, nil
 }
 
-// Close frees the budget. Calling it again is a no-op.
+// Close frees the budget. Calling it again is a no-op; any other method of
+// a closed budget fails with ErrClosed.
 func (b *Budget) Close() {
 	if b != nil && b.p != nil {
 		C.cupel_budget_free(b.ptr())
@@ -354,34 +446,53 @@ func (b *Budget) Close() {
 	}
 }
 
-// SetOutputReserve reserves tokens for the model's output.
-func (b *Budget) SetOutputReserve(tokens int64) error {
+// SetOutputReserve keeps outputReserve tokens (0 <= outputReserve <=
+// max tokens) free for the model's output.
+func (b *Budget) SetOutputReserve(outputReserve int64) error {
+	if err := b.need("budget"); err != nil {
+		return err
+	}
 	var e errBuf
-	err := e.check(C.go_budget_set_output_reserve(b.p, C.int64_t(tokens), e.ptr()))
+	err := e.check(C.go_budget_set_output_reserve(b.p, C.int64_t(outputReserve), e.ptr()))
 	runtime.KeepAlive(b)
 	return err
 }
 
-// SetSafetyMargin keeps a percentage (0..100) of the budget unused.
+// SetSafetyMargin keeps a percentage (finite, 0..100) of the budget unused.
 func (b *Budget) SetSafetyMargin(percent float64) error {
+	if err := b.need("budget"); err != nil {
+		return err
+	}
 	var e errBuf
 	err := e.check(C.go_budget_set_safety_margin(b.p, C.double(percent), e.ptr()))
 	runtime.KeepAlive(b)
 	return err
 }
 
-// Reserve sets aside tokens for a kind (a reserved slot).
+// Reserve sets aside tokens (>= 0) for a kind (a reserved slot; not empty
+// or blank). Setting a kind again replaces its value.
 func (b *Budget) Reserve(kind string, tokens int64) error {
+	if err := b.need("budget"); err != nil {
+		return err
+	}
 	m := cStrings{}
 	defer m.free()
+	k, err := m.arg("kind", kind)
+	if err != nil {
+		return err
+	}
 	var e errBuf
-	err := e.check(C.go_budget_reserve(b.p, m.get(kind), C.int64_t(tokens), e.ptr()))
+	err = e.check(C.go_budget_reserve(b.p, k, C.int64_t(tokens), e.ptr()))
 	runtime.KeepAlive(b)
 	return err
 }
 
-// Effective is the (max, target) a slice call with pinnedTokens would use.
+// Effective is the (max, target) a slice call with pinnedTokens (>= 0)
+// would use.
 func (b *Budget) Effective(pinnedTokens int64) (maxTokens, targetTokens int64, err error) {
+	if err := b.need("budget"); err != nil {
+		return 0, 0, err
+	}
 	var e errBuf
 	var mx, tg C.int64_t
 	err = e.check(C.go_budget_effective(b.p, C.int64_t(pinnedTokens), &mx, &tg, e.ptr()))
@@ -401,7 +512,8 @@ const (
 	Fail Scarcity = C.CUPEL_SCARCITY_ERROR
 )
 
-// Quota is one QuotaSlice entry: percentages of the target for a kind.
+// Quota is one QuotaSlice entry: percentages of the target for a kind
+// (not empty or blank).
 type Quota struct {
 	Kind           string
 	RequirePercent float64
@@ -409,7 +521,7 @@ type Quota struct {
 }
 
 // CountQuota is one count entry: at least Require and at most Cap items of
-// Kind (Require <= Cap; a Cap of 0 excludes the kind).
+// Kind (not empty or blank; Require <= Cap; a Cap of 0 excludes the kind).
 type CountQuota struct {
 	Kind    string
 	Require uint32
@@ -437,7 +549,7 @@ func NewGreedy() (*Slicer, error) {
 }
 
 // NewKnapsack creates a KnapsackSlice with tokens discretised in buckets of
-// bucketSize (DefaultBucketSize is the spec's default).
+// bucketSize (> 0; DefaultBucketSize is the spec's default).
 func NewKnapsack(bucketSize int64) (*Slicer, error) {
 	return newSlicer(func(out **C.cupel_slicer, err *C.char) C.cupel_status {
 		return C.go_slicer_new_knapsack(C.int64_t(bucketSize), out, err)
@@ -447,37 +559,55 @@ func NewKnapsack(bucketSize int64) (*Slicer, error) {
 // DefaultBucketSize is the KnapsackSlice default of the spec.
 const DefaultBucketSize = C.CUPEL_DEFAULT_BUCKET_SIZE
 
-// NewQuota creates a QuotaSlice over inner (which it copies).
+// NewQuota creates a QuotaSlice over inner (which it copies: inner may be
+// closed right after).
 func NewQuota(inner *Slicer, quotas []Quota) (*Slicer, error) {
+	if err := inner.need("inner"); err != nil {
+		return nil, err
+	}
 	m := cStrings{}
 	defer m.free()
 	q := make([]C.cupel_quota, len(quotas)+1) // +1: never a zero-length array
 	for i, x := range quotas {
-		q[i] = C.cupel_quota{kind: m.get(x.Kind), require_percent: C.double(x.RequirePercent), cap_percent: C.double(x.CapPercent)}
+		k, err := m.arg(fmt.Sprintf("quotas[%d].Kind", i), x.Kind)
+		if err != nil {
+			return nil, err
+		}
+		q[i] = C.cupel_quota{kind: k, require_percent: C.double(x.RequirePercent), cap_percent: C.double(x.CapPercent)}
 	}
 	s, err := newSlicer(func(out **C.cupel_slicer, err *C.char) C.cupel_status {
-		return C.go_slicer_new_quota(inner.ptr(), &q[0], C.size_t(len(quotas)), out, err)
+		return C.go_slicer_new_quota(inner.p, &q[0], C.size_t(len(quotas)), out, err)
 	})
 	runtime.KeepAlive(inner)
 	return s, err
 }
 
-func countEntries(m cStrings, entries []CountQuota) []C.cupel_count_quota {
+func countEntries(m cStrings, entries []CountQuota) ([]C.cupel_count_quota, error) {
 	e := make([]C.cupel_count_quota, len(entries)+1)
 	for i, x := range entries {
-		e[i] = C.cupel_count_quota{kind: m.get(x.Kind), require_count: C.uint32_t(x.Require), cap_count: C.uint32_t(x.Cap)}
+		k, err := m.arg(fmt.Sprintf("entries[%d].Kind", i), x.Kind)
+		if err != nil {
+			return nil, err
+		}
+		e[i] = C.cupel_count_quota{kind: k, require_count: C.uint32_t(x.Require), cap_count: C.uint32_t(x.Cap)}
 	}
-	return e
+	return e, nil
 }
 
-// NewCountQuota creates a CountQuotaSlice over inner (not a KnapsackSlice:
-// use NewCountConstrainedKnapsack).
+// NewCountQuota creates a CountQuotaSlice over inner (which it copies; not
+// a KnapsackSlice: use NewCountConstrainedKnapsack).
 func NewCountQuota(inner *Slicer, entries []CountQuota, scarcity Scarcity) (*Slicer, error) {
+	if err := inner.need("inner"); err != nil {
+		return nil, err
+	}
 	m := cStrings{}
 	defer m.free()
-	e := countEntries(m, entries)
+	e, err := countEntries(m, entries)
+	if err != nil {
+		return nil, err
+	}
 	s, err := newSlicer(func(out **C.cupel_slicer, err *C.char) C.cupel_status {
-		return C.go_slicer_new_count_quota(inner.ptr(), &e[0], C.size_t(len(entries)), C.int(scarcity), out, err)
+		return C.go_slicer_new_count_quota(inner.p, &e[0], C.size_t(len(entries)), C.int(scarcity), out, err)
 	})
 	runtime.KeepAlive(inner)
 	return s, err
@@ -487,7 +617,10 @@ func NewCountQuota(inner *Slicer, entries []CountQuota, scarcity Scarcity) (*Sli
 func NewCountConstrainedKnapsack(bucketSize int64, entries []CountQuota, scarcity Scarcity) (*Slicer, error) {
 	m := cStrings{}
 	defer m.free()
-	e := countEntries(m, entries)
+	e, err := countEntries(m, entries)
+	if err != nil {
+		return nil, err
+	}
 	return newSlicer(func(out **C.cupel_slicer, err *C.char) C.cupel_status {
 		return C.go_slicer_new_cck(C.int64_t(bucketSize), &e[0], C.size_t(len(entries)), C.int(scarcity), out, err)
 	})
@@ -502,10 +635,11 @@ func (s *Slicer) ptr() *C.cupel_slicer {
 
 // String names the slicer's handle for messages.
 func (s *Slicer) String() string {
-	return fmt.Sprintf("Slicer(%p)", s.p)
+	return fmt.Sprintf("Slicer(%p)", s.ptr())
 }
 
-// Close frees the slicer. Calling it again is a no-op.
+// Close frees the slicer. Calling it again is a no-op; any other method of
+// a closed slicer fails with ErrClosed.
 func (s *Slicer) Close() {
 	if s != nil && s.p != nil {
 		C.cupel_slicer_free(s.ptr())
@@ -517,13 +651,20 @@ func (s *Slicer) Close() {
 // SetMemoryLimit bounds the working memory of one slice call (the knapsack
 // table); over it a call fails with ErrCapacity. The default is 1 GiB.
 func (s *Slicer) SetMemoryLimit(bytes uint64) error {
+	if err := s.need("slicer"); err != nil {
+		return err
+	}
+	if uint64(C.size_t(bytes)) != bytes {
+		return argError("bytes is %d; it must fit this platform's size_t", bytes)
+	}
 	var e errBuf
 	err := e.check(C.go_slicer_set_memory_limit(s.p, C.size_t(bytes), e.ptr()))
 	runtime.KeepAlive(s)
 	return err
 }
 
-// MemoryLimit is the slicer's memory limit in bytes.
+// MemoryLimit is the slicer's memory limit in bytes (0 for a nil or closed
+// slicer).
 func (s *Slicer) MemoryLimit() uint64 {
 	n := uint64(C.cupel_slicer_memory_limit(s.ptr()))
 	runtime.KeepAlive(s)
@@ -553,7 +694,8 @@ func NewReport() (*Report, error) {
 	return r, nil
 }
 
-// Close frees the report. Calling it again is a no-op.
+// Close frees the report. Calling it again is a no-op; passing a closed
+// report to a call, or a method that returns an error, fails with ErrClosed.
 func (r *Report) Close() {
 	if r != nil && r.p != nil {
 		C.cupel_report_free(r.ptr())
@@ -562,21 +704,24 @@ func (r *Report) Close() {
 	}
 }
 
-// EffectiveMaxTokens is the effective max of the last call.
+// EffectiveMaxTokens is the effective max of the last call (0 for a nil or
+// closed report).
 func (r *Report) EffectiveMaxTokens() int64 {
 	v := int64(C.cupel_report_effective_max_tokens(r.ptr()))
 	runtime.KeepAlive(r)
 	return v
 }
 
-// EffectiveTargetTokens is the effective target of the last call.
+// EffectiveTargetTokens is the effective target of the last call (0 for a
+// nil or closed report).
 func (r *Report) EffectiveTargetTokens() int64 {
 	v := int64(C.cupel_report_effective_target_tokens(r.ptr()))
 	runtime.KeepAlive(r)
 	return v
 }
 
-// SelectedTokens is the sum of the selected items' tokens.
+// SelectedTokens is the sum of the selected items' tokens (0 for a nil or
+// closed report).
 func (r *Report) SelectedTokens() int64 {
 	v := int64(C.cupel_report_selected_tokens(r.ptr()))
 	runtime.KeepAlive(r)
@@ -585,6 +730,9 @@ func (r *Report) SelectedTokens() int64 {
 
 // Shortfalls are the count requirements the last call could not meet.
 func (r *Report) Shortfalls() ([]Shortfall, error) {
+	if err := r.need("report"); err != nil {
+		return nil, err
+	}
 	defer runtime.KeepAlive(r)
 	n := int(C.cupel_report_shortfall_count(r.ptr()))
 	out := make([]Shortfall, 0, n)
@@ -602,6 +750,9 @@ func (r *Report) Shortfalls() ([]Shortfall, error) {
 
 // CapExcluded are the items a count cap excluded in the last call.
 func (r *Report) CapExcluded() ([]int, error) {
+	if err := r.need("report"); err != nil {
+		return nil, err
+	}
 	defer runtime.KeepAlive(r)
 	n := int(C.cupel_report_cap_excluded_count(r.ptr()))
 	out := make([]int, n)
@@ -676,15 +827,20 @@ func (b *Budget) ptr() *C.cupel_budget {
 }
 
 // Slice runs the Sort and Slice stages and returns the chosen item indices
-// in the slicer's order. report may be nil.
-func Slice(s *Slicer, items *Items, budget *Budget, pinnedTokens int64, report *Report) ([]int, error) {
+// in the slicer's order. pinnedTokens (>= 0) are taken off the budget
+// first; report may be nil.
+func Slice(slicer *Slicer, items *Items, budget *Budget, pinnedTokens int64, report *Report) ([]int, error) {
+	if err := firstError(slicer.need("slicer"), items.need("items"), budget.need("budget"),
+		report.optional("report")); err != nil {
+		return nil, err
+	}
 	pooled, buf := takeIndexBuf(items.Len())
 	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
-	err := e.check(C.go_slice(s.ptr(), items.ptr(), budget.ptr(), C.int64_t(pinnedTokens),
+	err := e.check(C.go_slice(slicer.p, items.p, budget.p, C.int64_t(pinnedTokens),
 		buf.ptr(), C.size_t(len(buf)), &n, report.ptr(), e.ptr()))
-	runtime.KeepAlive(s)
+	runtime.KeepAlive(slicer)
 	runtime.KeepAlive(items)
 	runtime.KeepAlive(budget)
 	runtime.KeepAlive(report)
@@ -695,15 +851,19 @@ func Slice(s *Slicer, items *Items, budget *Budget, pinnedTokens int64, report *
 }
 
 // MarginalItems are the items selected with the full budget but not with
-// the budget reduced by slackTokens (budget simulation).
-func MarginalItems(s *Slicer, items *Items, budget *Budget, pinnedTokens, slackTokens int64) ([]int, error) {
+// the budget reduced by slackTokens (budget simulation). The arguments are
+// in the C ABI's order: slicer, items, budget, pinnedTokens, slackTokens.
+func MarginalItems(slicer *Slicer, items *Items, budget *Budget, pinnedTokens, slackTokens int64) ([]int, error) {
+	if err := firstError(slicer.need("slicer"), items.need("items"), budget.need("budget")); err != nil {
+		return nil, err
+	}
 	pooled, buf := takeIndexBuf(items.Len())
 	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
-	err := e.check(C.go_marginal_items(s.ptr(), items.ptr(), budget.ptr(), C.int64_t(pinnedTokens),
+	err := e.check(C.go_marginal_items(slicer.p, items.p, budget.p, C.int64_t(pinnedTokens),
 		C.int64_t(slackTokens), buf.ptr(), C.size_t(len(buf)), &n, e.ptr()))
-	runtime.KeepAlive(s)
+	runtime.KeepAlive(slicer)
 	runtime.KeepAlive(items)
 	runtime.KeepAlive(budget)
 	if err != nil {
@@ -714,16 +874,20 @@ func MarginalItems(s *Slicer, items *Items, budget *Budget, pinnedTokens, slackT
 
 // FindMinBudget is the smallest target (up to searchCeiling) at which the
 // slicer selects item targetIndex. found is false when the item is not
-// selected even at searchCeiling (tokens is then 0).
-func FindMinBudget(s *Slicer, items *Items, pinnedTokens int64, targetIndex int, searchCeiling int64) (tokens int64, found bool, err error) {
+// selected even at searchCeiling (tokens is then 0). The arguments are in
+// the C ABI's order: slicer, items, pinnedTokens, targetIndex, searchCeiling.
+func FindMinBudget(slicer *Slicer, items *Items, pinnedTokens int64, targetIndex int, searchCeiling int64) (tokens int64, found bool, err error) {
+	if err := firstError(slicer.need("slicer"), items.need("items")); err != nil {
+		return 0, false, err
+	}
 	if targetIndex < 0 {
-		return 0, false, argError("FindMinBudget: targetIndex is %d; it must be >= 0", targetIndex)
+		return 0, false, argError("targetIndex %d is out of range: there are %d items", targetIndex, items.Len())
 	}
 	var out C.int64_t
 	var e errBuf
-	err = e.check(C.go_find_min_budget(s.ptr(), items.ptr(), C.int64_t(pinnedTokens), C.size_t(targetIndex),
+	err = e.check(C.go_find_min_budget(slicer.p, items.p, C.int64_t(pinnedTokens), C.size_t(targetIndex),
 		C.int64_t(searchCeiling), &out, e.ptr()))
-	runtime.KeepAlive(s)
+	runtime.KeepAlive(slicer)
 	runtime.KeepAlive(items)
 	if err != nil || out < 0 {
 		return 0, false, err
@@ -749,7 +913,7 @@ type Stream struct {
 // NewStream creates a stream; batchSize 0 means the default (32).
 func NewStream(targetTokens int64, batchSize int) (*Stream, error) {
 	if batchSize < 0 {
-		return nil, argError("NewStream: batchSize is %d; it must be >= 0", batchSize)
+		return nil, argError("batchSize is %d; it must be >= 0", batchSize)
 	}
 	var e errBuf
 	s := &Stream{}
@@ -760,7 +924,8 @@ func NewStream(targetTokens int64, batchSize int) (*Stream, error) {
 	return s, nil
 }
 
-// Close frees the stream. Calling it again is a no-op.
+// Close frees the stream. Calling it again is a no-op; any other method of
+// a closed stream fails with ErrClosed.
 func (s *Stream) Close() {
 	if s != nil && s.p != nil {
 		C.cupel_stream_free(s.ptr())
@@ -769,8 +934,12 @@ func (s *Stream) Close() {
 	}
 }
 
-// Push offers the next item; full reports that the budget is spent.
+// Push offers the next item (tokens >= 0, a finite score); full reports
+// that the budget is spent.
 func (s *Stream) Push(tokens int64, score float64) (full bool, err error) {
+	if err := s.need("stream"); err != nil {
+		return false, err
+	}
 	var e errBuf
 	var f C.bool
 	err = e.check(C.go_stream_push(s.p, C.int64_t(tokens), C.double(score), &f, e.ptr()))
@@ -786,6 +955,9 @@ func (s *Stream) Push(tokens int64, score float64) (full bool, err error) {
 // the stream takes all of them or none. Pushing to a group that already
 // ended is an error and leaves the stream unchanged.
 func (s *Stream) PushGrouped(tokens int64, score float64, group uint64) (full bool, err error) {
+	if err := s.need("stream"); err != nil {
+		return false, err
+	}
 	var e errBuf
 	var f C.bool
 	err = e.check(C.go_stream_push_grouped(s.p, C.int64_t(tokens), C.double(score), C.uint64_t(group), &f, e.ptr()))
@@ -799,6 +971,9 @@ func (s *Stream) PushGrouped(tokens int64, score float64, group uint64) (full bo
 // Finish decides the last batch and returns the taken indices (push order
 // numbers) in the order they were taken.
 func (s *Stream) Finish() ([]int, error) {
+	if err := s.need("stream"); err != nil {
+		return nil, err
+	}
 	pooled, buf := takeIndexBuf(s.pushed)
 	defer indexBufPool.Put(pooled)
 	var n C.size_t
@@ -809,4 +984,21 @@ func (s *Stream) Finish() ([]int, error) {
 		return nil, err
 	}
 	return buf.ints(n), nil
+}
+
+// validText refuses, before anything changes, a string PushItems would
+// hand the library after the items are pushed: the library would refuse it
+// only then, with the items already in the list. blank: an empty or
+// whitespace-only string is refused too.
+func validText(name, s string, blank bool) error {
+	if err := textError(name, s); err != nil {
+		return err
+	}
+	if !utf8.ValidString(s) {
+		return argError("%s is not valid UTF-8", name)
+	}
+	if blank && strings.TrimSpace(s) == "" {
+		return argError("%s %q is empty or only whitespace; it needs a visible name", name, s)
+	}
+	return nil
 }

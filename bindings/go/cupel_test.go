@@ -185,7 +185,7 @@ func TestCountQuota(t *testing.T) {
 	}
 	strict := must(NewCountQuota(g, []CountQuota{{"TOOL", 3, 5}}, Fail))
 	_, err = Slice(strict, one, budget(t, 1000, 1000), 0, r)
-	expectErr(t, err, ErrScarcity, `kind "TOOL": 1 items available, require_count is 3`)
+	expectErr(t, err, ErrScarcity, `kind "TOOL": 1 items available, Require is 3`)
 
 	k := must(NewKnapsack(1))
 	_, err = NewCountQuota(k, nil, Degrade)
@@ -201,7 +201,7 @@ func TestCountConstrainedKnapsack(t *testing.T) {
 	got, err := Slice(cck, it, budget(t, 1000, 1000), 0, nil)
 	expect(t, got, err, 0, 1, 2, 3, 4)
 	_, err = NewCountConstrainedKnapsack(0, nil, Degrade)
-	expectErr(t, err, ErrInvalidArgument, "bucket_size")
+	expectErr(t, err, ErrInvalidArgument, "bucketSize is 0")
 }
 
 func TestBudgetRules(t *testing.T) {
@@ -228,10 +228,12 @@ func TestBudgetRules(t *testing.T) {
 
 func TestItemErrorsAreAtomic(t *testing.T) {
 	it := must(NewItems())
-	expectErr(t, it.Push(1, math.Inf(1), ""), ErrInvalidArgument, "inf")
+	expectErr(t, it.Push(1, math.Inf(1), DefaultKind), ErrInvalidArgument, "score is inf")
+	expectErr(t, it.Push(1, 0.5, ""), ErrInvalidArgument, `kind "" is empty`)
+	expectErr(t, it.Push(1, 0.5, "Mess\x00age"), ErrInvalidArgument, "kind contains a NUL byte at offset 4")
 	expectErr(t, it.PushMany([]int64{1, 2, 3}, []float64{0.1, 0.2, math.NaN()}, nil), ErrInvalidArgument, "scores[2]")
 	expectErr(t, it.PushMany([]int64{1, 2}, []float64{0.1, 0.2}, []string{"a", " "}), ErrInvalidArgument, "kinds[1]")
-	expectErr(t, it.PushMany([]int64{1}, []float64{0.1, 0.2}, nil), ErrInvalidArgument, "lengths")
+	expectErr(t, it.PushMany([]int64{1}, []float64{0.1, 0.2}, nil), ErrInvalidArgument, "lengths 1, 2 and 0; they must agree")
 	if it.Len() != 0 {
 		t.Fatalf("failed pushes added %d items", it.Len())
 	}
@@ -239,7 +241,7 @@ func TestItemErrorsAreAtomic(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A negative token count is accepted (and never selected).
-	if err := it.Push(-1, 0.5, ""); err != nil || it.Len() != 2 {
+	if err := it.Push(-1, 0.5, DefaultKind); err != nil || it.Len() != 2 {
 		t.Fatalf("negative tokens: %v", err)
 	}
 	it.Clear()
@@ -255,11 +257,14 @@ func TestClosedHandlesFailCleanly(t *testing.T) {
 	it.Close()
 	it.Close() // idempotent
 	_, err := Slice(g, it, b, 0, nil)
-	expectErr(t, err, ErrNullPointer, "items")
-	expectErr(t, it.Push(1, 1, ""), ErrNullPointer, "items")
+	expectErr(t, err, ErrClosed, "items is closed")
+	expectErr(t, it.Push(1, 1, DefaultKind), ErrClosed, "items is closed")
 	g.Close()
 	_, err = Slice(g, items(t, nil, nil, nil), b, 0, nil)
-	expectErr(t, err, ErrNullPointer, "slicer")
+	expectErr(t, err, ErrClosed, "slicer is closed")
+	if errors.Is(err, ErrNullPointer) || errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a closed handle is ErrClosed only: %v", err)
+	}
 }
 
 func TestSimulation(t *testing.T) {

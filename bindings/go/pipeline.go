@@ -113,28 +113,30 @@ import "C"
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"unsafe"
 )
 
 // ---- item attributes ------------------------------------------------------------
 
-// Item is one candidate with every attribute the pipeline reads. Zero values
-// mean absent, except where a pointer says otherwise.
+// Item is one candidate with every attribute the pipeline reads: what
+// PushItems takes and Items.Get reads back. Kind is required (DefaultKind
+// for the default; an empty one is an error, as everywhere); the other zero
+// values mean absent, where a pointer does not say so.
 type Item struct {
 	Tokens    int64
 	Score     float64 // the caller's score (the given scorer, and Slice)
-	Kind      string  // "" = "Message"
+	Kind      string  // required: DefaultKind ("Message") for the default
 	Content   string  // "" = no content (unique for deduplication)
-	Timestamp *int64  // UTC milliseconds since the epoch
-	Priority  *int64
+	Timestamp *int64  // UTC milliseconds since the epoch; nil = none
+	Priority  *int64  // nil = none
 	Pinned    bool
-	Hint      *float64 // futureRelevanceHint
-	Source    string   // "" = "Chat"
-	Tags      []string
+	Hint      *float64 // futureRelevanceHint; nil = none
+	Source    string   // "" = "Chat" (Get reads back "Chat")
+	Tags      []string // in the order added, repeats kept
 	Metadata  map[string]string
 	Group     uint64 // keep-together group, 0 = none
 }
@@ -174,11 +176,19 @@ func (c *column[T]) zeroed(n int) []T {
 
 // PushItems adds items with all their attributes: one native call per
 // column (push, contents, timestamps, priorities, pinned flags, hints,
-// groups), plus one per tag, metadata entry or source actually given.
+// groups), plus one per tag, metadata entry or source actually given. All
+// or nothing: every value is checked before the first item is added, and an
+// error names it as list[i].Field ("list[3].Kind \"\" is empty ...").
 func (it *Items) PushItems(list []Item) error {
+	if err := it.need("items"); err != nil {
+		return err
+	}
 	n := len(list)
 	if n == 0 {
 		return nil
+	}
+	if err := checkItems(list); err != nil {
+		return err
 	}
 	first := it.Len()
 	// The columns come from a pool: the library copies what it is given,
@@ -195,9 +205,6 @@ func (it *Items) PushItems(list []Item) error {
 	perItem := false
 	for i := range list {
 		x := &list[i]
-		if strings.IndexByte(x.Kind, 0) >= 0 || strings.IndexByte(x.Content, 0) >= 0 {
-			return argError("PushItems: item %d: a kind or content contains a NUL byte", i)
-		}
 		tokens[i], scores[i] = x.Tokens, x.Score
 		// New items are unpinned and ungrouped: those columns are made,
 		// and cross, only when some item sets them.
@@ -229,13 +236,16 @@ func (it *Items) PushItems(list []Item) error {
 	// Kept for the next call (grown by append where they had to).
 	sc.ts, sc.prios, sc.hints, sc.kinds, sc.contents = ts, prios, hints, kinds, contents
 	var e errBuf
-	err := e.check(C.go_items_push_many_packed(it.ptr(), C.size_t(n), (*C.int64_t)(unsafe.Pointer(&tokens[0])),
-		(*C.double)(unsafe.Pointer(&scores[0])), (*C.char)(unsafe.Pointer(&kinds[0])), C.size_t(len(kinds)), e.ptr()))
+	err := e.checkWith(C.go_items_push_many_packed(it.ptr(), C.size_t(n), (*C.int64_t)(unsafe.Pointer(&tokens[0])),
+		(*C.double)(unsafe.Pointer(&scores[0])), (*C.char)(unsafe.Pointer(&kinds[0])), C.size_t(len(kinds)), e.ptr()),
+		pushItemsRules)
 	if err != nil {
 		return err
 	}
-	err = e.check(C.go_items_set_contents_packed(it.ptr(), C.size_t(first), C.size_t(n),
-		(*C.char)(unsafe.Pointer(&contents[0])), C.size_t(len(contents)), e.ptr()))
+	// From here on nothing can fail (checkItems checked every value the
+	// library checks after the push); an error would be a library bug.
+	err = e.checkWith(C.go_items_set_contents_packed(it.ptr(), C.size_t(first), C.size_t(n),
+		(*C.char)(unsafe.Pointer(&contents[0])), C.size_t(len(contents)), e.ptr()), pushItemsRules)
 	if err != nil {
 		return err
 	}
@@ -307,6 +317,46 @@ func (it *Items) PushItems(list []Item) error {
 	return nil
 }
 
+// checkItems checks, before anything is pushed, what the library would
+// refuse only after the push (PushItems is several native calls): a kind
+// left empty (the packed kinds read "" as the default), text with a NUL
+// byte or not UTF-8, a blank source. Scores and the kinds' other rules are
+// the push's own, which adds nothing when it fails.
+func checkItems(list []Item) error {
+	for i := range list {
+		x := &list[i]
+		field := func(name string) string { return fmt.Sprintf("list[%d].%s", i, name) }
+		if x.Kind == "" {
+			return argError("%s \"\" is empty; use DefaultKind for the default kind", field("Kind"))
+		}
+		if err := textError(field("Kind"), x.Kind); err != nil {
+			return err
+		}
+		if err := validText(field("Content"), x.Content, false); err != nil {
+			return err
+		}
+		if x.Source != "" {
+			if err := validText(field("Source"), x.Source, true); err != nil {
+				return err
+			}
+		}
+		for k, t := range x.Tags {
+			if err := validText(fmt.Sprintf("list[%d].Tags[%d]", i, k), t, false); err != nil {
+				return err
+			}
+		}
+		for key, v := range x.Metadata {
+			if err := validText(fmt.Sprintf("list[%d].Metadata key %q", i, key), key, false); err != nil {
+				return err
+			}
+			if err := validText(fmt.Sprintf("list[%d].Metadata[%q]", i, key), v, false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 func orStatus(a, b C.cupel_status) C.cupel_status {
 	if a != C.CUPEL_OK {
 		return a
@@ -315,12 +365,20 @@ func orStatus(a, b C.cupel_status) C.cupel_status {
 }
 
 // SetContents sets the contents of items first .. first+len(contents)-1 in
-// one call; "" leaves an item's content as it is. The strings are copied
-// into one C buffer (one allocation, not one per string).
+// one call, all or nothing; "" leaves an item's content as it is. The
+// strings are copied into one C buffer (one allocation, not one per string).
 func (it *Items) SetContents(first int, contents []string) error {
+	if err := firstError(it.need("items"), it.indexError("first", first)); err != nil {
+		return err
+	}
 	n := len(contents)
 	if n == 0 {
 		return nil
+	}
+	for i, c := range contents {
+		if err := textError(fmt.Sprintf("contents[%d]", i), c); err != nil {
+			return err
+		}
 	}
 	size := 0
 	for _, c := range contents {
@@ -352,6 +410,9 @@ func (it *Items) SetContents(first int, contents []string) error {
 
 // SetTimestamps sets UTC-millisecond timestamps of items first.. in one call.
 func (it *Items) SetTimestamps(first int, unixMillis []int64) error {
+	if err := firstError(it.need("items"), it.indexError("first", first)); err != nil {
+		return err
+	}
 	if len(unixMillis) == 0 {
 		return nil
 	}
@@ -364,6 +425,9 @@ func (it *Items) SetTimestamps(first int, unixMillis []int64) error {
 
 // SetPriorities sets the priorities of items first.. in one call.
 func (it *Items) SetPriorities(first int, priorities []int64) error {
+	if err := firstError(it.need("items"), it.indexError("first", first)); err != nil {
+		return err
+	}
 	if len(priorities) == 0 {
 		return nil
 	}
@@ -376,6 +440,9 @@ func (it *Items) SetPriorities(first int, priorities []int64) error {
 
 // SetPinnedMany sets the pinned flags of items first.. in one call.
 func (it *Items) SetPinnedMany(first int, pinned []bool) error {
+	if err := firstError(it.need("items"), it.indexError("first", first)); err != nil {
+		return err
+	}
 	if len(pinned) == 0 {
 		return nil
 	}
@@ -388,6 +455,9 @@ func (it *Items) SetPinnedMany(first int, pinned []bool) error {
 
 // SetRelevanceHints sets the futureRelevanceHints of items first.. in one call.
 func (it *Items) SetRelevanceHints(first int, hints []float64) error {
+	if err := firstError(it.need("items"), it.indexError("first", first)); err != nil {
+		return err
+	}
 	if len(hints) == 0 {
 		return nil
 	}
@@ -418,7 +488,7 @@ type scorerArgs struct {
 	nullScore  float64
 }
 
-func newScorer(a scorerArgs, keep ...interface{}) (*Scorer, error) {
+func newScorer(a scorerArgs, extra []rule, keep ...interface{}) (*Scorer, error) {
 	m := cStrings{}
 	defer m.free()
 	n := 0
@@ -428,8 +498,13 @@ func newScorer(a scorerArgs, keep ...interface{}) (*Scorer, error) {
 	var w *C.double
 	var win *C.cupel_decay_window
 	switch {
-	case len(a.kw) > 0:
-		n, kw = len(a.kw), &a.kw[0]
+	case a.kw != nil:
+		// Non-NULL even when empty (no kind weighted: every item scores 0);
+		// NULL would mean the spec's defaults.
+		if cap(a.kw) == 0 {
+			a.kw = make([]C.cupel_kind_weight, 0, 1)
+		}
+		n, kw = len(a.kw), &a.kw[:1][0]
 	case len(a.tw) > 0:
 		n, tw = len(a.tw), &a.tw[0]
 	case len(a.windows) > 0:
@@ -437,9 +512,8 @@ func newScorer(a scorerArgs, keep ...interface{}) (*Scorer, error) {
 	}
 	var kidsC []*C.cupel_scorer
 	if len(a.kids) > 0 {
-		// The array of child pointers lives in C memory (cgo forbids Go
-		// memory holding Go pointers to C pointers... these are C pointers,
-		// but the slice itself is Go memory: fine to pass).
+		// A Go slice holding C pointers only (no Go pointers): cgo lets
+		// it be passed as it is.
 		kidsC = a.kids
 		kids = &kidsC[0]
 		if a.which == 7 {
@@ -449,12 +523,18 @@ func newScorer(a scorerArgs, keep ...interface{}) (*Scorer, error) {
 	}
 	var key, value *C.char
 	if a.which == 10 {
-		key, value = m.get(a.key), m.get(a.value)
+		var err error
+		if key, err = m.arg("key", a.key); err != nil {
+			return nil, err
+		}
+		if value, err = m.arg("value", a.value); err != nil {
+			return nil, err
+		}
 	}
 	var e errBuf
 	s := &Scorer{}
-	err := e.check(C.go_scorer_new(C.int(a.which), kw, tw, (**C.cupel_scorer)(unsafe.Pointer(kids)), w, C.size_t(n),
-		C.double(a.x), key, value, C.int(a.curve), win, C.int64_t(a.ref), C.double(a.nullScore), &s.p, e.ptr()))
+	err := e.checkWith(C.go_scorer_new(C.int(a.which), kw, tw, (**C.cupel_scorer)(unsafe.Pointer(kids)), w, C.size_t(n),
+		C.double(a.x), key, value, C.int(a.curve), win, C.int64_t(a.ref), C.double(a.nullScore), &s.p, e.ptr()), extra)
 	runtime.KeepAlive(keep)
 	if err != nil {
 		return nil, err
@@ -464,40 +544,56 @@ func newScorer(a scorerArgs, keep ...interface{}) (*Scorer, error) {
 }
 
 // NewGivenScorer scores each item with the score pushed with it.
-func NewGivenScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 0}) }
+func NewGivenScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 0}, nil) }
 
 // NewRecencyScorer ranks items by timestamp.
-func NewRecencyScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 1}) }
+func NewRecencyScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 1}, nil) }
 
 // NewPriorityScorer ranks items by priority.
-func NewPriorityScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 2}) }
+func NewPriorityScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 2}, nil) }
 
 // NewFrequencyScorer scores items by how many others share their tags.
-func NewFrequencyScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 3}) }
+func NewFrequencyScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 3}, nil) }
 
 // NewReflexiveScorer scores items by their futureRelevanceHint.
-func NewReflexiveScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 4}) }
+func NewReflexiveScorer() (*Scorer, error) { return newScorer(scorerArgs{which: 4}, nil) }
 
-// NewKindScorer scores items by kind weight; nil weights: the spec's defaults.
+// NewKindScorer scores items by the weight of their kind (keys: kinds, not
+// empty or blank, compared with ASCII case folding; values: finite, >= 0);
+// nil weights: the spec's defaults. An error names the entry by its key:
+// weights["Message"] is NaN.
 func NewKindScorer(weights map[string]float64) (*Scorer, error) {
 	m := cStrings{}
 	defer m.free()
 	a := scorerArgs{which: 5}
 	for _, k := range sortedKeys(weights) {
-		a.kw = append(a.kw, C.cupel_kind_weight{kind: m.get(k), weight: C.double(weights[k])})
+		p, err := m.arg(fmt.Sprintf("weights key %q", k), k)
+		if err != nil {
+			return nil, err
+		}
+		a.kw = append(a.kw, C.cupel_kind_weight{kind: p, weight: C.double(weights[k])})
 	}
-	return newScorer(a)
+	if weights != nil && a.kw == nil {
+		// An empty, non-nil map: no kind has a weight (every item scores 0).
+		a.kw = []C.cupel_kind_weight{}
+	}
+	return newScorer(a, nil)
 }
 
-// NewTagScorer scores items by the weights of their tags.
+// NewTagScorer scores items by the weights of their tags (values: finite,
+// >= 0). An error names the entry by its key: weights["auth"] is NaN.
 func NewTagScorer(weights map[string]float64) (*Scorer, error) {
 	m := cStrings{}
 	defer m.free()
 	a := scorerArgs{which: 6}
 	for _, k := range sortedKeys(weights) {
-		a.tw = append(a.tw, C.cupel_tag_weight{tag: m.get(k), weight: C.double(weights[k])})
+		p, err := m.arg(fmt.Sprintf("weights key %q", k), k)
+		if err != nil {
+			return nil, err
+		}
+		a.tw = append(a.tw, C.cupel_tag_weight{tag: p, weight: C.double(weights[k])})
 	}
-	return newScorer(a)
+	return newScorer(a, nil)
 }
 
 func sortedKeys(m map[string]float64) []string {
@@ -515,38 +611,43 @@ type WeightedScorer struct {
 	Weight float64
 }
 
-// NewCompositeScorer is the weighted mean of its parts.
+// NewCompositeScorer is the weighted mean of its parts (at least one; each
+// Scorer open, each Weight finite and > 0; relative: normalised to sum 1).
+// It copies the parts' scorers: they may be closed right after. An error
+// names the part: parts[2].Weight is NaN, parts[2].Scorer is nil.
 func NewCompositeScorer(parts []WeightedScorer) (*Scorer, error) {
 	if len(parts) == 0 {
-		return nil, argError("NewCompositeScorer: no parts")
+		return nil, argError("parts is empty; a composite needs at least one part")
 	}
 	a := scorerArgs{which: 7}
-	for _, p := range parts {
-		if p.Scorer == nil || p.Scorer.p == nil {
-			return nil, &Error{Status: StatusNullPointer, Message: "NewCompositeScorer: a part's scorer is nil or closed"}
+	for i, p := range parts {
+		if err := p.Scorer.need(fmt.Sprintf("parts[%d].Scorer", i)); err != nil {
+			return nil, err
 		}
 		a.kids = append(a.kids, p.Scorer.p)
 		a.weights = append(a.weights, p.Weight)
 	}
-	return newScorer(a, parts)
+	return newScorer(a, nil, parts)
 }
 
-// NewScaledScorer rescales inner's scores to [0, 1].
+// NewScaledScorer rescales inner's scores to [0, 1] (min-max over the
+// list). It copies inner: inner may be closed right after.
 func NewScaledScorer(inner *Scorer) (*Scorer, error) {
-	if inner == nil || inner.p == nil {
-		return nil, &Error{Status: StatusNullPointer, Message: "NewScaledScorer: inner is nil or closed"}
+	if err := inner.need("inner"); err != nil {
+		return nil, err
 	}
-	return newScorer(scorerArgs{which: 8, kids: []*C.cupel_scorer{inner.p}}, inner)
+	return newScorer(scorerArgs{which: 8, kids: []*C.cupel_scorer{inner.p}}, nil, inner)
 }
 
 // NewMetadataTrustScorer reads the "cupel:trust" metadata value.
 func NewMetadataTrustScorer(defaultScore float64) (*Scorer, error) {
-	return newScorer(scorerArgs{which: 9, x: defaultScore})
+	return newScorer(scorerArgs{which: 9, x: defaultScore}, nil)
 }
 
-// NewMetadataKeyScorer boosts items whose metadata key has value.
+// NewMetadataKeyScorer boosts items whose metadata key has value (compared
+// exactly) by boost (finite, > 0).
 func NewMetadataKeyScorer(key, value string, boost float64) (*Scorer, error) {
-	return newScorer(scorerArgs{which: 10, key: key, value: value, x: boost})
+	return newScorer(scorerArgs{which: 10, key: key, value: value, x: boost}, nil)
 }
 
 // DecayCurve selects the DecayScorer's curve.
@@ -569,11 +670,14 @@ func NewDecayScorer(curve DecayCurve, durationSecs float64, windows []DecayWindo
 	for _, w := range windows {
 		a.windows = append(a.windows, C.cupel_decay_window{max_age_secs: C.double(w.MaxAgeSecs), score: C.double(w.Score)})
 	}
-	return newScorer(a)
+	return newScorer(a, nil)
 }
 
 // Score scores every item of items, by index.
 func (s *Scorer) Score(items *Items) ([]float64, error) {
+	if err := firstError(s.need("scorer"), items.need("items")); err != nil {
+		return nil, err
+	}
 	n := items.Len()
 	out := make([]float64, n+1)
 	var got C.size_t
@@ -594,7 +698,8 @@ func (s *Scorer) ptr() *C.cupel_scorer {
 	return s.p
 }
 
-// Close frees the scorer. Calling it again is a no-op.
+// Close frees the scorer. Calling it again is a no-op; passing a closed
+// scorer to a call fails with ErrClosed.
 func (s *Scorer) Close() {
 	if s != nil && s.p != nil {
 		C.cupel_scorer_free(s.p)
@@ -625,16 +730,19 @@ func NewChronologicalPlacer() (*Placer, error) { return newPlacer(0) }
 func NewUShapedPlacer() (*Placer, error) { return newPlacer(1) }
 
 // Place is the Place stage on its own: the item indices, with their scores
-// (one each), in placed order.
+// (one each, finite), in placed order.
 func (p *Placer) Place(items *Items, indices []int, scores []float64) ([]int, error) {
+	if err := firstError(p.need("placer"), items.need("items")); err != nil {
+		return nil, err
+	}
 	if len(indices) != len(scores) {
-		return nil, argError("Place: %d indices and %d scores; one score per index", len(indices), len(scores))
+		return nil, argError("indices and scores have lengths %d and %d; one score per index", len(indices), len(scores))
 	}
 	n := len(indices)
 	idx := make([]C.size_t, n+1) // +1: never a zero-length array to take the address of
 	for i, v := range indices {
 		if v < 0 {
-			return nil, argError("Place: indices[%d] is %d, negative", i, v)
+			return nil, argError("indices[%d] is %d: out of range, the list holds %d items", i, v, items.Len())
 		}
 		idx[i] = C.size_t(v)
 	}
@@ -646,7 +754,7 @@ func (p *Placer) Place(items *Items, indices []int, scores []float64) ([]int, er
 	defer indexBufPool.Put(pooled)
 	var got C.size_t
 	var e errBuf
-	err := e.check(C.go_placer_place(p.ptr(), items.ptr(), &idx[0], &sc[0], C.size_t(n), buf.ptr(),
+	err := e.check(C.go_placer_place(p.p, items.p, &idx[0], &sc[0], C.size_t(n), buf.ptr(),
 		C.size_t(len(buf)), &got, e.ptr()))
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(items)
@@ -663,7 +771,8 @@ func (p *Placer) ptr() *C.cupel_placer {
 	return p.p
 }
 
-// Close frees the placer. Calling it again is a no-op.
+// Close frees the placer. Calling it again is a no-op; any other use of a
+// closed placer fails with ErrClosed.
 func (p *Placer) Close() {
 	if p != nil && p.p != nil {
 		C.cupel_placer_free(p.p)
@@ -685,8 +794,10 @@ const (
 // Pipeline runs all six stages; it keeps copies of its scorer, slicer and placer.
 type Pipeline struct{ p *C.cupel_pipeline }
 
-// PipelineOptions configures a pipeline. Scorer nil: the pushed scores;
-// Placer nil: the slicer's order. Deduplication is on unless NoDeduplication.
+// PipelineOptions configures a pipeline. Slicer is required; Scorer nil:
+// the pushed scores (the given scorer); Placer nil: the slicer's order. A
+// closed one is an error (ErrClosed), never taken for nil. Deduplication is
+// on unless NoDeduplication.
 type PipelineOptions struct {
 	Scorer          *Scorer
 	Slicer          *Slicer
@@ -695,11 +806,17 @@ type PipelineOptions struct {
 	Overflow        Overflow
 }
 
-// NewPipeline creates a pipeline.
-func NewPipeline(o PipelineOptions) (*Pipeline, error) {
+// NewPipeline creates a pipeline from opts (it copies the scorer, slicer
+// and placer: they may be closed right after).
+func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
+	o := opts
+	if err := firstError(o.Scorer.optional("opts.Scorer"), o.Slicer.need("opts.Slicer"),
+		o.Placer.optional("opts.Placer")); err != nil {
+		return nil, err
+	}
 	var e errBuf
 	p := &Pipeline{}
-	err := e.check(C.go_pipeline_new(o.Scorer.ptr(), o.Slicer.ptr(), o.Placer.ptr(), &p.p, e.ptr()))
+	err := e.check(C.go_pipeline_new(o.Scorer.ptr(), o.Slicer.p, o.Placer.ptr(), &p.p, e.ptr()))
 	runtime.KeepAlive(o.Scorer)
 	runtime.KeepAlive(o.Slicer)
 	runtime.KeepAlive(o.Placer)
@@ -721,11 +838,15 @@ func NewPipeline(o PipelineOptions) (*Pipeline, error) {
 // Run runs the pipeline: the placed item indices, and every decision in
 // report (may be nil).
 func (p *Pipeline) Run(items *Items, budget *Budget, report *Report) ([]int, error) {
+	if err := firstError(p.need("pipeline"), items.need("items"), budget.need("budget"),
+		report.optional("report")); err != nil {
+		return nil, err
+	}
 	pooled, buf := takeIndexBuf(items.Len())
 	defer indexBufPool.Put(pooled)
 	var n C.size_t
 	var e errBuf
-	err := e.check(C.go_pipeline_run(p.ptr(), items.ptr(), budget.ptr(), buf.ptr(), C.size_t(len(buf)), &n,
+	err := e.check(C.go_pipeline_run(p.p, items.p, budget.p, buf.ptr(), C.size_t(len(buf)), &n,
 		report.ptr(), e.ptr()))
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(items)
@@ -744,7 +865,8 @@ func (p *Pipeline) ptr() *C.cupel_pipeline {
 	return p.p
 }
 
-// Close frees the pipeline. Calling it again is a no-op.
+// Close frees the pipeline. Calling it again is a no-op; any other method
+// of a closed pipeline fails with ErrClosed.
 func (p *Pipeline) Close() {
 	if p != nil && p.p != nil {
 		C.cupel_pipeline_free(p.p)
@@ -774,20 +896,14 @@ const (
 	ReasonCountCapExceeded      Reason = C.CUPEL_REASON_COUNT_CAP_EXCEEDED
 )
 
-var reasonNames = map[Reason]string{
-	ReasonScored: "Scored", ReasonPinned: "Pinned", ReasonZeroToken: "ZeroToken",
-	ReasonBudgetExceeded: "BudgetExceeded", ReasonScoredTooLow: "ScoredTooLow",
-	ReasonDeduplicated: "Deduplicated", ReasonQuotaCapExceeded: "QuotaCapExceeded",
-	ReasonQuotaRequireDisplaced: "QuotaRequireDisplaced", ReasonNegativeTokens: "NegativeTokens",
-	ReasonPinnedOverride: "PinnedOverride", ReasonFiltered: "Filtered", ReasonCountCapExceeded: "CountCapExceeded",
-}
-
-// String is the specification's name of the reason, e.g. "BudgetExceeded".
+// String is the specification's name of the reason, as the library's
+// cupel_reason_str and the JSON report spell it: "BudgetExceeded", ...;
+// "Unknown" for a number that is no reason.
 func (r Reason) String() string {
-	if s, ok := reasonNames[r]; ok {
-		return s
+	if r < math.MinInt32 || r > math.MaxInt32 {
+		return C.GoString(C.cupel_reason_str(-1)) // no reason: "Unknown"
 	}
-	return fmt.Sprintf("Reason(%d)", int(r))
+	return C.GoString(C.cupel_reason_str(C.int(r)))
 }
 
 // Decision is one item's fate.
@@ -803,6 +919,9 @@ type Decision struct {
 }
 
 func (r *Report) decisions(included bool) ([]Decision, error) {
+	if err := r.need("report"); err != nil {
+		return nil, err
+	}
 	var n C.size_t
 	inc := 0
 	if included {
@@ -861,6 +980,9 @@ func (r *Report) TokensOverBudget() int64 {
 
 // JSON is the specification's SelectionReport JSON (items: the run's list).
 func (r *Report) JSON(items *Items) (string, error) {
+	if err := firstError(r.need("report"), items.need("items")); err != nil {
+		return "", err
+	}
 	var n C.size_t
 	var e errBuf
 	st := C.go_report_json(r.ptr(), items.ptr(), nil, 0, &n, e.ptr())

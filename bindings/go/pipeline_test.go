@@ -15,12 +15,12 @@ func TestPipelineRunAndReport(t *testing.T) {
 	defer it.Close()
 	err := it.PushItems([]Item{
 		{Tokens: 50, Kind: "SystemPrompt", Content: "You are helpful.", Pinned: true, Timestamp: i64(0)},
-		{Tokens: 100, Content: "hello", Timestamp: i64(day)},
-		{Tokens: 100, Content: "how are you", Timestamp: i64(2 * day)},
+		{Kind: DefaultKind, Tokens: 100, Content: "hello", Timestamp: i64(day)},
+		{Kind: DefaultKind, Tokens: 100, Content: "how are you", Timestamp: i64(2 * day)},
 		{Tokens: 100, Kind: "ToolOutput", Content: "ls output", Timestamp: i64(3 * day), Tags: []string{"auth"},
 			Metadata: map[string]string{"cupel:trust": "0.9"}, Priority: i64(4)},
-		{Tokens: 100, Content: "hello", Timestamp: i64(4 * day)},
-		{Tokens: -3, Content: "broken"},
+		{Kind: DefaultKind, Tokens: 100, Content: "hello", Timestamp: i64(4 * day)},
+		{Kind: DefaultKind, Tokens: -3, Content: "broken"},
 		{Tokens: 5000, Kind: "Document", Content: "a huge file", Source: "Docs"},
 	})
 	if err != nil {
@@ -84,7 +84,7 @@ func TestScorersAndGroupsInThePipeline(t *testing.T) {
 	if err := it.PushItems([]Item{
 		{Tokens: 10, Score: 0.9, Kind: "ToolCall", Group: 7},
 		{Tokens: 200, Score: 0.1, Kind: "ToolOutput", Group: 7},
-		{Tokens: 60, Score: 0.5, Tags: []string{"db"}},
+		{Tokens: 60, Score: 0.5, Kind: DefaultKind, Tags: []string{"db"}},
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestPushItemsAfterALargerPushSeesNoStaleColumns(t *testing.T) {
 		small := must(NewItems())
 		// Item 1 pinned and grouped, so those columns are made again: item 0
 		// must come out of them unpinned and ungrouped.
-		err := small.PushItems([]Item{{Tokens: 10, Score: 0.9}, {Tokens: 20, Score: 0.1, Pinned: true, Group: 4}})
+		err := small.PushItems([]Item{{Kind: DefaultKind, Tokens: 10, Score: 0.9}, {Kind: DefaultKind, Tokens: 20, Score: 0.1, Pinned: true, Group: 4}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,10 +194,10 @@ func TestPlacerPlaceAndTokensOverBudget(t *testing.T) {
 	it := must(NewItems())
 	defer it.Close()
 	err := it.PushItems([]Item{
-		{Tokens: 50, Pinned: true, Timestamp: i64(0)},
-		{Tokens: 100, Timestamp: i64(day)},
-		{Tokens: 100, Timestamp: i64(2 * day)},
-		{Tokens: 100, Timestamp: i64(3 * day)},
+		{Kind: DefaultKind, Tokens: 50, Pinned: true, Timestamp: i64(0)},
+		{Kind: DefaultKind, Tokens: 100, Timestamp: i64(day)},
+		{Kind: DefaultKind, Tokens: 100, Timestamp: i64(2 * day)},
+		{Kind: DefaultKind, Tokens: 100, Timestamp: i64(3 * day)},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +217,7 @@ func TestPlacerPlaceAndTokensOverBudget(t *testing.T) {
 		t.Fatalf("nothing to place: %v", got)
 	}
 	_, err = u.Place(it, []int{1, 2}, []float64{0.5})
-	expectErr(t, err, ErrInvalidArgument, "2 indices and 1 scores")
+	expectErr(t, err, ErrInvalidArgument, "lengths 2 and 1")
 	_, err = u.Place(it, []int{-1}, []float64{0.5})
 	expectErr(t, err, ErrInvalidArgument, "indices[0] is -1")
 	_, err = u.Place(it, []int{99}, []float64{0.5})
