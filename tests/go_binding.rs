@@ -1,9 +1,14 @@
-//! The Go binding (bindings/go): go vet, the race-detector test suite, and
-//! the README's example run as printed.
+//! The Go binding (bindings/go): go vet, the race-detector test suite, the
+//! contract table (tests/contract/contract.txt), the README's example run as
+//! printed, and the module used from a fresh consumer module.
 
 mod common;
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The binding's module path, as bindings/go/go.mod and the README say.
+const MODULE: &str = "github.com/libcupel/libcupel/bindings/go";
 
 fn go(args: &[&str]) -> String {
     common::release_lib_dir();
@@ -11,6 +16,10 @@ fn go(args: &[&str]) -> String {
     let mut cmd = Command::new("go");
     cmd.args(args).current_dir(&dir).env("CGO_ENABLED", "1");
     common::run(&mut cmd, &format!("go {}", args.join(" ")))
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(common::root().join("bindings/go/README.md")).unwrap()
 }
 
 #[test]
@@ -21,10 +30,44 @@ fn go_vet_and_race_tests_pass() {
     go(&["vet", "./..."]);
     let out = go(&["test", "-race", "-count=1", "-v", "./..."]);
     print!("{out}");
-    assert!(out.contains("--- PASS: TestConcurrentSlicing"), "{out}");
-    assert!(out.contains("--- PASS: TestForcedGC"), "{out}");
-    assert!(out.contains("--- PASS: TestNilHandlesAreErrors"), "{out}");
+    for test in [
+        "TestConcurrentSlicing",
+        "TestForcedGC",
+        "TestNilHandlesAreErrors",
+        "TestGetReadsEveryAttributeBack",
+        "TestGetOutOfRange",
+        "TestReasonNames",
+        "TestEmptyKindIsAnError",
+        "TestClosedAndNilArguments",
+        "TestPushItemsIsAllOrNothing",
+        "TestContract",
+    ] {
+        assert!(
+            out.contains(&format!("--- PASS: {test} ")),
+            "{test}:\n{out}"
+        );
+    }
     assert!(!out.contains("--- FAIL"), "{out}");
+}
+
+/// The contract table through the binding's public API: every row that
+/// names go ran, none failed.
+#[test]
+fn go_contract() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    common::release_lib_dir();
+    let out = common::run(
+        Command::new("go")
+            .args(["test", "-count=1", "-run", "^TestContract$", "-v", "."])
+            .current_dir(common::root().join("bindings/go"))
+            .env("CGO_ENABLED", "1")
+            .env("CUPEL_CONTRACT", common::contract::path()),
+        "the Go contract runner",
+    );
+    print!("{out}");
+    common::contract::check_summary("go", &out);
 }
 
 #[test]
@@ -33,7 +76,7 @@ fn go_readme_example_runs_as_printed() {
         return;
     }
     let root = common::root();
-    let readme = std::fs::read_to_string(root.join("bindings/go/README.md")).unwrap();
+    let readme = readme();
     let source = std::fs::read_to_string(root.join("bindings/go/example/main.go")).unwrap();
     assert_eq!(
         common::code_block_after(&readme, "## Example"),
@@ -46,4 +89,162 @@ fn go_readme_example_runs_as_printed() {
         out,
         "the README does not show what the example prints"
     );
+}
+
+/// A fresh directory under the test scratch space (emptied first; the Go
+/// module cache leaves read-only files, made writable to remove them).
+fn fresh_dir(name: &str) -> PathBuf {
+    let dir = common::out_dir("go_consumer").join(name);
+    if dir.exists() {
+        let _ = Command::new("chmod")
+            .arg("-R")
+            .arg("u+w")
+            .arg(&dir)
+            .status();
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// `go` in the consumer module `app`, offline, with its own GOPATH (module
+/// cache): nothing but the checkout can satisfy the import.
+fn consumer_go(app: &Path, gopath: &Path, args: &[&str], what: &str) -> String {
+    common::run(
+        Command::new("go")
+            .args(args)
+            .current_dir(app)
+            .env("CGO_ENABLED", "1")
+            .env("GOPATH", gopath)
+            .env("GOFLAGS", "-mod=mod")
+            .env("GOPROXY", "off")
+            .env("GOSUMDB", "off")
+            .env("GOWORK", "off")
+            .env_remove("GOMODCACHE"),
+        what,
+    )
+}
+
+/// The module as a user gets it: go.mod names the module path the README's
+/// install line uses; a new module (`go mod init example.com/app`) takes it
+/// through the README's `replace` lines, builds the README's example outside
+/// the source tree, and the program prints the README's output. Then the
+/// same with `-tags cupel_pkgconfig` and a cupel.pc for this checkout.
+#[test]
+fn go_module_builds_in_a_fresh_consumer_module() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    common::release_lib_dir();
+    let root = common::root();
+    let readme = readme();
+    let go_mod = std::fs::read_to_string(root.join("bindings/go/go.mod")).unwrap();
+    assert_eq!(
+        go_mod.lines().next(),
+        Some(format!("module {MODULE}").as_str()),
+        "bindings/go/go.mod"
+    );
+    let install = common::code_block_after(&readme, "## Install");
+    assert_eq!(
+        install.trim(),
+        format!("go get {MODULE}@latest"),
+        "the install line"
+    );
+    assert!(
+        readme.contains("bindings/go/vX.Y.Z"),
+        "the README must say how the subdirectory module's versions are tagged"
+    );
+
+    let work = fresh_dir("work");
+    let gopath = work.join("gopath");
+    let app = work.join("app");
+    std::fs::create_dir_all(&app).unwrap();
+    consumer_go(
+        &app,
+        &gopath,
+        &["mod", "init", "example.com/app"],
+        "go mod init",
+    );
+    let replace = common::code_block_after(&readme, "To build your module against a checkout")
+        .replace("/path/to/libcupel", root.to_str().unwrap());
+    assert!(
+        replace.contains(&format!("-replace={MODULE}=")),
+        "{replace}"
+    );
+    common::run(
+        Command::new("sh")
+            .args(["-ec", &replace])
+            .current_dir(&app)
+            .env("GOFLAGS", "-mod=mod")
+            .env("GOPROXY", "off"),
+        "the README's replace lines",
+    );
+    std::fs::write(
+        app.join("main.go"),
+        common::code_block_after(&readme, "## Example"),
+    )
+    .unwrap();
+    let want = common::code_block_after(&readme, "It prints:");
+
+    consumer_go(
+        &app,
+        &gopath,
+        &["build", "-o", "app", "."],
+        "building the consumer",
+    );
+    let listed = consumer_go(&app, &gopath, &["list", "-m", "all"], "go list -m all");
+    assert!(
+        listed.contains(&format!(
+            "{MODULE} v0.0.0 => {}",
+            root.join("bindings/go").display()
+        )),
+        "the consumer does not use the checkout:\n{listed}"
+    );
+    // Run from elsewhere, without cargo's LD_LIBRARY_PATH: the rpath finds
+    // the library.
+    let out = common::run(
+        Command::new(app.join("app"))
+            .current_dir(&work)
+            .env_remove("LD_LIBRARY_PATH"),
+        "the consumer program",
+    );
+    assert_eq!(out, want, "the consumer prints otherwise than the README");
+
+    // The pkg-config build tag, with a cupel.pc describing this checkout's
+    // library (an installed one has its own; docs/install.md).
+    if !common::have_toolchain("pkg-config", "pkg-config (apt-get install pkg-config)") {
+        return;
+    }
+    let pc = work.join("pkgconfig");
+    std::fs::create_dir_all(&pc).unwrap();
+    let lib = root.join("target/release");
+    std::fs::write(
+        pc.join("cupel.pc"),
+        format!(
+            "Name: cupel\nDescription: libcupel (test)\nVersion: 0\n\
+             Cflags: -I{inc}\nLibs: -L{lib} -Wl,-rpath,{lib} -lcupel\n",
+            inc = root.join("include").display(),
+            lib = lib.display()
+        ),
+    )
+    .unwrap();
+    common::run(
+        Command::new("go")
+            .args(["build", "-tags", "cupel_pkgconfig", "-o", "app-pc", "."])
+            .current_dir(&app)
+            .env("CGO_ENABLED", "1")
+            .env("GOPATH", &gopath)
+            .env("GOFLAGS", "-mod=mod")
+            .env("GOPROXY", "off")
+            .env("GOWORK", "off")
+            .env("PKG_CONFIG_PATH", &pc),
+        "building the consumer with -tags cupel_pkgconfig",
+    );
+    let out = common::run(
+        Command::new(app.join("app-pc"))
+            .current_dir(&work)
+            .env_remove("LD_LIBRARY_PATH"),
+        "the consumer program (pkg-config)",
+    );
+    assert_eq!(out, want, "the pkg-config build prints otherwise");
 }

@@ -1,3 +1,3 @@
-module cupel
+module github.com/libcupel/libcupel/bindings/go
 
 go 1.19

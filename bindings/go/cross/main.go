@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"cupel"
+	cupel "github.com/libcupel/libcupel/bindings/go"
 )
 
 type toks []string

@@ -15,7 +15,7 @@ import (
 	"strconv"
 	"strings"
 
-	"cupel"
+	cupel "github.com/libcupel/libcupel/bindings/go"
 )
 
 func main() {

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"log"
 
-	"cupel"
+	cupel "github.com/libcupel/libcupel/bindings/go"
 )
 
 func main() {
@@ -45,6 +45,14 @@ func main() {
 		log.Fatal(err)
 	}
 	fmt.Println("knapsack chose", chosen, "using", report.SelectedTokens(), "tokens")
+
+	// Any item reads back with every attribute (absent ones are nil or "").
+	item, err := items.Get(3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("item 3: %d tokens, score %.2f, kind %s, timestamp %v\n",
+		item.Tokens, item.Score, item.Kind, item.Timestamp)
 
 	// With 1500 tokens: at least one message, at most one document.
 	roomy, err := cupel.NewBudget(1500, 1500)
