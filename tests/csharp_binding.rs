@@ -1,8 +1,11 @@
 //! The C# binding (bindings/csharp): built with mcs, tests run under mono by
-//! the binding's own test.sh, and the README's example run as printed.
+//! the binding's own test.sh, the binding contract table run through its
+//! API, the README's example run as printed, and its NuGet package built,
+//! installed into a fresh directory and used as the README says.
 
 mod common;
 
+use std::path::Path;
 use std::process::Command;
 
 fn test_sh(args: &[&str]) -> String {
@@ -13,29 +16,64 @@ fn test_sh(args: &[&str]) -> String {
     common::run(&mut cmd, "bindings/csharp/test.sh")
 }
 
+/// Whether Mono's compiler and runtime are here (under CI=true their
+/// absence fails the test).
+fn have_mono() -> bool {
+    common::have_toolchain("mcs", "Debian's mono-mcs")
+        && common::have_toolchain("mono", "Debian's mono-runtime")
+}
+
+fn readme() -> String {
+    std::fs::read_to_string(common::root().join("bindings/csharp/README.md")).unwrap()
+}
+
+/// What the README says the example prints.
+fn readme_output(readme: &str) -> String {
+    common::code_block_after(readme, "It prints (under Mono")
+}
+
 #[test]
 fn csharp_tests_pass_under_mono() {
-    if !common::have_toolchain("mcs", "Debian's mono-mcs")
-        || !common::have_toolchain("mono", "Debian's mono-runtime")
-    {
+    if !have_mono() {
         return;
     }
     let out = test_sh(&[]);
     print!("{out}");
     let last = out.lines().last().unwrap_or("");
     assert!(last.ends_with(" passed, 0 failed"), "{out}");
-    assert!(out.contains("ok   ConcurrentSlicing"), "{out}");
+    for test in [
+        "ConcurrentSlicing",
+        "ReadBack",
+        "ReasonNames",
+        "NullArguments",
+        "LoneSurrogates",
+        "NegativeIndices",
+        "DisposedArguments",
+    ] {
+        assert!(
+            out.contains(&format!("ok   {test}\n")),
+            "{test} did not run:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn csharp_runs_the_contract_table() {
+    if !have_mono() {
+        return;
+    }
+    let out = test_sh(&["--contract"]);
+    print!("{out}");
+    common::contract::check_summary("cs", &out);
 }
 
 #[test]
 fn csharp_readme_example_runs_as_printed() {
-    if !common::have_toolchain("mcs", "Debian's mono-mcs")
-        || !common::have_toolchain("mono", "Debian's mono-runtime")
-    {
+    if !have_mono() {
         return;
     }
     let root = common::root();
-    let readme = std::fs::read_to_string(root.join("bindings/csharp/README.md")).unwrap();
+    let readme = readme();
     let source = std::fs::read_to_string(root.join("bindings/csharp/example/Example.cs")).unwrap();
     assert_eq!(
         common::code_block_after(&readme, "## Example"),
@@ -43,8 +81,100 @@ fn csharp_readme_example_runs_as_printed() {
         "the README's example is not bindings/csharp/example/Example.cs"
     );
     assert_eq!(
-        common::code_block_after(&readme, "It prints:"),
+        readme_output(&readme),
         test_sh(&["--example"]),
         "the README does not show what the example prints"
     );
+}
+
+/// The directory of the README's install lines where they name the feed.
+const FEED_PLACEHOLDER: &str = "/path/to/libcupel/target/nuget";
+
+#[test]
+fn csharp_nuget_package_installs_and_runs_the_readme_example() {
+    if !have_mono() || !common::have_toolchain("nuget", "Debian's nuget") {
+        return;
+    }
+    common::release_lib_dir();
+    let root = common::root();
+    let readme = readme();
+    let version = env!("CARGO_PKG_VERSION");
+    // A fresh place outside the source tree, with its own HOME so that
+    // nuget reads and writes no configuration or cache of the machine's.
+    let tmp = std::env::temp_dir().join(format!("cupel-csharp-package-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let (feed, project, home) = (tmp.join("feed"), tmp.join("project"), tmp.join("home"));
+    for dir in [&project, &home] {
+        std::fs::create_dir_all(dir).unwrap();
+    }
+
+    // The package artefact.
+    let mut pack = Command::new("bash");
+    pack.arg(root.join("bindings/csharp/pack.sh"))
+        .arg(&feed)
+        .env("HOME", &home);
+    let packed = common::run(&mut pack, "bindings/csharp/pack.sh");
+    let nupkg = feed.join(format!("Cupel.{version}.nupkg"));
+    assert_eq!(
+        packed.trim(),
+        nupkg.to_str().unwrap(),
+        "pack.sh's last line"
+    );
+    assert!(nupkg.is_file(), "no {}", nupkg.display());
+
+    // The README's install lines, run as written but for the feed's path,
+    // in the fresh directory holding the README's example; nothing in the
+    // environment points at the source tree.
+    let install = common::code_block_after(&readme, "## Install");
+    assert!(
+        install.contains(FEED_PLACEHOLDER),
+        "the README's install lines do not name {FEED_PLACEHOLDER}:\n{install}"
+    );
+    let script = install.replace(FEED_PLACEHOLDER, feed.to_str().unwrap());
+    std::fs::write(
+        project.join("Example.cs"),
+        common::code_block_after(&readme, "## Example"),
+    )
+    .unwrap();
+    let mut run = Command::new("bash");
+    run.args(["-euo", "pipefail", "-c", &script])
+        .current_dir(&project)
+        .env("HOME", &home)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("MONO_PATH");
+    let out = common::run(&mut run, "the C# README's install lines");
+
+    // The installed layout.
+    let installed = project.join(format!("packages/Cupel.{version}"));
+    for file in [
+        "lib/net45/Cupel.dll",
+        "lib/net45/Cupel.xml",
+        "runtimes/linux-x64/native/libcupel.so",
+    ] {
+        assert!(
+            installed.join(file).is_file(),
+            "the installed package lacks {file}"
+        );
+    }
+    let so = std::fs::read(installed.join("runtimes/linux-x64/native/libcupel.so")).unwrap();
+    assert!(
+        so.starts_with(b"\x7fELF"),
+        "the packaged libcupel.so is no ELF file"
+    );
+    assert!(
+        !Path::new(&installed).starts_with(&root),
+        "installed inside the source tree"
+    );
+
+    // It ran the example, which printed what the README shows.
+    assert!(
+        out.contains(&format!("Successfully installed 'Cupel {version}'")),
+        "{out}"
+    );
+    let expected = readme_output(&readme);
+    assert!(
+        out.ends_with(&expected),
+        "the installed package's example printed\n{out}\nnot the README's\n{expected}"
+    );
+    let _ = std::fs::remove_dir_all(&tmp);
 }

@@ -1230,7 +1230,7 @@ namespace Cupel
         {
             if (owner == null) throw Null(name);
             if (handle.IsClosed)
-                throw new ObjectDisposedException(ParamOf(name), name + ": this " + owner.GetType().Name + " was disposed");
+                throw new ObjectDisposedException(ParamOf(name), name + ": the " + owner.GetType().Name + " was disposed");
             return handle;
         }
 

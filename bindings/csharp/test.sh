@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
-# Builds the C# binding, its tests and its example with Mono's mcs and runs
-# them with mono against target/release (run `cargo build --release` first).
-# Prints "N passed, N failed" last; exits non-zero on any failure.
+# Builds the C# binding, its tests, its example and the contract runner with
+# Mono's mcs and runs them with mono against target/release (run
+# `cargo build --release --lib` first).
+#
+#   bash test.sh              the binding's tests; prints "N passed, N failed" last
+#   bash test.sh --example    runs example/Example.cs (the README's example)
+#   bash test.sh --contract   runs the contract table (tests/contract/contract.txt,
+#                             or $CUPEL_CONTRACT): "contract cs: N passed, M failed"
+#   bash test.sh --demo | --cross FILE | --bench N   (see tests/*.rs)
+#
+# Exits non-zero on any failure. Cupel.dll is built with -doc and warnings
+# as errors, so a public member without an XML doc comment fails the build.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -9,7 +18,7 @@ lib="$root/target/release"
 out="$root/target/csharp${1:+-${1#--}}"
 mkdir -p "$out"
 if [ ! -e "$lib/libcupel.so" ]; then
-  echo "no $lib/libcupel.so: run 'cargo build --release' first" >&2
+  echo "no $lib/libcupel.so: run 'cargo build --release --lib' first" >&2
   exit 1
 fi
 for tool in mcs mono; do
@@ -18,23 +27,33 @@ for tool in mcs mono; do
     exit 1
   fi
 done
-mcs -nologo -warnaserror -optimize+ -target:library -out:"$out/Cupel.dll" "$here/Cupel.cs"
-mcs -nologo -warnaserror -r:"$out/Cupel.dll" -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
-mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Example.exe" "$here/example/Example.cs"
-mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Demo.exe" "$here/demo/Demo.cs"
-mcs -nologo -warnaserror -r:"$out/Cupel.dll" -out:"$out/Cross.exe" "$here/cross/Cross.cs"
-mcs -nologo -warnaserror -optimize+ -r:"$out/Cupel.dll" -out:"$out/Bench.exe" "$here/bench/Bench.cs"
+mcs -nologo -warnaserror -optimize+ -target:library -doc:"$out/Cupel.xml" -out:"$out/Cupel.dll" "$here/Cupel.cs"
+build() { mcs -nologo -warnaserror -r:"$out/Cupel.dll" "$@"; }
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-if [ "${1:-}" = "--example" ]; then
-  exec mono "$out/Example.exe"
-fi
-if [ "${1:-}" = "--bench" ]; then
-  exec mono -O=all "$out/Bench.exe" "$2"
-fi
-if [ "${1:-}" = "--cross" ]; then
-  exec mono "$out/Cross.exe" "$2"
-fi
-if [ "${1:-}" = "--demo" ]; then
-  exec mono "$out/Demo.exe" "$root/examples/data/rag_candidates.csv"
-fi
+case "${1:-}" in
+  --example)
+    build -out:"$out/Example.exe" "$here/example/Example.cs"
+    exec mono "$out/Example.exe" ;;
+  --contract)
+    build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
+    exec mono --debug "$out/Contract.exe" ;;
+  --bench)
+    build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"
+    exec mono -O=all "$out/Bench.exe" "$2" ;;
+  --cross)
+    build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
+    exec mono "$out/Cross.exe" "$2" ;;
+  --demo)
+    build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
+    exec mono "$out/Demo.exe" "$root/examples/data/rag_candidates.csv" ;;
+  "") ;;
+  *) echo "test.sh: unknown mode $1" >&2; exit 2 ;;
+esac
+# The tests run; every other program is compiled, so none rots unseen.
+build -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
+build -out:"$out/Example.exe" "$here/example/Example.cs"
+build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
+build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
+build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"
+build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
 mono --debug "$out/CupelTests.exe"
