@@ -16,10 +16,18 @@ static class Example
                 new long[] { 120, 400, 350, 80, 300, 60 },
                 new[] { 0.95, 0.80, 0.75, 0.60, 0.40, 0.30 },
                 new[] { "SystemPrompt", "Document", "Document", "Message", "ToolOutput", "Message" });
+            items.SetContent(1, "the retrieved passage");
 
             int[] chosen = knapsack.Slice(items, budget, 0, report);
             Console.WriteLine("knapsack chose [" + string.Join(" ", chosen) + "] using "
                 + report.SelectedTokens + " tokens");
+            foreach (var d in report.Excluded)
+                Console.WriteLine("  item " + d.Index + ": " + d.Reason.Name());
+
+            // Any item reads back whole; absent attributes are null.
+            Item item = items[1];
+            Console.WriteLine("item 1: " + item.Tokens + " tokens, " + item.Kind + ", \"" + item.Content
+                + "\", timestamp " + (item.Timestamp == null ? "none" : item.Timestamp.ToString()));
 
             // With 1500 tokens: at least one message, at most one document.
             using (var roomy = new Budget(1500, 1500))
@@ -32,16 +40,22 @@ static class Example
                     + string.Join(" ", report.CapExcluded) + "]");
             }
 
-            // Caller mistakes are ArgumentExceptions carrying the status and
-            // a message naming the bad argument.
+            // Caller mistakes are ArgumentExceptions naming the C# parameter.
             try
             {
                 new Budget(100, 200);
             }
             catch (CupelArgumentException e)
             {
-                Console.WriteLine("invalid argument: " + (e.Status == Status.InvalidArgument));
                 Console.WriteLine(e.Message);
+            }
+            try
+            {
+                items.SetContent(-1, "x");
+            }
+            catch (ArgumentOutOfRangeException e)
+            {
+                Console.WriteLine(e.GetType().Name + " for " + e.ParamName);
             }
         }
     }
