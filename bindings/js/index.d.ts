@@ -13,7 +13,7 @@ export declare const Status: Readonly<{
   OVERFLOW: 8;
 }>;
 
-/** Why an item was included or excluded. */
+/** Why an item was included or excluded: the codes (names: `Cupel.reasonName`). */
 export declare const Reason: Readonly<{
   Scored: 0;
   Pinned: 1;
@@ -30,42 +30,93 @@ export declare const Reason: Readonly<{
 }>;
 export type ReasonName = keyof typeof Reason;
 
+/** What the pipeline does when the selection exceeds the target. */
 export declare const Overflow: Readonly<{ Throw: 0; Truncate: 1; Proceed: 2 }>;
+/** What a count slicer does when a kind has too few items. */
 export declare const Scarcity: Readonly<{ Degrade: 0; Error: 1 }>;
+/** The DecayScorer's curves. */
 export declare const DecayCurve: Readonly<{ Exponential: 0; Step: 1; Window: 2 }>;
 
-/** A failure of the library: its status and message. */
+/**
+ * A failure of the library that is not an argument error (scarcity,
+ * capacity, overflow, ...). Bad arguments throw the built-in TypeError (null,
+ * wrong type, disposed handle) or RangeError (not an integer, out of range,
+ * past 2^53, a lone surrogate, a value the library refuses), with the same
+ * fields; `e instanceof CupelError` is true for those too.
+ */
 export declare class CupelError extends Error {
+  /** A number of `Status`. */
   readonly status: number;
   readonly statusName: string;
-  /** The library's message (names the argument and value). */
+  /** The message: it names the argument (as this API names it) and the value. */
   readonly detail: string;
 }
 
-/** One candidate. Only `tokens` is required. */
+/** The fields every error of this binding carries (CupelError, TypeError, RangeError). */
+export interface CupelErrorFields {
+  readonly status: number;
+  readonly statusName: string;
+  readonly detail: string;
+}
+
+/**
+ * An integer argument: a number (a safe integer: past 2^53 - 1 it is refused,
+ * as it may already be rounded) or a BigInt, within the C type's range.
+ */
+export type Integer = number | bigint;
+
+/**
+ * One candidate. Only `tokens` is required; an absent field (undefined or
+ * null) takes its default. Strings must have a UTF-8 form (no lone
+ * surrogate) and no NUL.
+ */
 export interface Item {
-  tokens: number | bigint;
-  /** The caller's relevance score (the `given` scorer, and `slice`). Default 0. */
-  score?: number;
-  /** Default "Message"; ASCII case-insensitive. */
-  kind?: string;
-  /** Byte-identical contents are deduplicated. */
-  content?: string;
+  /** An int64 (negative: never selected, reported as NegativeTokens). */
+  tokens: Integer;
+  /** The caller's relevance score (the `given` scorer, and `slice`); finite. Default 0. */
+  score?: number | null;
+  /** Default "Message"; ASCII case-insensitive; not blank. */
+  kind?: string | null;
+  /** Byte-identical contents are deduplicated. Not empty. */
+  content?: string | null;
   /** UTC milliseconds since the epoch, or a Date. */
-  timestamp?: number | Date;
-  priority?: number;
-  pinned?: boolean;
-  relevanceHint?: number;
-  /** Default "Chat". */
-  source?: string;
-  tags?: string[];
-  metadata?: Record<string, string | number>;
+  timestamp?: Integer | Date | null;
+  priority?: Integer | null;
+  pinned?: boolean | null;
+  relevanceHint?: number | null;
+  /** Default "Chat"; not blank. */
+  source?: string | null;
+  tags?: string[] | null;
+  metadata?: Record<string, string | number | bigint> | null;
   /**
-   * Keep-together group (0 or absent: none): items that share one are
-   * selected all together or not at all, and placed next to each other in
-   * push order (a tool call and its result are never split).
+   * Keep-together group (0 or absent: none), from 0 to 2^64 - 1: items that
+   * share one are selected all together or not at all, and placed next to
+   * each other in push order (a tool call and its result are never split).
    */
-  group?: number | bigint;
+  group?: Integer | null;
+}
+
+/**
+ * An item as the library holds it (`Items.get`): every field of `Item`,
+ * with null where a value was never set. Integers past 2^53 are BigInts.
+ */
+export interface ItemRecord {
+  tokens: number | bigint;
+  score: number;
+  /** As this list first spelled the kind. */
+  kind: string;
+  content: string | null;
+  timestamp: number | bigint | null;
+  priority: number | bigint | null;
+  pinned: boolean;
+  relevanceHint: number | null;
+  source: string;
+  /** 0 when none. */
+  group: number | bigint;
+  /** In the order added, repeats included. */
+  tags: string[];
+  /** In the order the keys were first set (as a JavaScript object orders them). */
+  metadata: Record<string, string>;
 }
 
 /** One item's fate in a report. */
@@ -75,27 +126,28 @@ export interface Decision {
   score: number;
   reason: ReasonName;
   reasonCode: number;
-  itemTokens: number;
+  itemTokens: number | bigint;
   /** BudgetExceeded: the tokens that were left. */
-  availableTokens: number;
+  availableTokens: number | bigint;
   /** Deduplicated: the item kept; PinnedOverride: the pinned item. */
   relatedIndex: number | null;
   /** The item's group, 0 when none (a BigInt past 2^53). */
   group: number | bigint;
   /** The tokens the decision was made on: its group's, or its own. */
-  groupTokens: number;
+  groupTokens: number | bigint;
 }
 
+/** What one slice or run decided. Token counts past 2^53 are BigInts. */
 export interface Report {
   /** In placed order. */
   included: Decision[];
   /** By score descending. */
   excluded: Decision[];
-  totalCandidates: number;
-  totalTokensConsidered: number;
-  effectiveMaxTokens: number;
-  effectiveTargetTokens: number;
-  selectedTokens: number;
+  totalCandidates: number | bigint;
+  totalTokensConsidered: number | bigint;
+  effectiveMaxTokens: number | bigint;
+  effectiveTargetTokens: number | bigint;
+  selectedTokens: number | bigint;
   shortfalls: { kind: string; required: number; satisfied: number }[];
   capExcluded: number[];
   /** The specification's SelectionReport JSON. */
@@ -104,54 +156,103 @@ export interface Report {
 
 /** Every handle: free with dispose() (or `using`); idempotent. */
 declare class Handle {
+  /** Frees the native object. Idempotent; afterwards every use throws a TypeError. */
   dispose(): void;
+  /** dispose(), for `using`. */
   [Symbol.dispose](): void;
+  /** Whether dispose() has run. */
+  readonly disposed: boolean;
 }
 
+/** Scored candidates. Every index is 0-based, in push order. */
 export declare class Items extends Handle {
-  push(list: Item[]): this;
-  setGroup(index: number, group: number | bigint): this;
-  setGroups(first: number, groups: (number | bigint)[]): this;
+  /** Adds one item or an array of them, all or nothing. */
+  push(items: Item | Item[]): this;
+  /** Item `index` as the library holds it. */
+  get(index: number): ItemRecord;
+  /** Sets item `index`'s content (not empty; byte-identical contents are deduplicated). */
+  setContent(index: number, content: string): this;
+  /** Sets item `index`'s timestamp: UTC milliseconds since the epoch, or a Date. */
+  setTimestamp(index: number, unixMillis: Integer | Date): this;
+  /** Sets item `index`'s priority (higher is more important). */
+  setPriority(index: number, priority: Integer): this;
+  /** Pins item `index` (the pipeline includes it first, unscored) or unpins it. */
+  setPinned(index: number, pinned: boolean): this;
+  /** Sets item `index`'s relevance hint (read by the reflexive scorer). */
+  setRelevanceHint(index: number, hint: number): this;
+  /** Sets item `index`'s source ("Chat" when never set; not blank). */
+  setSource(index: number, source: string): this;
+  /** Adds a tag to item `index` (tags accumulate, repeats included). */
+  addTag(index: number, tag: string): this;
+  /** Sets metadata `key` of item `index` (again: replaces the value). */
+  setMetadata(index: number, key: string, value: string): this;
+  /** Puts item `index` in keep-together group `group` (0 to 2^64 - 1; 0: none). */
+  setGroup(index: number, group: Integer): this;
+  /** Item `first + k` gets `groups[k]`, all or nothing. */
+  setGroups(first: number, groups: Integer[]): this;
+  /** The number of items. */
   readonly length: number;
+  /** Removes every item (indices start again from 0). */
   clear(): void;
 }
 
+/** A token budget. */
 export declare class Budget extends Handle {
   /** [max, target] after `pinnedTokens`, reserves and the safety margin. */
-  effective(pinnedTokens?: number): [number, number];
+  effective(pinnedTokens?: Integer): [number | bigint, number | bigint];
+  /** Tokens kept for the model's answer (>= 0). */
+  setOutputReserve(outputReserve: Integer): this;
+  /** A share of the budget kept free, 0 to 100. */
+  setSafetyMargin(percent: number): this;
+  /** Tokens reserved for items of `kind` (again: replaces). */
+  reserve(kind: string, tokens: Integer): this;
 }
 
+/** A slicer: which items fit the budget. */
 export declare class Slicer extends Handle {
+  /** Bytes of working memory one slice call may use. */
   memoryLimit: number;
 }
 
+/** A scorer: each item's relevance. */
 export declare class Scorer extends Handle {
+  /** The score of every item, by index. */
   score(items: Items): number[];
 }
 
-export declare class Placer extends Handle {}
+/** A placer: the order of the final context. */
+export declare class Placer extends Handle {
+  /** The Place stage alone: `indices` (with their `scores`) in placed order. */
+  place(items: Items, indices: number[], scores: number[]): number[];
+}
 
+/** The whole pipeline: Classify, Score, Deduplicate, Sort, Slice, Place. */
 export declare class Pipeline extends Handle {
+  /** Runs all six stages: the item indices in placed order, and with `{ report: true }` every decision. */
   run(items: Items, budget: Budget, options: { report: true }): { placed: number[]; report: Report };
   run(items: Items, budget: Budget, options?: { report?: boolean }): { placed: number[]; report?: Report };
 }
 
+/** A StreamSlice: items arriving one at a time. */
 export declare class Stream extends Handle {
-  /** True once the budget is spent. */
-  push(tokens: number, score: number, group?: number | bigint): boolean;
+  /** Offers the next item (in keep-together group `group`, 0: none); true once the budget is spent. */
+  push(tokens: Integer, score: number, group?: Integer): boolean;
+  /** The taken indices in the order taken; the stream takes no more pushes. */
   finish(): number[];
 }
 
+/** The options of `Cupel.budget`. */
 export interface BudgetOptions {
-  maxTokens: number;
+  maxTokens: Integer;
   /** Default: maxTokens. */
-  targetTokens?: number;
-  outputReserve?: number;
+  targetTokens?: Integer;
+  outputReserve?: Integer;
   safetyMarginPercent?: number;
   /** Tokens reserved per kind. */
-  reserved?: Record<string, number>;
+  reserved?: Record<string, Integer>;
 }
 
+/** The options of `Cupel.pipeline`. */
 export interface PipelineOptions {
   /** Default: the pushed scores. */
   scorer?: Scorer | null;
@@ -164,50 +265,81 @@ export interface PipelineOptions {
   overflow?: number;
 }
 
+/** The scorer factories (`cupel.scorers`). */
 export interface Scorers {
+  /** The scores pushed with the items. */
   given(): Scorer;
+  /** Newer items score higher (by timestamp rank). */
   recency(): Scorer;
+  /** Higher priority scores higher. */
   priority(): Scorer;
+  /** Items sharing tags with many others score higher. */
   frequency(): Scorer;
+  /** Each item's relevance hint, clamped to [0, 1]. */
   reflexive(): Scorer;
   /** Omitted: the spec's default weights. */
   kind(weights?: Record<string, number>): Scorer;
+  /** `weights`: { tag: weight }. */
   tag(weights: Record<string, number>): Scorer;
+  /** Weighted children; errors name them parts[k][0] (scorer) and parts[k][1] (weight). */
   composite(parts: [Scorer, number][]): Scorer;
+  /** `inner`'s scores scaled to [0, 1]. */
   scaled(inner: Scorer): Scorer;
+  /** The "cupel:trust" metadata value; `defaultScore` (0.5) when absent. */
   metadataTrust(defaultScore?: number): Scorer;
+  /** Boosts (by `boost` > 0) items whose metadata `key` equals `value`. */
   metadataKey(key: string, value: string, boost: number): Scorer;
+  /** Scores by age against `referenceTime` on a decay curve. */
   decay(options: {
     curve: number;
     durationSecs?: number;
     /** Step curve: [maxAgeSecs, score] pairs, youngest first. */
     windows?: [number, number][];
     /** UTC milliseconds, or a Date: there is no clock inside the library. */
-    referenceTime: number | Date;
+    referenceTime: Integer | Date;
     nullTimestampScore?: number;
   }): Scorer;
 }
 
+/** The loaded library: factories for every handle, and the calls between them. */
 export declare class Cupel {
+  /** libcupel's version, "MAJOR.MINOR.PATCH". */
   readonly version: string;
   /** Native handles not yet freed. */
   readonly liveHandles: number;
+  /** The scorer factories. */
   readonly scorers: Scorers;
-  items(list?: Item[]): Items;
+  /** The specification's name of a reason code (cupel_reason_str): "BudgetExceeded", ...; "Unknown" for no reason. */
+  reasonName(code: Integer): string;
+  /** A new list holding `items` (nothing is made if one is bad). */
+  items(items?: Item[]): Items;
+  /** A token budget. */
   budget(options: BudgetOptions): Budget;
+  /** GreedySlice: by score per token, while it fits. */
   greedy(): Slicer;
-  knapsack(bucketSize?: number): Slicer;
+  /** KnapsackSlice, tokens rounded up to `bucketSize` (default 100). */
+  knapsack(bucketSize?: Integer): Slicer;
+  /** QuotaSlice over `inner`: percentages of the target per kind. */
   quota(inner: Slicer, quotas: { kind: string; requirePercent?: number; capPercent?: number }[]): Slicer;
+  /** CountQuotaSlice over `inner`: item counts per kind. */
   countQuota(inner: Slicer, entries: { kind: string; requireCount?: number; capCount?: number }[], scarcity?: number): Slicer;
-  countConstrainedKnapsack(bucketSize: number, entries: { kind: string; requireCount?: number; capCount?: number }[], scarcity?: number): Slicer;
+  /** CountConstrainedKnapsackSlice: a knapsack under count entries. */
+  countConstrainedKnapsack(bucketSize: Integer, entries: { kind: string; requireCount?: number; capCount?: number }[], scarcity?: number): Slicer;
+  /** ChronologicalPlacer: oldest first, items without a timestamp last. */
   chronological(): Placer;
+  /** UShapedPlacer: the best items at both ends. */
   uShaped(): Placer;
+  /** A pipeline over copies of the scorer, slicer and placer given. */
   pipeline(options: PipelineOptions): Pipeline;
-  slice(slicer: Slicer, items: Items, budget: Budget, options: { pinnedTokens?: number; report: true }): { selected: number[]; report: Report };
-  slice(slicer: Slicer, items: Items, budget: Budget, options?: { pinnedTokens?: number; report?: boolean }): { selected: number[]; report?: Report };
-  marginalItems(slicer: Slicer, items: Items, budget: Budget, slackTokens: number, pinnedTokens?: number): number[];
-  findMinBudget(slicer: Slicer, items: Items, index: number, ceiling: number, pinnedTokens?: number): number | null;
-  stream(targetTokens: number, batchSize?: number): Stream;
+  /** The Sort and Slice stages alone: the selected indices, and with `{ report: true }` every decision. */
+  slice(slicer: Slicer, items: Items, budget: Budget, options: { pinnedTokens?: Integer; report: true }): { selected: number[]; report: Report };
+  slice(slicer: Slicer, items: Items, budget: Budget, options?: { pinnedTokens?: Integer; report?: boolean }): { selected: number[]; report?: Report };
+  /** The items selected at `budget` but not with `slackTokens` fewer (the C ABI's argument order). */
+  marginalItems(slicer: Slicer, items: Items, budget: Budget, pinnedTokens: Integer, slackTokens: Integer): number[];
+  /** The smallest budget selecting item `targetIndex`, or null if none up to `searchCeiling` (the C ABI's argument order). */
+  findMinBudget(slicer: Slicer, items: Items, pinnedTokens: Integer, targetIndex: number, searchCeiling: Integer): number | bigint | null;
+  /** A StreamSlice up to `targetTokens`, deciding `batchSize` items at a time (0: 32). */
+  stream(targetTokens: Integer, batchSize?: number): Stream;
 }
 
 /**

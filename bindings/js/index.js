@@ -5,8 +5,21 @@
 //
 // Every handle owns memory inside the module: call dispose() (or use
 // `using` where the runtime has explicit resource management); a
-// FinalizationRegistry frees forgotten handles as a backstop. Failures
-// throw CupelError with the library's status and message.
+// FinalizationRegistry frees forgotten handles as a backstop.
+//
+// Errors. Every argument is checked here before it reaches the module, in
+// the caller's terms (the parameter names below, camelCase): a value of the
+// wrong type, null where a value is needed, or a disposed handle throws a
+// TypeError; a number that is no integer where one is needed, an integer
+// out of its range, a number past 2^53 (no longer exact), or a string that
+// has no UTF-8 form (a lone surrogate) or holds a NUL throws a RangeError.
+// What the library itself refuses comes back the same way: its
+// CUPEL_ERROR_NULL_POINTER as a TypeError, CUPEL_ERROR_INVALID_ARGUMENT as
+// a RangeError, with the library's message in JavaScript's names; every
+// other failure (scarcity, capacity, overflow, ...) throws CupelError.
+// All of them carry `status`, `statusName` and `detail`, and
+// `e instanceof CupelError` is true for all of them. A call that throws
+// changes nothing.
 
 const STATUS_NAMES = [
   "OK",
@@ -25,7 +38,11 @@ export const Status = Object.freeze(
   Object.fromEntries(STATUS_NAMES.map((name, code) => [name, code])),
 );
 
-/** Why an item was included or excluded (`cupel_reason`). */
+/**
+ * Why an item was included or excluded (`cupel_reason`): the codes. Their
+ * names come from the library (`cupel.reasonName(code)`, which the tests
+ * check against this table).
+ */
 export const Reason = Object.freeze({
   Scored: 0,
   Pinned: 1,
@@ -40,7 +57,6 @@ export const Reason = Object.freeze({
   Filtered: 17,
   CountCapExceeded: 18,
 });
-const REASON_NAMES = Object.fromEntries(Object.entries(Reason).map(([k, v]) => [v, k]));
 
 /** What the pipeline does when the selection exceeds the target. */
 export const Overflow = Object.freeze({ Throw: 0, Truncate: 1, Proceed: 2 });
@@ -49,7 +65,14 @@ export const Scarcity = Object.freeze({ Degrade: 0, Error: 1 });
 /** The DecayScorer's curves. */
 export const DecayCurve = Object.freeze({ Exponential: 0, Step: 1, Window: 2 });
 
-/** An error from the library: `status` (a number of `Status`), `statusName`, `detail`. */
+const BRAND = Symbol("libcupel.error");
+
+/**
+ * A failure of the library that is not an argument error: `status` (a
+ * number of `Status`), `statusName` and `detail` (the library's message).
+ * `e instanceof CupelError` is also true for the TypeError and RangeError
+ * this binding throws for bad arguments (they carry the same fields).
+ */
 export class CupelError extends Error {
   constructor(status, detail) {
     const name = STATUS_NAMES[status] ?? String(status);
@@ -58,8 +81,162 @@ export class CupelError extends Error {
     this.status = status;
     this.statusName = name;
     this.detail = detail;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+
+  /** True for every error this binding throws. */
+  static [Symbol.hasInstance](value) {
+    return value !== null && typeof value === "object" && value[BRAND] === true;
   }
 }
+
+/** A built-in error (TypeError, RangeError) with the binding's fields. */
+function argError(Kind, status, detail) {
+  const e = new Kind(detail);
+  e.status = status;
+  e.statusName = STATUS_NAMES[status];
+  e.detail = detail;
+  Object.defineProperty(e, BRAND, { value: true });
+  return e;
+}
+
+/** A TypeError: a null, undefined or wrongly typed argument. */
+function typeError(detail, value) {
+  return argError(TypeError, value == null ? Status.NULL_POINTER : Status.INVALID_ARGUMENT, detail);
+}
+
+/** A RangeError: a value of the right type outside its domain. */
+function rangeError(detail) {
+  return argError(RangeError, Status.INVALID_ARGUMENT, detail);
+}
+
+/** The error for a failed C call: its status as the matching class. */
+function statusError(status, detail) {
+  if (status === Status.NULL_POINTER) return argError(TypeError, status, detail);
+  if (status === Status.INVALID_ARGUMENT) return argError(RangeError, status, detail);
+  return new CupelError(status, detail);
+}
+
+/** A value as a message shows it. */
+function describe(v) {
+  switch (typeof v) {
+    case "string":
+      return `the string ${JSON.stringify(v.length > 40 ? `${v.slice(0, 40)}...` : v)}`;
+    case "number":
+      return Object.is(v, -0) ? "-0" : String(v);
+    case "bigint":
+      return `${v}n`;
+    case "undefined":
+    case "boolean":
+      return String(v);
+    case "symbol":
+      return "a symbol";
+    case "function":
+      return "a function";
+  }
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  const name = Object.getPrototypeOf(v)?.constructor?.name;
+  return name && name !== "Object" ? `${/^[AEIOU]/.test(name) ? "an" : "a"} ${name}` : "an object";
+}
+
+/**
+ * The library's message in JavaScript's terms: outside quoted strings, its
+ * snake_case argument names in camelCase and its infinities as Infinity.
+ */
+function jsTerms(message) {
+  return message.replace(/"(?:[^"\\]|\\.)*"|\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b|(?<![\w.])(-?)inf\b/g, (m, id, sign) => {
+    if (sign !== undefined) return `${sign}Infinity`;
+    return id === undefined || id.startsWith("cupel_") ? m : id.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+  });
+}
+
+// ---- argument conversion ------------------------------------------------------
+
+/** Integer types of the C ABI (size_t is 32 bits in wasm32). */
+const I64 = { min: -(2n ** 63n), max: 2n ** 63n - 1n, big: true, range: "from -2^63 to 2^63 - 1" };
+const U64 = { min: 0n, max: 2n ** 64n - 1n, big: true, range: "from 0 to 2^64 - 1" };
+const USIZE = { min: 0n, max: 2n ** 32n - 1n, big: false, range: "from 0 to 2^32 - 1" };
+const U32 = USIZE;
+const I32 = { min: -(2n ** 31n), max: 2n ** 31n - 1n, big: false, range: "from -2^31 to 2^31 - 1" };
+
+/**
+ * An integer argument (a number or a BigInt) as the type `t` takes it: a
+ * BigInt for 64-bit types, else a number. `outOfRange(shown)` gives the
+ * message for an integer outside the type.
+ */
+function int(v, name, t, outOfRange) {
+  let b;
+  if (typeof v === "number") {
+    if (!Number.isInteger(v)) throw rangeError(`${name} is ${describe(v)}; expected an integer`);
+    b = BigInt(v);
+    if (b >= t.min && b <= t.max && !Number.isSafeInteger(v)) {
+      throw rangeError(
+        `${name} is ${describe(v)}, beyond 2^53 - 1 in size where JavaScript numbers stop being exact ` +
+          "(it may already be rounded); pass a BigInt",
+      );
+    }
+  } else if (typeof v === "bigint") {
+    b = v;
+  } else {
+    throw typeError(`${name} is ${describe(v)}; expected an integer`, v);
+  }
+  if (b < t.min || b > t.max) {
+    throw rangeError(outOfRange ? outOfRange(describe(v)) : `${name} is ${describe(v)}; it must be an integer ${t.range}`);
+  }
+  return t.big ? b : Number(b);
+}
+
+/** A double argument: a number (NaN and infinities are the library's to judge). */
+function dbl(v, name) {
+  if (typeof v !== "number") throw typeError(`${name} is ${describe(v)}; expected a number`, v);
+  return v;
+}
+
+function bool(v, name) {
+  if (typeof v !== "boolean") throw typeError(`${name} is ${describe(v)}; expected a boolean`, v);
+  return v;
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A string argument that has a UTF-8 form the library reads whole: no lone
+ * surrogate (TextEncoder would replace it silently) and no NUL (the
+ * library's strings end there).
+ */
+function text(v, name) {
+  if (typeof v !== "string") throw typeError(`${name} is ${describe(v)}; expected a string`, v);
+  const bad = v.search(LONE_SURROGATE);
+  if (bad >= 0) {
+    const unit = v.charCodeAt(bad).toString(16).toUpperCase();
+    throw rangeError(`${name} holds a lone surrogate (U+${unit}) at index ${bad}: it has no UTF-8 form`);
+  }
+  const nul = v.indexOf("\0");
+  if (nul >= 0) throw rangeError(`${name} holds a NUL character at index ${nul}: the library's strings end at NUL`);
+  return v;
+}
+
+/** An options object (undefined: none). */
+function options(v, name) {
+  if (v === undefined) return {};
+  if (v === null || typeof v !== "object") throw typeError(`${name} is ${describe(v)}; expected an object`, v);
+  return v;
+}
+
+function array(v, name) {
+  if (!Array.isArray(v)) throw typeError(`${name} is ${describe(v)}; expected an array`, v);
+  return v;
+}
+
+/**
+ * Unicode White_Space, what the library trims to refuse a blank kind or
+ * source (Rust's str::trim; JavaScript's \s differs in U+0085 and U+FEFF).
+ * The tests check it against the library's own kind check.
+ */
+const BLANK = /^[\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
+
+// ---- the module ---------------------------------------------------------------
 
 const disposeSymbol = Symbol.dispose ?? Symbol.for("Symbol.dispose");
 const encoder = new TextEncoder();
@@ -83,8 +260,10 @@ export async function load(source) {
   } else if (source === undefined || typeof source === "string" || source instanceof URL) {
     const { readFile } = await import("node:fs/promises");
     module = await WebAssembly.compile(await readFile(source ?? new URL("./cupel.wasm", import.meta.url)));
-  } else {
+  } else if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) {
     module = await WebAssembly.compile(source);
+  } else {
+    throw typeError(`source is ${describe(source)}; expected a path, URL, bytes, Response or WebAssembly.Module`, source);
   }
   const instance = await WebAssembly.instantiate(module, {});
   return new Cupel(instance.exports);
@@ -102,10 +281,9 @@ class Arena {
     this.blocks.push([ptr, size]);
     return ptr;
   }
-  /** A NUL-terminated UTF-8 copy of `s` (0 for null/undefined). */
-  str(s, what) {
-    if (s === null || s === undefined) return 0;
-    if (typeof s !== "string") throw new CupelError(Status.INVALID_ARGUMENT, `${what} is ${typeof s}; expected a string`);
+  /** A NUL-terminated UTF-8 copy of `s`, a string already checked by text(); 0 for null. */
+  str(s) {
+    if (s === null) return 0;
     const bytes = encoder.encode(s);
     const ptr = this.alloc(bytes.length + 1);
     const mem = this.lib.u8();
@@ -113,21 +291,20 @@ class Arena {
     mem[ptr + bytes.length] = 0;
     return ptr;
   }
+  /** Arrays of checked values. Allocate everything first: a grown memory detaches older views. */
   i64s(values) {
     const ptr = this.alloc(8 * Math.max(values.length, 1));
-    const view = new BigInt64Array(this.lib.x.memory.buffer, ptr, values.length);
-    values.forEach((v, i) => (view[i] = toI64(v)));
+    new BigInt64Array(this.lib.x.memory.buffer, ptr, values.length).set(values);
     return ptr;
   }
   u64s(values) {
     const ptr = this.alloc(8 * Math.max(values.length, 1));
-    const view = new BigUint64Array(this.lib.x.memory.buffer, ptr, values.length);
-    values.forEach((v, i) => (view[i] = BigInt.asUintN(64, BigInt(v))));
+    new BigUint64Array(this.lib.x.memory.buffer, ptr, values.length).set(values);
     return ptr;
   }
   f64s(values) {
     const ptr = this.alloc(8 * Math.max(values.length, 1));
-    new Float64Array(this.lib.x.memory.buffer, ptr, values.length).set(values.map(Number));
+    new Float64Array(this.lib.x.memory.buffer, ptr, values.length).set(values);
     return ptr;
   }
   u32s(values) {
@@ -147,106 +324,391 @@ class Arena {
   }
 }
 
-function toI64(v) {
-  if (typeof v === "bigint") return BigInt.asIntN(64, v);
-  if (typeof v !== "number" || !Number.isInteger(v)) {
-    throw new CupelError(Status.INVALID_ARGUMENT, `${v} is not an integer`);
-  }
-  return BigInt(v);
+/** An int64 result: a number, or a BigInt past 2^53 where a number would round. */
+function int64Out(b) {
+  return b >= -BigInt(Number.MAX_SAFE_INTEGER) && b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b;
 }
 
-/** A JS number for an int64 result (exact below 2^53). */
-const num = (b) => Number(b);
+/** The C functions that free each kind of handle. */
+const FREE = {
+  Items: "cupel_items_free",
+  Budget: "cupel_budget_free",
+  Slicer: "cupel_slicer_free",
+  Scorer: "cupel_scorer_free",
+  Placer: "cupel_placer_free",
+  Pipeline: "cupel_pipeline_free",
+  Stream: "cupel_stream_free",
+};
 
-/** A group id as given back: a number when exact, else a BigInt. */
-const groupId = (b) => (b <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(b) : b);
-
+/** What every handle shares: its native pointer, and dispose(). */
 class Handle {
+  #ptr;
+  #free;
   constructor(lib, ptr, free) {
     this.lib = lib;
-    this.ptr = ptr;
-    this.freeFn = free;
+    this.#ptr = ptr;
+    this.#free = free;
     registry.register(this, { free, ptr }, this);
   }
-  /** The native pointer; throws once disposed. */
-  get handle() {
-    if (!this.ptr) throw new CupelError(Status.NULL_POINTER, `this ${this.constructor.name} was disposed`);
-    return this.ptr;
+  /**
+   * The native pointer of `h`, an argument named `name` that must be a live
+   * handle of class `Class` made by `lib`.
+   */
+  static ptr(h, Class, name, lib) {
+    if (!(h instanceof Class) || !(#ptr in h)) {
+      throw typeError(`${name} is ${describe(h)}; expected ${Class === Items ? "an Items list" : `a ${Class.name}`}`, h);
+    }
+    if (h.lib !== lib) throw typeError(`${name} belongs to another load() of libcupel; use it with the Cupel that made it`);
+    if (!h.#ptr) throw typeError(`${name} was disposed`, null);
+    return h.#ptr;
+  }
+  /** This handle's pointer, for its own methods; throws once disposed. */
+  self() {
+    if (!(#ptr in this)) throw typeError(`this is ${describe(this)}; call the method on a libcupel handle`, this);
+    if (!this.#ptr) {
+      const kind = Object.keys(RECEIVER).find((k) => this instanceof HANDLES[k]);
+      throw typeError(`this ${RECEIVER[kind]} was disposed`, null);
+    }
+    return this.#ptr;
+  }
+  /** Whether dispose() has run. */
+  get disposed() {
+    return this.#ptr === 0;
   }
   /** Frees the native object. Idempotent. */
   dispose() {
-    if (this.ptr) {
+    if (this.#ptr) {
       registry.unregister(this);
-      this.freeFn(this.ptr);
-      this.ptr = 0;
+      this.#free(this.#ptr);
+      this.#ptr = 0;
     }
   }
+  /** dispose(), for `using`. */
   [disposeSymbol]() {
     this.dispose();
   }
 }
 
+/** How an error names a handle a method was called on (`this items list was disposed`). */
+const RECEIVER = {
+  Items: "items list",
+  Budget: "budget",
+  Slicer: "slicer",
+  Scorer: "scorer",
+  Placer: "placer",
+  Pipeline: "pipeline",
+  Stream: "stream",
+};
+
+/** The fields of one item to push, checked. `at(field)` names a field in messages. */
+function checkItem(it, where, at) {
+  if (it === null || typeof it !== "object") throw typeError(`${where} is ${describe(it)}; expected an item object`, it);
+  const c = {
+    tokens: int(it.tokens, at("tokens"), I64),
+    score: it.score == null ? 0 : dbl(it.score, at("score")),
+    kind: it.kind == null ? null : text(it.kind, at("kind")),
+    attrs: false,
+  };
+  if (it.content != null) {
+    c.content = text(it.content, at("content"));
+    if (c.content === "") throw rangeError(`${at("content")} is empty; content must be non-empty`);
+    c.attrs = true;
+  }
+  if (it.timestamp != null) {
+    const ms = it.timestamp instanceof Date ? it.timestamp.getTime() : it.timestamp;
+    if (Number.isNaN(ms)) throw rangeError(`${at("timestamp")} is an invalid Date`);
+    c.timestamp = int(ms, at("timestamp"), I64);
+    c.attrs = true;
+  }
+  if (it.priority != null) {
+    c.priority = int(it.priority, at("priority"), I64);
+    c.attrs = true;
+  }
+  if (it.pinned != null && bool(it.pinned, at("pinned"))) {
+    c.pinned = true;
+    c.attrs = true;
+  }
+  if (it.relevanceHint != null) {
+    c.relevanceHint = dbl(it.relevanceHint, at("relevanceHint"));
+    c.attrs = true;
+  }
+  if (it.source != null) {
+    c.source = text(it.source, at("source"));
+    if (BLANK.test(c.source)) {
+      throw rangeError(`${at("source")} ${JSON.stringify(c.source)} is empty or only whitespace; a source needs a visible name`);
+    }
+    c.attrs = true;
+  }
+  if (it.tags != null) {
+    c.tags = array(it.tags, at("tags")).map((t, j) => text(t, `${at("tags")}[${j}]`));
+    c.attrs ||= c.tags.length > 0;
+  }
+  if (it.metadata != null) {
+    const md = options(it.metadata, at("metadata"));
+    c.metadata = Object.entries(md).map(([k, v]) => {
+      const name = `${at("metadata")}[${JSON.stringify(k)}]`;
+      if (typeof v !== "string" && typeof v !== "number" && typeof v !== "bigint") {
+        throw typeError(`${name} is ${describe(v)}; expected a string or a number`, v);
+      }
+      return [text(k, `${at("metadata")} key ${JSON.stringify(k)}`), text(String(v), name)];
+    });
+    c.attrs ||= c.metadata.length > 0;
+  }
+  if (it.group != null) {
+    c.group = int(it.group, at("group"), U64);
+    c.attrs ||= c.group !== 0n;
+  }
+  return c;
+}
+
 /** Scored candidates. Build with `cupel.items([...])`. */
 export class Items extends Handle {
-  /** Adds items (plain objects: see index.d.ts `Item`), all or nothing for the push itself. */
-  push(list) {
+  /**
+   * Adds one item (a plain object: see index.d.ts `Item`) or an array of
+   * them, all or nothing: every field is checked before anything is added.
+   * Returns this list.
+   */
+  push(items) {
+    const h = this.self();
     const lib = this.lib;
-    const n = list.length;
+    const single = !Array.isArray(items);
+    const list = single ? [items] : items;
+    const checked = list.map((it, k) =>
+      single ? checkItem(it, "item", (f) => f) : checkItem(it, `items[${k}]`, (f) => `items[${k}].${f}`),
+    );
+    const n = checked.length;
     if (n === 0) return this;
     const first = this.length;
-    lib.call((a) => {
-      const kinds = list.map((it, i) => a.str(it.kind, `items[${i}].kind`));
-      return lib.x.cupel_items_push_many(
-        this.handle,
-        n,
-        a.i64s(list.map((it) => it.tokens)),
-        a.f64s(list.map((it) => it.score ?? 0)),
-        a.u32s(kinds),
-      );
-    });
+    const field = { tokens: "tokens", scores: "score", kinds: "kind" };
+    lib.call(
+      (a) => {
+        // One copy of each distinct kind.
+        const kindPtrs = new Map();
+        const kinds = checked.map((c) => {
+          if (c.kind === null) return 0;
+          let p = kindPtrs.get(c.kind);
+          if (p === undefined) kindPtrs.set(c.kind, (p = a.str(c.kind)));
+          return p;
+        });
+        const tokens = a.alloc(8 * n);
+        const scores = a.alloc(8 * n);
+        const kindArray = a.alloc(4 * n);
+        const buf = lib.x.memory.buffer;
+        const t = new BigInt64Array(buf, tokens, n);
+        const s = new Float64Array(buf, scores, n);
+        for (let k = 0; k < n; k++) {
+          t[k] = checked[k].tokens;
+          s[k] = checked[k].score;
+        }
+        new Uint32Array(buf, kindArray, n).set(kinds);
+        return lib.x.cupel_items_push_many(h, n, tokens, scores, kindArray);
+      },
+      // The library names its parallel arrays: tokens[k], scores[k], kinds[k].
+      (m) => m.replace(/\b(tokens|scores|kinds)\[(\d+)\]/g, (_, f, k) => (single ? field[f] : `items[${k}].${field[f]}`)),
+    );
+    // The attributes cannot fail now: every value was checked above, and
+    // the indices exist.
     const x = lib.x;
-    const h = this.handle;
     for (let k = 0; k < n; k++) {
-      const it = list[k];
+      const c = checked[k];
+      if (!c.attrs) continue;
       const i = first + k;
       lib.call((a) => {
         const st = [];
-        if (it.content !== undefined) st.push(x.cupel_items_set_content(h, i, a.str(it.content, "content")));
-        if (it.timestamp !== undefined) {
-          const ms = it.timestamp instanceof Date ? it.timestamp.getTime() : it.timestamp;
-          st.push(x.cupel_items_set_timestamp(h, i, toI64(ms)));
+        if (c.content !== undefined) st.push(x.cupel_items_set_content(h, i, a.str(c.content)));
+        if (c.timestamp !== undefined) st.push(x.cupel_items_set_timestamp(h, i, c.timestamp));
+        if (c.priority !== undefined) st.push(x.cupel_items_set_priority(h, i, c.priority));
+        if (c.pinned) st.push(x.cupel_items_set_pinned(h, i, 1));
+        if (c.relevanceHint !== undefined) st.push(x.cupel_items_set_relevance_hint(h, i, c.relevanceHint));
+        if (c.source !== undefined) st.push(x.cupel_items_set_source(h, i, a.str(c.source)));
+        for (const tag of c.tags ?? []) st.push(x.cupel_items_add_tag(h, i, a.str(tag)));
+        for (const [key, value] of c.metadata ?? []) {
+          st.push(x.cupel_items_set_metadata(h, i, a.str(key), a.str(value)));
         }
-        if (it.priority !== undefined) st.push(x.cupel_items_set_priority(h, i, toI64(it.priority)));
-        if (it.pinned) st.push(x.cupel_items_set_pinned(h, i, 1));
-        if (it.relevanceHint !== undefined) st.push(x.cupel_items_set_relevance_hint(h, i, Number(it.relevanceHint)));
-        if (it.source !== undefined) st.push(x.cupel_items_set_source(h, i, a.str(it.source, "source")));
-        for (const tag of it.tags ?? []) st.push(x.cupel_items_add_tag(h, i, a.str(tag, "tag")));
-        for (const [key, value] of Object.entries(it.metadata ?? {})) {
-          st.push(x.cupel_items_set_metadata(h, i, a.str(key, "metadata key"), a.str(String(value), "metadata value")));
-        }
-        if (it.group !== undefined && it.group !== 0) {
-          st.push(x.cupel_items_set_group(h, i, BigInt.asUintN(64, BigInt(it.group))));
-        }
+        if (c.group !== undefined && c.group !== 0n) st.push(x.cupel_items_set_group(h, i, c.group));
         return st.find((s) => s !== 0) ?? 0;
       });
     }
     return this;
   }
-  /** Puts item `index` in keep-together group `group` (0: none). */
+
+  /** Item `index`, checked: an integer from 0 below this list's length (the library checks the upper end). */
+  #index(index, name = "index") {
+    return int(index, name, USIZE, (shown) => `${name} ${shown} is out of range: the list holds ${this.length} items`);
+  }
+
+  /** Sets item `index`'s content (a non-empty string), replacing an earlier one. Returns this list. */
+  setContent(index, content) {
+    const h = this.self();
+    const i = this.#index(index);
+    const s = text(content, "content");
+    this.lib.call((a) => this.lib.x.cupel_items_set_content(h, i, a.str(s)));
+    return this;
+  }
+
+  /** Sets item `index`'s timestamp: UTC milliseconds since the epoch, or a Date. Returns this list. */
+  setTimestamp(index, unixMillis) {
+    const h = this.self();
+    const i = this.#index(index);
+    const ms = unixMillis instanceof Date ? unixMillis.getTime() : unixMillis;
+    if (Number.isNaN(ms)) throw rangeError("unixMillis is an invalid Date");
+    const t = int(ms, "unixMillis", I64);
+    this.lib.call(() => this.lib.x.cupel_items_set_timestamp(h, i, t));
+    return this;
+  }
+
+  /** Sets item `index`'s priority (an integer; higher is more important). Returns this list. */
+  setPriority(index, priority) {
+    const h = this.self();
+    const i = this.#index(index);
+    const p = int(priority, "priority", I64);
+    this.lib.call(() => this.lib.x.cupel_items_set_priority(h, i, p));
+    return this;
+  }
+
+  /** Pins item `index` (`pinned` true) or unpins it. Returns this list. */
+  setPinned(index, pinned) {
+    const h = this.self();
+    const i = this.#index(index);
+    const p = bool(pinned, "pinned");
+    this.lib.call(() => this.lib.x.cupel_items_set_pinned(h, i, p ? 1 : 0));
+    return this;
+  }
+
+  /** Sets item `index`'s relevance hint (a number, read by the reflexive scorer). Returns this list. */
+  setRelevanceHint(index, hint) {
+    const h = this.self();
+    const i = this.#index(index);
+    const v = dbl(hint, "hint");
+    this.lib.call(() => this.lib.x.cupel_items_set_relevance_hint(h, i, v));
+    return this;
+  }
+
+  /** Sets item `index`'s source (a visible name; "Chat" when never set). Returns this list. */
+  setSource(index, source) {
+    const h = this.self();
+    const i = this.#index(index);
+    const s = text(source, "source");
+    this.lib.call((a) => this.lib.x.cupel_items_set_source(h, i, a.str(s)));
+    return this;
+  }
+
+  /** Adds a tag to item `index` (tags accumulate, repeats included). Returns this list. */
+  addTag(index, tag) {
+    const h = this.self();
+    const i = this.#index(index);
+    const s = text(tag, "tag");
+    this.lib.call((a) => this.lib.x.cupel_items_add_tag(h, i, a.str(s)));
+    return this;
+  }
+
+  /** Sets metadata `key` of item `index` to `value` (strings; setting a key again replaces it). Returns this list. */
+  setMetadata(index, key, value) {
+    const h = this.self();
+    const i = this.#index(index);
+    const k = text(key, "key");
+    const v = text(value, "value");
+    this.lib.call((a) => this.lib.x.cupel_items_set_metadata(h, i, a.str(k), a.str(v)));
+    return this;
+  }
+
+  /** Puts item `index` in keep-together group `group` (an integer from 0 to 2^64 - 1; 0: none). Returns this list. */
   setGroup(index, group) {
-    this.lib.call(() => this.lib.x.cupel_items_set_group(this.handle, index, BigInt.asUintN(64, BigInt(group))));
+    const h = this.self();
+    const i = this.#index(index);
+    const g = int(group, "group", U64);
+    this.lib.call(() => this.lib.x.cupel_items_set_group(h, i, g));
     return this;
   }
-  /** Sets the groups of items `first .. first + groups.length` in one call. */
+
+  /** Sets the groups of items `first .. first + groups.length` in one call, all or nothing. Returns this list. */
   setGroups(first, groups) {
-    this.lib.call((a) => this.lib.x.cupel_items_set_groups(this.handle, first, groups.length, a.u64s(groups)));
+    const h = this.self();
+    const f = this.#index(first, "first");
+    const g = array(groups, "groups").map((v, k) => int(v, `groups[${k}]`, U64));
+    this.lib.call((a) => this.lib.x.cupel_items_set_groups(h, f, g.length, a.u64s(g)));
     return this;
   }
-  get length() {
-    return this.lib.x.cupel_items_len(this.handle);
+
+  /**
+   * Item `index` read back from the library, as an object with the fields
+   * of `Item`: tokens, score, kind, content (null when none), timestamp
+   * (UTC ms, null when none), priority (null when none), pinned,
+   * relevanceHint (null when none), source, group (0 when none), tags and
+   * metadata. Integers past 2^53 come back as BigInt.
+   */
+  get(index) {
+    const h = this.self();
+    const i = this.#index(index);
+    const lib = this.lib;
+    const x = lib.x;
+    return lib.call((a) => {
+      const o = a.out(64);
+      const p = a.out(8);
+      const at = (k) => o + 8 * k;
+      const steps = [
+        () => x.cupel_items_tokens(h, i, at(0)),
+        () => x.cupel_items_score(h, i, at(1)),
+        () => x.cupel_items_timestamp(h, i, p, at(2)),
+        () => x.cupel_items_priority(h, i, p + 1, at(3)),
+        () => x.cupel_items_relevance_hint(h, i, p + 2, at(4)),
+        () => x.cupel_items_pinned(h, i, p + 3),
+        () => x.cupel_items_group(h, i, at(5)),
+        () => x.cupel_items_tag_count(h, i, at(6)),
+        () => x.cupel_items_metadata_count(h, i, at(6) + 4),
+      ];
+      for (const step of steps) {
+        const st = step();
+        if (st !== 0) return st;
+      }
+      const dv = () => new DataView(x.memory.buffer);
+      const present = (k) => lib.u8()[p + k] !== 0;
+      const item = {
+        tokens: int64Out(dv().getBigInt64(at(0), true)),
+        score: dv().getFloat64(at(1), true),
+        kind: null,
+        content: null,
+        timestamp: present(0) ? int64Out(dv().getBigInt64(at(2), true)) : null,
+        priority: present(1) ? int64Out(dv().getBigInt64(at(3), true)) : null,
+        pinned: present(3),
+        relevanceHint: present(2) ? dv().getFloat64(at(4), true) : null,
+        source: null,
+        group: int64Out(dv().getBigUint64(at(5), true)),
+        tags: [],
+        metadata: {},
+      };
+      const tagCount = lib.u32At(at(6));
+      const metaCount = lib.u32At(at(6) + 4);
+      // Strings: a pointer and a length, owned by the list.
+      const ptr = a.out(8);
+      const len = a.out(8);
+      const read = (st, pOff = 0, lOff = 0) => {
+        if (st !== 0) throw lib.error(st);
+        const q = lib.u32At(ptr + pOff);
+        return q ? decoder.decode(lib.u8().subarray(q, q + lib.u32At(len + lOff))) : null;
+      };
+      item.kind = read(x.cupel_items_kind(h, i, ptr, len));
+      item.content = read(x.cupel_items_content(h, i, ptr, len));
+      item.source = read(x.cupel_items_source(h, i, ptr, len));
+      for (let t = 0; t < tagCount; t++) item.tags.push(read(x.cupel_items_tag(h, i, t, ptr, len)));
+      const entries = [];
+      for (let m = 0; m < metaCount; m++) {
+        const st = x.cupel_items_metadata_entry(h, i, m, ptr, len, ptr + 4, len + 4);
+        entries.push([read(st), read(0, 4, 4)]);
+      }
+      item.metadata = Object.fromEntries(entries);
+      return [0, () => item];
+    });
   }
+
+  /** The number of items. */
+  get length() {
+    return this.lib.x.cupel_items_len(this.self());
+  }
+
+  /** Removes every item (indices start again from 0). */
   clear() {
-    this.lib.x.cupel_items_clear(this.handle);
+    this.lib.x.cupel_items_clear(this.self());
   }
 }
 
@@ -254,22 +716,49 @@ export class Items extends Handle {
 export class Budget extends Handle {
   /** The effective [max, target] after `pinnedTokens`, reserves and margin. */
   effective(pinnedTokens = 0) {
+    const h = this.self();
+    const pinned = int(pinnedTokens, "pinnedTokens", I64);
     return this.lib.call((a) => {
       const max = a.out(8);
       const target = a.out(8);
-      const st = this.lib.x.cupel_budget_effective(this.handle, toI64(pinnedTokens), max, target);
-      return [st, () => [num(this.lib.i64At(max)), num(this.lib.i64At(target))]];
+      const st = this.lib.x.cupel_budget_effective(h, pinned, max, target);
+      return [st, () => [int64Out(this.lib.i64At(max)), int64Out(this.lib.i64At(target))]];
     });
+  }
+  /** Keeps `outputReserve` tokens (>= 0) for the model's answer. Returns this budget. */
+  setOutputReserve(outputReserve) {
+    const h = this.self();
+    const r = int(outputReserve, "outputReserve", I64);
+    this.lib.call(() => this.lib.x.cupel_budget_set_output_reserve(h, r));
+    return this;
+  }
+  /** Keeps `percent` (0 to 100) of the budget free as a safety margin. Returns this budget. */
+  setSafetyMargin(percent) {
+    const h = this.self();
+    const p = dbl(percent, "percent");
+    this.lib.call(() => this.lib.x.cupel_budget_set_safety_margin(h, p));
+    return this;
+  }
+  /** Reserves `tokens` for items of `kind` (setting a kind again replaces it). Returns this budget. */
+  reserve(kind, tokens) {
+    const h = this.self();
+    const k = text(kind, "kind");
+    const t = int(tokens, "tokens", I64);
+    this.lib.call((a) => this.lib.x.cupel_budget_reserve(h, a.str(k), t));
+    return this;
   }
 }
 
 /** A slicer (Greedy, Knapsack, Quota, CountQuota, CountConstrainedKnapsack). */
 export class Slicer extends Handle {
+  /** The most working memory, in bytes, one slice call may use. */
   get memoryLimit() {
-    return this.lib.x.cupel_slicer_memory_limit(this.handle);
+    return this.lib.x.cupel_slicer_memory_limit(this.self());
   }
   set memoryLimit(bytes) {
-    this.lib.call(() => this.lib.x.cupel_slicer_set_memory_limit(this.handle, bytes));
+    const h = this.self();
+    const b = int(bytes, "memoryLimit", USIZE);
+    this.lib.call(() => this.lib.x.cupel_slicer_set_memory_limit(h, b));
   }
 }
 
@@ -277,18 +766,43 @@ export class Slicer extends Handle {
 export class Scorer extends Handle {
   /** The score of every item of `items`, by index. */
   score(items) {
+    const h = this.self();
+    const ip = this.lib.ptrOf(items, Items, "items");
     const n = items.length;
     return this.lib.call((a) => {
       const out = a.alloc(8 * Math.max(n, 1));
       const len = a.out(4);
-      const st = this.lib.x.cupel_scorer_score(this.handle, items.handle, out, n, len);
+      const st = this.lib.x.cupel_scorer_score(h, ip, out, n, len);
       return [st, () => Array.from(new Float64Array(this.lib.x.memory.buffer, out, this.lib.u32At(len)))];
     });
   }
 }
 
 /** A placer (chronological or U-shaped). */
-export class Placer extends Handle {}
+export class Placer extends Handle {
+  /**
+   * The Place stage alone: orders the items `indices` of `items`, whose
+   * scores are `scores` (arrays of one length), and returns the indices in
+   * placed order.
+   */
+  place(items, indices, scores) {
+    const h = this.self();
+    const lib = this.lib;
+    const ip = lib.ptrOf(items, Items, "items");
+    array(indices, "indices");
+    array(scores, "scores");
+    if (indices.length !== scores.length) {
+      throw rangeError(`indices has ${indices.length} entries and scores ${scores.length}; they must match`);
+    }
+    const ix = indices.map((v, k) =>
+      int(v, `indices[${k}]`, USIZE, (shown) => `indices[${k}] is ${shown}: out of range, the list holds ${items.length} items`),
+    );
+    const sc = scores.map((v, k) => dbl(v, `scores[${k}]`));
+    return lib.indices(Math.max(ix.length, 1), (a, out, cap, len) =>
+      lib.x.cupel_placer_place(h, ip, a.u32s(ix), a.f64s(sc), ix.length, out, cap, len),
+    );
+  }
+}
 
 /** The whole pipeline. Build with `cupel.pipeline({...})`. */
 export class Pipeline extends Handle {
@@ -296,26 +810,35 @@ export class Pipeline extends Handle {
    * Runs all six stages. Returns `{ placed, report }`: the item indices in
    * placed order, and (with `{ report: true }`) every decision.
    */
-  run(items, budget, { report = false } = {}) {
-    return this.lib.withReport(report, (r) =>
-      this.lib.indices(items.length, (out, cap, len) =>
-        this.lib.x.cupel_pipeline_run(this.handle, items.handle, budget.handle, out, cap, len, r),
-      ),
-    ).finish(items, "placed");
+  run(items, budget, opts) {
+    const h = this.self();
+    const lib = this.lib;
+    const ip = lib.ptrOf(items, Items, "items");
+    const bp = lib.ptrOf(budget, Budget, "budget");
+    const { report = false } = options(opts, "options");
+    bool(report, "options.report");
+    return lib.withReport(report, items, "placed", (r) =>
+      lib.indices(items.length, (a, out, cap, len) => lib.x.cupel_pipeline_run(h, ip, bp, out, cap, len, r)),
+    );
   }
 }
 
 /** A StreamSlice: items arriving one at a time. */
 export class Stream extends Handle {
+  /** Made by cupel.stream(). */
   constructor(lib, ptr, free) {
     super(lib, ptr, free);
     this.pushed = 0;
   }
   /** Offers the next item (in keep-together group `group`, 0: none); true once the budget is spent. */
   push(tokens, score, group = 0) {
+    const h = this.self();
+    const t = int(tokens, "tokens", I64);
+    const s = dbl(score, "score");
+    const g = int(group, "group", U64);
     const full = this.lib.call((a) => {
       const out = a.out(4);
-      const st = this.lib.x.cupel_stream_push_grouped(this.handle, toI64(tokens), Number(score), BigInt.asUintN(64, BigInt(group)), out);
+      const st = this.lib.x.cupel_stream_push_grouped(h, t, s, g, out);
       return [st, () => this.lib.u8()[out] !== 0];
     });
     this.pushed++;
@@ -323,16 +846,29 @@ export class Stream extends Handle {
   }
   /** Decides the last batch; the taken indices in the order taken. */
   finish() {
-    return this.lib.indices(this.pushed, (out, cap, len) => this.lib.x.cupel_stream_finish(this.handle, out, cap, len))
-      .value;
+    const h = this.self();
+    return this.lib.indices(this.pushed, (a, out, cap, len) => this.lib.x.cupel_stream_finish(h, out, cap, len));
   }
 }
 
+
+/** The handle classes by name (for messages). */
+const HANDLES = { Items, Budget, Slicer, Scorer, Placer, Pipeline, Stream };
+
 /** The library: factories for every handle, and the calls between them. */
 export class Cupel {
+  /** Wraps an instance's exports; use load() rather than this. */
   constructor(exports) {
     this.x = exports;
+    this.reasonNames = new Map();
     const lib = this;
+    const weightsOf = (a, weights, name) => {
+      const entries = Object.entries(options(weights, name)).map(([k, w]) => [
+        text(k, `${name} key ${JSON.stringify(k)}`),
+        dbl(w, `${name}[${JSON.stringify(k)}]`),
+      ]);
+      return [entries, () => lib.pairs(a, entries)];
+    };
     /** Scorer factories (spec chapters in ../../shared/spec/cupel/scorers). */
     this.scorers = {
       given: () => lib.make(Scorer, (out) => lib.x.cupel_scorer_new_given(out)),
@@ -341,63 +877,99 @@ export class Cupel {
       frequency: () => lib.make(Scorer, (out) => lib.x.cupel_scorer_new_frequency(out)),
       reflexive: () => lib.make(Scorer, (out) => lib.x.cupel_scorer_new_reflexive(out)),
       /** `weights`: { kind: weight }, or omitted for the spec's defaults. */
-      kind: (weights) =>
-        lib.make(Scorer, (out, a) => {
-          if (weights === undefined) return lib.x.cupel_scorer_new_kind(0, 0, out);
-          const e = Object.entries(weights);
-          return lib.x.cupel_scorer_new_kind(lib.pairs(a, e), e.length, out);
-        }),
+      kind: (weights) => {
+        if (weights === undefined) return lib.make(Scorer, (out) => lib.x.cupel_scorer_new_kind(0, 0, out));
+        return lib.make(Scorer, (out, a) => {
+          const [entries, write] = weightsOf(a, weights, "weights");
+          return lib.x.cupel_scorer_new_kind(write(), entries.length, out);
+        });
+      },
       /** `weights`: { tag: weight }. */
       tag: (weights) =>
         lib.make(Scorer, (out, a) => {
-          const e = Object.entries(weights ?? {});
-          return lib.x.cupel_scorer_new_tag(lib.pairs(a, e), e.length, out);
+          const [entries, write] = weightsOf(a, weights ?? {}, "weights");
+          return lib.x.cupel_scorer_new_tag(write(), entries.length, out);
         }),
       /** `parts`: [[scorer, weight], ...]; the children may be disposed right after. */
-      composite: (parts) =>
-        lib.make(Scorer, (out, a) =>
-          lib.x.cupel_scorer_new_composite(
-            a.u32s(parts.map(([s]) => s.handle)),
-            a.f64s(parts.map(([, w]) => w)),
-            parts.length,
-            out,
-          )),
-      scaled: (inner) => lib.make(Scorer, (out) => lib.x.cupel_scorer_new_scaled(inner.handle, out)),
-      metadataTrust: (defaultScore = 0.5) =>
-        lib.make(Scorer, (out) => lib.x.cupel_scorer_new_metadata_trust(defaultScore, out)),
-      metadataKey: (key, value, boost) =>
-        lib.make(Scorer, (out, a) =>
-          lib.x.cupel_scorer_new_metadata_key(a.str(key, "key"), a.str(value, "value"), boost, out)),
+      composite: (parts) => {
+        const checked = array(parts, "parts").map((part, k) => {
+          if (!Array.isArray(part) || part.length !== 2) {
+            throw typeError(`parts[${k}] is ${describe(part)}; expected a [scorer, weight] pair`, part);
+          }
+          return [lib.ptrOf(part[0], Scorer, `parts[${k}][0]`), dbl(part[1], `parts[${k}][1]`)];
+        });
+        return lib.make(
+          Scorer,
+          (out, a) =>
+            lib.x.cupel_scorer_new_composite(
+              a.u32s(checked.map(([s]) => s)),
+              a.f64s(checked.map(([, w]) => w)),
+              checked.length,
+              out,
+            ),
+          (m) =>
+            m
+              .replace(/\bchildren\[(\d+)\]/g, "parts[$1][0]")
+              .replace(/\bweights\[(\d+)\]/g, "parts[$1][1]")
+              .replace(/\bcount is 0\b/, "parts is empty"),
+        );
+      },
+      /** A scorer scaling `inner`'s scores to [0, 1]; `inner` may be disposed right after. */
+      scaled: (inner) => {
+        const ip = lib.ptrOf(inner, Scorer, "inner");
+        return lib.make(Scorer, (out) => lib.x.cupel_scorer_new_scaled(ip, out));
+      },
+      /** Scores by the "cupel:trust" metadata value, `defaultScore` when absent. */
+      metadataTrust: (defaultScore = 0.5) => {
+        const d = dbl(defaultScore, "defaultScore");
+        return lib.make(Scorer, (out) => lib.x.cupel_scorer_new_metadata_trust(d, out));
+      },
+      /** Boosts (by `boost` > 0) items whose metadata `key` equals `value`. */
+      metadataKey: (key, value, boost) => {
+        const k = text(key, "key");
+        const v = text(value, "value");
+        const b = dbl(boost, "boost");
+        return lib.make(Scorer, (out, a) => lib.x.cupel_scorer_new_metadata_key(a.str(k), a.str(v), b, out));
+      },
       /**
        * `{ curve: DecayCurve.*, durationSecs, windows: [[maxAgeSecs, score]], referenceTime (ms or Date),
        * nullTimestampScore = 0.5 }`.
        */
-      decay: ({ curve, durationSecs = 0, windows = [], referenceTime, nullTimestampScore = 0.5 }) =>
-        lib.make(Scorer, (out, a) => {
-          const ref = referenceTime instanceof Date ? referenceTime.getTime() : referenceTime;
-          return lib.x.cupel_scorer_new_decay(
-            curve,
-            durationSecs,
-            windows.length ? a.f64s(windows.flat()) : 0,
-            windows.length,
-            toI64(ref),
-            nullTimestampScore,
-            out,
-          );
-        }),
+      decay: (opts) => {
+        const { curve, durationSecs = 0, windows = [], referenceTime, nullTimestampScore = 0.5 } = options(opts, "options");
+        const c = int(curve, "curve", I32);
+        const d = dbl(durationSecs, "durationSecs");
+        const w = array(windows, "windows").map((pair, k) => {
+          if (!Array.isArray(pair) || pair.length !== 2) {
+            throw typeError(`windows[${k}] is ${describe(pair)}; expected a [maxAgeSecs, score] pair`, pair);
+          }
+          return [dbl(pair[0], `windows[${k}][0]`), dbl(pair[1], `windows[${k}][1]`)];
+        });
+        const refMs = referenceTime instanceof Date ? referenceTime.getTime() : referenceTime;
+        if (Number.isNaN(refMs)) throw rangeError("referenceTime is an invalid Date");
+        const ref = int(refMs, "referenceTime", I64);
+        const n = dbl(nullTimestampScore, "nullTimestampScore");
+        return lib.make(Scorer, (out, a) =>
+          lib.x.cupel_scorer_new_decay(c, d, w.length ? a.f64s(w.flat()) : 0, w.length, ref, n, out),
+        );
+      },
     };
   }
 
-  // ---- plumbing ----------------------------------------------------------
+  // ---- plumbing (not part of the API) ----------------------------------
+  /** The module's memory as bytes (a fresh view: memory growth detaches old ones). */
   u8() {
     return new Uint8Array(this.x.memory.buffer);
   }
+  /** The uint32 (size_t, pointer) at `ptr`. */
   u32At(ptr) {
     return new DataView(this.x.memory.buffer).getUint32(ptr, true);
   }
+  /** The int64 at `ptr`, as a BigInt. */
   i64At(ptr) {
     return new DataView(this.x.memory.buffer).getBigInt64(ptr, true);
   }
+  /** The NUL-terminated UTF-8 string at `ptr`; null for 0. */
   cString(ptr) {
     if (!ptr) return null;
     const mem = this.u8();
@@ -405,91 +977,93 @@ export class Cupel {
     while (mem[end] !== 0) end++;
     return decoder.decode(mem.subarray(ptr, end));
   }
-  lastError() {
-    return this.cString(this.x.cupel_last_error());
+  /** The pointer of handle argument `h` (see Handle.ptr). */
+  ptrOf(h, Class, name) {
+    return Handle.ptr(h, Class, name, this);
+  }
+  /** The error for the failed call that returned `status`: the library's message in JavaScript's terms. */
+  error(status, rename) {
+    let message = jsTerms(this.cString(this.x.cupel_last_error()) ?? STATUS_NAMES[status] ?? `status ${status}`);
+    if (rename) message = rename(message);
+    return statusError(status, message);
   }
   /**
    * Runs `f(arena)` and frees the arena. `f` returns a status, or
    * [status, read] where read() extracts the result before the arena goes.
+   * `rename` rewrites the library's message where it names arguments
+   * otherwise than this binding does.
    */
-  call(f) {
+  call(f, rename) {
     const a = new Arena(this);
     try {
       const r = f(a);
       const [st, read] = Array.isArray(r) ? r : [r, undefined];
-      if (st !== 0) throw new CupelError(st, this.lastError());
+      if (st !== 0) throw this.error(st, rename);
       return read ? read() : undefined;
     } finally {
       a.free();
     }
   }
-  make(Class, create) {
+  /** A new handle of `Class` from `create(outPtr, arena)`. */
+  make(Class, create, rename) {
     const ptr = this.call((a) => {
       const out = a.out(4);
       const st = create(out, a);
       return [st, () => this.u32At(out)];
-    });
-    const free = {
-      Items: this.x.cupel_items_free,
-      Budget: this.x.cupel_budget_free,
-      Slicer: this.x.cupel_slicer_free,
-      Scorer: this.x.cupel_scorer_free,
-      Placer: this.x.cupel_placer_free,
-      Pipeline: this.x.cupel_pipeline_free,
-      Stream: this.x.cupel_stream_free,
-    }[Class.name];
-    return new Class(this, ptr, free);
+    }, rename);
+    return new Class(this, ptr, this.x[FREE[Class.name]]);
   }
-  /** An array of { const char *, double } pairs (kind or tag weights). */
+  /** An array of { const char *, double } pairs (kind or tag weights), checked. */
   pairs(a, entries) {
     const ptr = a.alloc(16 * Math.max(entries.length, 1));
-    const names = entries.map(([k]) => a.str(k, "name"));
+    const names = entries.map(([k]) => a.str(k));
     // After the allocations: a grown memory detaches older views.
     const dv = new DataView(this.x.memory.buffer);
     entries.forEach(([, w], i) => {
       dv.setUint32(ptr + 16 * i, names[i], true);
-      dv.setFloat64(ptr + 16 * i + 8, Number(w), true);
+      dv.setFloat64(ptr + 16 * i + 8, w, true);
     });
     return ptr;
   }
   /**
-   * Calls `f(out, capacity, outLen)` with a buffer of `capacity` size_t's;
-   * returns { value: the indices }.
+   * Calls `f(arena, out, capacity, outLen)` with a buffer of `capacity`
+   * size_t's (larger if the library asks for more); returns the indices.
    */
   indices(capacity, f) {
-    const value = this.call((a) => {
-      const out = a.alloc(4 * Math.max(capacity, 1));
-      const len = a.out(4);
-      const st = f(out, capacity, len);
-      return [st, () => Array.from(new Uint32Array(this.x.memory.buffer, out, this.u32At(len)))];
-    });
-    return { value };
-  }
-  /** Runs `f(reportPtr or 0)`; the result's `finish(items, key)` gives { [key]: indices, report }. */
-  withReport(wanted, f) {
-    const lib = this;
-    let report = 0;
-    if (wanted) report = this.call((a) => {
-      const out = a.out(4);
-      return [this.x.cupel_report_new(out), () => this.u32At(out)];
-    });
-    let result;
-    try {
-      result = f(report);
-    } catch (e) {
-      if (report) this.x.cupel_report_free(report);
-      throw e;
-    }
-    return {
-      finish(items, key) {
-        try {
-          return { [key]: result.value, report: report ? lib.readReport(report, items) : undefined };
-        } finally {
-          if (report) lib.x.cupel_report_free(report);
+    let cap = capacity;
+    for (;;) {
+      let needed = -1;
+      const value = this.call((a) => {
+        const out = a.alloc(4 * Math.max(cap, 1));
+        const len = a.out(4);
+        const st = f(a, out, cap, len);
+        if (st === Status.BUFFER_TOO_SMALL) {
+          needed = this.u32At(len);
+          return [0, () => null];
         }
-      },
-    };
+        return [st, () => Array.from(new Uint32Array(this.x.memory.buffer, out, this.u32At(len)))];
+      });
+      if (needed < 0) return value;
+      cap = needed;
+    }
   }
+  /** Runs `f(reportPtr or 0)`; gives { [key]: the indices, report }. */
+  withReport(wanted, items, key, f) {
+    let report = 0;
+    if (wanted) {
+      report = this.call((a) => {
+        const out = a.out(4);
+        return [this.x.cupel_report_new(out), () => this.u32At(out)];
+      });
+    }
+    try {
+      const value = f(report);
+      return { [key]: value, report: report ? this.readReport(report, items) : undefined };
+    } finally {
+      if (report) this.x.cupel_report_free(report);
+    }
+  }
+  /** Decision `i` of a report's included (or excluded) items. */
   decision(report, included, i) {
     return this.call((a) => {
       const d = a.out(DECISION_SIZE);
@@ -501,17 +1075,18 @@ export class Cupel {
         return {
           index: dv.getUint32(d, true),
           score: dv.getFloat64(d + 8, true),
-          reason: REASON_NAMES[reasonCode] ?? String(reasonCode),
+          reason: this.reasonName(reasonCode),
           reasonCode,
-          itemTokens: num(dv.getBigInt64(d + 24, true)),
-          availableTokens: num(dv.getBigInt64(d + 32, true)),
+          itemTokens: int64Out(dv.getBigInt64(d + 24, true)),
+          availableTokens: int64Out(dv.getBigInt64(d + 32, true)),
           relatedIndex: related === SIZE_MAX ? null : related,
-          group: groupId(dv.getBigUint64(d + 48, true)),
-          groupTokens: num(dv.getBigInt64(d + 56, true)),
+          group: int64Out(dv.getBigUint64(d + 48, true)),
+          groupTokens: int64Out(dv.getBigInt64(d + 56, true)),
         };
       }];
     });
   }
+  /** Everything a report holds, as plain objects. */
   readReport(r, items) {
     const x = this.x;
     const included = [];
@@ -536,22 +1111,23 @@ export class Cupel {
         return [x.cupel_report_cap_excluded(r, i, out), () => this.u32At(out)];
       }));
     }
+    const ip = this.ptrOf(items, Items, "items");
     const json = this.call((a) => {
       const len = a.out(4);
-      const st = x.cupel_report_json(r, items.handle, 0, 0, len);
+      const st = x.cupel_report_json(r, ip, 0, 0, len);
       if (st !== Status.BUFFER_TOO_SMALL) return st;
       const n = this.u32At(len);
       const buf = a.alloc(n + 1);
-      return [x.cupel_report_json(r, items.handle, buf, n + 1, len), () => decoder.decode(this.u8().subarray(buf, buf + n))];
+      return [x.cupel_report_json(r, ip, buf, n + 1, len), () => decoder.decode(this.u8().subarray(buf, buf + n))];
     });
     return {
       included,
       excluded,
-      totalCandidates: num(x.cupel_report_total_candidates(r)),
-      totalTokensConsidered: num(x.cupel_report_total_tokens_considered(r)),
-      effectiveMaxTokens: num(x.cupel_report_effective_max_tokens(r)),
-      effectiveTargetTokens: num(x.cupel_report_effective_target_tokens(r)),
-      selectedTokens: num(x.cupel_report_selected_tokens(r)),
+      totalCandidates: int64Out(x.cupel_report_total_candidates(r)),
+      totalTokensConsidered: int64Out(x.cupel_report_total_tokens_considered(r)),
+      effectiveMaxTokens: int64Out(x.cupel_report_effective_max_tokens(r)),
+      effectiveTargetTokens: int64Out(x.cupel_report_effective_target_tokens(r)),
+      selectedTokens: int64Out(x.cupel_report_selected_tokens(r)),
       shortfalls,
       capExcluded,
       json,
@@ -567,8 +1143,27 @@ export class Cupel {
   get liveHandles() {
     return this.x.cupel_live_handles();
   }
-  /** A list of items (plain objects, see index.d.ts). */
+  /**
+   * The specification's name of a reason code ("Scored", "BudgetExceeded",
+   * ...), from the library (`cupel_reason_str`); "Unknown" for a number
+   * that is no reason.
+   */
+  reasonName(code) {
+    if (typeof code === "bigint") code = code >= -(2n ** 31n) && code < 2n ** 31n ? Number(code) : 2 ** 31;
+    if (typeof code !== "number") throw typeError(`code is ${describe(code)}; expected an integer`, code);
+    if (!Number.isInteger(code)) throw rangeError(`code is ${describe(code)}; expected an integer`);
+    // The library takes an int: a number outside it is no reason.
+    if (code < -(2 ** 31) || code >= 2 ** 31) return "Unknown";
+    let name = this.reasonNames.get(code);
+    if (name === undefined) {
+      name = this.cString(this.x.cupel_reason_str(code));
+      this.reasonNames.set(code, name);
+    }
+    return name;
+  }
+  /** A list of items (plain objects, see index.d.ts); nothing is made if one is bad. */
   items(list = []) {
+    array(list, "items");
     const items = this.make(Items, (out) => this.x.cupel_items_new(out));
     try {
       return items.push(list);
@@ -578,102 +1173,160 @@ export class Cupel {
     }
   }
   /** `{ maxTokens, targetTokens = maxTokens, outputReserve, safetyMarginPercent, reserved: { kind: tokens } }`. */
-  budget({ maxTokens, targetTokens = maxTokens, outputReserve = 0, safetyMarginPercent = 0, reserved = {} }) {
-    const b = this.make(Budget, (out) => this.x.cupel_budget_new(toI64(maxTokens), toI64(targetTokens), out));
+  budget(opts) {
+    const o = options(opts, "options");
+    const max = int(o.maxTokens, "maxTokens", I64);
+    const target = o.targetTokens === undefined ? max : int(o.targetTokens, "targetTokens", I64);
+    const reserved = Object.entries(options(o.reserved, "reserved"));
+    const b = this.make(Budget, (out) => this.x.cupel_budget_new(max, target, out));
     try {
-      if (outputReserve) this.call(() => this.x.cupel_budget_set_output_reserve(b.handle, toI64(outputReserve)));
-      if (safetyMarginPercent) this.call(() => this.x.cupel_budget_set_safety_margin(b.handle, safetyMarginPercent));
-      for (const [kind, tokens] of Object.entries(reserved)) {
-        this.call((a) => this.x.cupel_budget_reserve(b.handle, a.str(kind, "kind"), toI64(tokens)));
-      }
+      if (o.outputReserve !== undefined) b.setOutputReserve(o.outputReserve);
+      if (o.safetyMarginPercent !== undefined) b.setSafetyMargin(o.safetyMarginPercent);
+      for (const [kind, tokens] of reserved) b.reserve(kind, tokens);
       return b;
     } catch (e) {
       b.dispose();
       throw e;
     }
   }
+  /** GreedySlice: by score per token, while it fits. */
   greedy() {
     return this.make(Slicer, (out) => this.x.cupel_slicer_new_greedy(out));
   }
+  /** KnapsackSlice with tokens rounded up to `bucketSize`. */
   knapsack(bucketSize = 100) {
-    return this.make(Slicer, (out) => this.x.cupel_slicer_new_knapsack(toI64(bucketSize), out));
+    const b = int(bucketSize, "bucketSize", I64);
+    return this.make(Slicer, (out) => this.x.cupel_slicer_new_knapsack(b, out));
   }
-  /** `quotas`: [{ kind, requirePercent, capPercent }]. */
+  /** QuotaSlice over `inner`; `quotas`: [{ kind, requirePercent = 0, capPercent = 100 }]. */
   quota(inner, quotas) {
+    const ip = this.ptrOf(inner, Slicer, "inner");
+    const q = array(quotas, "quotas").map((e, i) => {
+      const o = options(e, `quotas[${i}]`);
+      return [
+        text(o.kind, `quotas[${i}].kind`),
+        o.requirePercent === undefined ? 0 : dbl(o.requirePercent, `quotas[${i}].requirePercent`),
+        o.capPercent === undefined ? 100 : dbl(o.capPercent, `quotas[${i}].capPercent`),
+      ];
+    });
     return this.make(Slicer, (out, a) => {
-      const ptr = a.alloc(24 * Math.max(quotas.length, 1));
-      const kinds = quotas.map((q, i) => a.str(q.kind, `quotas[${i}].kind`));
+      const ptr = a.alloc(24 * Math.max(q.length, 1));
+      const kinds = q.map(([kind]) => a.str(kind));
       const dv = new DataView(this.x.memory.buffer);
-      quotas.forEach((q, i) => {
+      q.forEach(([, require, cap], i) => {
         dv.setUint32(ptr + 24 * i, kinds[i], true);
-        dv.setFloat64(ptr + 24 * i + 8, q.requirePercent ?? 0, true);
-        dv.setFloat64(ptr + 24 * i + 16, q.capPercent ?? 100, true);
+        dv.setFloat64(ptr + 24 * i + 8, require, true);
+        dv.setFloat64(ptr + 24 * i + 16, cap, true);
       });
-      return this.x.cupel_slicer_new_quota(inner.handle, ptr, quotas.length, out);
+      return this.x.cupel_slicer_new_quota(ip, ptr, q.length, out);
     });
   }
-  countEntries(a, entries) {
-    const ptr = a.alloc(12 * Math.max(entries.length, 1));
-    const kinds = entries.map((e, i) => a.str(e.kind, `entries[${i}].kind`));
-    const dv = new DataView(this.x.memory.buffer);
-    entries.forEach((e, i) => {
-      dv.setUint32(ptr + 12 * i, kinds[i], true);
-      dv.setUint32(ptr + 12 * i + 4, e.requireCount ?? 0, true);
-      dv.setUint32(ptr + 12 * i + 8, e.capCount ?? 0, true);
+  /** Count entries [{ kind, requireCount = 0, capCount = 0 }], checked; write(arena) places them. */
+  countEntries(entries) {
+    const e = array(entries, "entries").map((v, i) => {
+      const o = options(v, `entries[${i}]`);
+      return [
+        text(o.kind, `entries[${i}].kind`),
+        o.requireCount === undefined ? 0 : int(o.requireCount, `entries[${i}].requireCount`, U32),
+        o.capCount === undefined ? 0 : int(o.capCount, `entries[${i}].capCount`, U32),
+      ];
     });
-    return ptr;
+    const write = (a) => {
+      const ptr = a.alloc(12 * Math.max(e.length, 1));
+      const kinds = e.map(([kind]) => a.str(kind));
+      const dv = new DataView(this.x.memory.buffer);
+      e.forEach(([, require, cap], i) => {
+        dv.setUint32(ptr + 12 * i, kinds[i], true);
+        dv.setUint32(ptr + 12 * i + 4, require, true);
+        dv.setUint32(ptr + 12 * i + 8, cap, true);
+      });
+      return ptr;
+    };
+    return [e.length, write];
   }
-  /** `entries`: [{ kind, requireCount, capCount }]. */
+  /** CountQuotaSlice over `inner`; `entries`: [{ kind, requireCount, capCount }]. */
   countQuota(inner, entries, scarcity = Scarcity.Degrade) {
-    return this.make(Slicer, (out, a) =>
-      this.x.cupel_slicer_new_count_quota(inner.handle, this.countEntries(a, entries), entries.length, scarcity, out));
+    const ip = this.ptrOf(inner, Slicer, "inner");
+    const [n, write] = this.countEntries(entries);
+    const s = int(scarcity, "scarcity", I32);
+    return this.make(Slicer, (out, a) => this.x.cupel_slicer_new_count_quota(ip, write(a), n, s, out));
   }
+  /** CountConstrainedKnapsackSlice: a knapsack of `bucketSize` under count `entries`. */
   countConstrainedKnapsack(bucketSize, entries, scarcity = Scarcity.Degrade) {
-    return this.make(Slicer, (out, a) =>
-      this.x.cupel_slicer_new_count_constrained_knapsack(toI64(bucketSize), this.countEntries(a, entries), entries.length, scarcity, out));
+    const b = int(bucketSize, "bucketSize", I64);
+    const [n, write] = this.countEntries(entries);
+    const s = int(scarcity, "scarcity", I32);
+    return this.make(Slicer, (out, a) => this.x.cupel_slicer_new_count_constrained_knapsack(b, write(a), n, s, out));
   }
+  /** ChronologicalPlacer: oldest first, items without a timestamp last. */
   chronological() {
     return this.make(Placer, (out) => this.x.cupel_placer_new_chronological(out));
   }
+  /** UShapedPlacer: the best items at both ends. */
   uShaped() {
     return this.make(Placer, (out) => this.x.cupel_placer_new_u_shaped(out));
   }
   /** `{ scorer = null (the pushed scores), slicer, placer = null, deduplication = true, overflow = Overflow.Throw }`. */
-  pipeline({ scorer = null, slicer, placer = null, deduplication = true, overflow = Overflow.Throw }) {
-    const p = this.make(Pipeline, (out) =>
-      this.x.cupel_pipeline_new(scorer ? scorer.handle : 0, slicer.handle, placer ? placer.handle : 0, out));
+  pipeline(opts) {
+    const { scorer = null, slicer, placer = null, deduplication = true, overflow = Overflow.Throw } = options(opts, "options");
+    const sp = scorer === null ? 0 : this.ptrOf(scorer, Scorer, "scorer");
+    const lp = this.ptrOf(slicer, Slicer, "slicer");
+    const pp = placer === null ? 0 : this.ptrOf(placer, Placer, "placer");
+    const dedup = bool(deduplication, "deduplication");
+    const ov = int(overflow, "overflow", I32);
+    const p = this.make(Pipeline, (out) => this.x.cupel_pipeline_new(sp, lp, pp, out));
     try {
-      this.call(() => this.x.cupel_pipeline_set_deduplication(p.handle, deduplication ? 1 : 0));
-      this.call(() => this.x.cupel_pipeline_set_overflow(p.handle, overflow));
+      this.call(() => this.x.cupel_pipeline_set_deduplication(p.self(), dedup ? 1 : 0));
+      this.call(() => this.x.cupel_pipeline_set_overflow(p.self(), ov));
       return p;
     } catch (e) {
       p.dispose();
       throw e;
     }
   }
-  /** The Sort and Slice stages alone: `{ selected, report }`. */
-  slice(slicer, items, budget, { pinnedTokens = 0, report = false } = {}) {
-    return this.withReport(report, (r) =>
-      this.indices(items.length, (out, cap, len) =>
-        this.x.cupel_slice(slicer.handle, items.handle, budget.handle, toI64(pinnedTokens), out, cap, len, r),
-      ),
-    ).finish(items, "selected");
+  /** The Sort and Slice stages alone: `{ selected, report }`. Options: `{ pinnedTokens = 0, report = false }`. */
+  slice(slicer, items, budget, opts) {
+    const sp = this.ptrOf(slicer, Slicer, "slicer");
+    const ip = this.ptrOf(items, Items, "items");
+    const bp = this.ptrOf(budget, Budget, "budget");
+    const { pinnedTokens = 0, report = false } = options(opts, "options");
+    const pinned = int(pinnedTokens, "pinnedTokens", I64);
+    bool(report, "options.report");
+    return this.withReport(report, items, "selected", (r) =>
+      this.indices(items.length, (a, out, cap, len) => this.x.cupel_slice(sp, ip, bp, pinned, out, cap, len, r)),
+    );
   }
-  /** Items selected at `budget` but not with `slackTokens` fewer. */
-  marginalItems(slicer, items, budget, slackTokens, pinnedTokens = 0) {
-    return this.indices(items.length, (out, cap, len) =>
-      this.x.cupel_marginal_items(slicer.handle, items.handle, budget.handle, toI64(pinnedTokens), toI64(slackTokens), out, cap, len),
-    ).value;
+  /** The items selected at `budget` but not with `slackTokens` fewer (after `pinnedTokens`). */
+  marginalItems(slicer, items, budget, pinnedTokens, slackTokens) {
+    const sp = this.ptrOf(slicer, Slicer, "slicer");
+    const ip = this.ptrOf(items, Items, "items");
+    const bp = this.ptrOf(budget, Budget, "budget");
+    const pinned = int(pinnedTokens, "pinnedTokens", I64);
+    const slack = int(slackTokens, "slackTokens", I64);
+    return this.indices(items.length, (a, out, cap, len) =>
+      this.x.cupel_marginal_items(sp, ip, bp, pinned, slack, out, cap, len),
+    );
   }
-  /** The smallest budget selecting item `index`, or null if none up to `ceiling`. */
-  findMinBudget(slicer, items, index, ceiling, pinnedTokens = 0) {
+  /**
+   * The smallest budget (max = target) that selects item `targetIndex`
+   * after `pinnedTokens`, or null if none up to `searchCeiling`.
+   */
+  findMinBudget(slicer, items, pinnedTokens, targetIndex, searchCeiling) {
+    const sp = this.ptrOf(slicer, Slicer, "slicer");
+    const ip = this.ptrOf(items, Items, "items");
+    const pinned = int(pinnedTokens, "pinnedTokens", I64);
+    const target = int(targetIndex, "targetIndex", USIZE, (shown) => `targetIndex ${shown} is out of range: there are ${items.length} items`);
+    const ceiling = int(searchCeiling, "searchCeiling", I64);
     const b = this.call((a) => {
       const out = a.out(8);
-      return [this.x.cupel_find_min_budget(slicer.handle, items.handle, toI64(pinnedTokens), index, toI64(ceiling), out), () => num(this.i64At(out))];
+      return [this.x.cupel_find_min_budget(sp, ip, pinned, target, ceiling, out), () => this.i64At(out)];
     });
-    return b < 0 ? null : b;
+    return b < 0n ? null : int64Out(b);
   }
+  /** A StreamSlice taking items up to `targetTokens`, `batchSize` at a time (0: the default, 32). */
   stream(targetTokens, batchSize = 0) {
-    return this.make(Stream, (out) => this.x.cupel_stream_new(toI64(targetTokens), batchSize, out));
+    const t = int(targetTokens, "targetTokens", I64);
+    const b = int(batchSize, "batchSize", USIZE);
+    return this.make(Stream, (out) => this.x.cupel_stream_new(t, b, out));
   }
 }

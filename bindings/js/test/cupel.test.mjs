@@ -1,6 +1,9 @@
-// node --test bindings/js/test/ (after bindings/js/build.sh). The cross
-// check against the native library reads the cases tests/js_binding.rs
-// writes (CUPEL_CROSS_CASES); run alone, without them, it is skipped loudly.
+// node --test bindings/js/test/ from the repository root (after
+// bindings/js/build.sh); cargo test --release --test js_binding runs it.
+// The cross check against the native library reads the cases
+// tests/js_binding.rs writes (CUPEL_CROSS_CASES); run alone, without them,
+// it is skipped loudly. contract.mjs beside this file runs the binding
+// contract table; readback.test.mjs and errors.test.mjs test the rest.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -18,7 +21,12 @@ test("version and handle accounting", () => {
   items.dispose(); // idempotent
   slicer[Symbol.dispose ?? Symbol.for("Symbol.dispose")]();
   assert.equal(cupel.liveHandles, before);
-  assert.throws(() => items.length, (e) => e instanceof CupelError && e.status === Status.NULL_POINTER);
+  assert.throws(
+    () => items.length,
+    (e) => e instanceof TypeError && e instanceof CupelError && e.status === Status.NULL_POINTER && /this items list was disposed/.test(e.message),
+  );
+  assert.equal(items.disposed, true);
+  assert.throws(() => cupel.slice(slicer, cupel.items(), cupel.budget({ maxTokens: 1 })), /^TypeError: slicer was disposed$/);
 });
 
 test("greedy and knapsack on the spec's example", () => {
@@ -41,14 +49,18 @@ test("greedy and knapsack on the spec's example", () => {
 });
 
 test("errors carry the status and a message naming the argument", () => {
-  assert.throws(() => cupel.knapsack(0), (e) => e instanceof CupelError && e.status === Status.INVALID_ARGUMENT && /bucket_size is 0/.test(e.message));
-  assert.throws(() => cupel.budget({ maxTokens: 10, targetTokens: 20 }), /target_tokens 20 > max_tokens 10/);
-  assert.throws(() => cupel.items([{ tokens: 1, score: NaN }]), /scores\[0\] is NaN/);
-  assert.throws(() => cupel.items([{ tokens: 1.5 }]), (e) => e.status === Status.INVALID_ARGUMENT);
+  const range = (pattern) => (e) => e instanceof RangeError && e instanceof CupelError && e.status === Status.INVALID_ARGUMENT && pattern.test(e.message);
+  assert.throws(() => cupel.knapsack(0), range(/^bucketSize is 0; it must be > 0$/));
+  assert.throws(() => cupel.budget({ maxTokens: 10, targetTokens: 20 }), range(/^targetTokens 20 > maxTokens 10$/));
+  assert.throws(() => cupel.items([{ tokens: 1, score: NaN }]), range(/^items\[0\]\.score is NaN/));
+  assert.throws(() => cupel.items([{ tokens: 1.5 }]), range(/^items\[0\]\.tokens is 1\.5; expected an integer$/));
   const items = cupel.items([{ tokens: 1 }]);
-  assert.throws(() => items.setGroup(5, 1), /index 5 is out of range/);
+  assert.throws(() => items.setGroup(5, 1), range(/^index 5 is out of range: the list holds 1 items$/));
   const strict = cupel.countQuota(cupel.greedy(), [{ kind: "Memory", requireCount: 1, capCount: 2 }], Scarcity.Error);
-  assert.throws(() => cupel.slice(strict, items, cupel.budget({ maxTokens: 100 })), (e) => e.status === Status.SCARCITY);
+  assert.throws(
+    () => cupel.slice(strict, items, cupel.budget({ maxTokens: 100 })),
+    (e) => e.constructor === CupelError && e.status === Status.SCARCITY && e.statusName === "SCARCITY" && e.name === "CupelError",
+  );
 });
 
 test("a tool call and its result are never split", () => {
@@ -139,9 +151,17 @@ test("marginal items, min budget, quota and count slicers", () => {
     { tokens: 100, score: 0.7 },
   ]);
   const g = cupel.greedy();
-  assert.deepEqual(cupel.marginalItems(g, items, cupel.budget({ maxTokens: 300 }), 100), [2]);
-  assert.equal(cupel.findMinBudget(g, items, 2, 1000), 300);
-  assert.equal(cupel.findMinBudget(g, items, 2, 250), null);
+  // The C ABI's order: (slicer, items, budget, pinnedTokens, slackTokens)
+  // and (slicer, items, pinnedTokens, targetIndex, searchCeiling).
+  assert.deepEqual(cupel.marginalItems(g, items, cupel.budget({ maxTokens: 300 }), 0, 100), [2]);
+  assert.deepEqual(cupel.marginalItems(g, items, cupel.budget({ maxTokens: 300 }), 100, 0), []);
+  assert.deepEqual(cupel.marginalItems(g, items, cupel.budget({ maxTokens: 300 }), 100, 100), [1]);
+  assert.equal(cupel.findMinBudget(g, items, 0, 2, 1000), 300);
+  assert.equal(cupel.findMinBudget(g, items, 50, 2, 1000), 350);
+  assert.equal(cupel.findMinBudget(g, items, 0, 2, 250), null);
+  // The old order (slackTokens, then pinnedTokens last) fails loudly.
+  assert.throws(() => cupel.marginalItems(g, items, cupel.budget({ maxTokens: 300 }), 100), /^TypeError: slackTokens is undefined/);
+  assert.throws(() => cupel.findMinBudget(g, items, 2, 1000), /^TypeError: searchCeiling is undefined/);
   const q = cupel.quota(g, [{ kind: "Message", requirePercent: 0, capPercent: 50 }]);
   assert.equal(cupel.slice(q, items, cupel.budget({ maxTokens: 300 })).selected.length, 1);
   const c = cupel.countConstrainedKnapsack(1, [{ kind: "Message", requireCount: 1, capCount: 2 }]);
