@@ -2,9 +2,11 @@
 //! cupel.wasm, writes seeded random pipelines (every scorer, slicer,
 //! placer, overflow strategy, groups) with what the native library makes of
 //! them, and runs `node --test`, which checks its own cases and that the
-//! WebAssembly build places the same items for the same reasons. Then
-//! `npm pack`, an install of the tarball into a scratch directory (no
-//! network: the package has no dependencies) and its example, run there.
+//! WebAssembly build places the same items for the same reasons. Runs the
+//! binding contract table (tests/contract/contract.txt) through the JS API.
+//! Then `npm pack`, an install of the tarball into a fresh empty project
+//! (no network: the package has no dependencies), and the README's example
+//! run there, its output compared with the README's.
 
 mod common;
 
@@ -191,7 +193,56 @@ fn node_tests_pass_and_wasm_agrees_with_native() {
 }
 
 #[test]
-fn npm_pack_installs_and_its_example_runs() {
+fn contract_table_passes_through_the_js_api() {
+    if !common::have_toolchain("node", "Debian's nodejs") || !have_wasm_target() {
+        return;
+    }
+    build_wasm();
+    let root = common::root();
+    let out = common::run(
+        Command::new("node")
+            .arg(root.join("bindings/js/test/contract.mjs"))
+            .env("CUPEL_CONTRACT", common::contract::path()),
+        "node bindings/js/test/contract.mjs",
+    );
+    print!("{out}");
+    common::contract::check_summary("js", &out);
+}
+
+/// The fenced block that follows the line holding `marker` in `text`.
+fn block_after<'a>(text: &'a str, marker: &str) -> &'a str {
+    let at = text
+        .find(marker)
+        .unwrap_or_else(|| panic!("README: no {marker:?}"));
+    let rest = &text[at..];
+    let open = rest
+        .find("\n```")
+        .expect("README: a fenced block after the marker")
+        + 1;
+    let body = rest[open..].find('\n').unwrap() + open + 1;
+    let close = rest[body..]
+        .find("\n```")
+        .expect("README: the block is not closed")
+        + body;
+    &rest[body..close + 1]
+}
+
+/// The number before `unit` in `text` (e.g. "181 kB packed" -> 181).
+fn number_before(text: &str, unit: &str) -> f64 {
+    let at = text
+        .find(unit)
+        .unwrap_or_else(|| panic!("README: no {unit:?}"));
+    let digits: String = text[..at]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    digits.chars().rev().collect::<String>().parse().unwrap()
+}
+
+#[test]
+fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
     if !common::have_toolchain("node", "Debian's nodejs")
         || !common::have_toolchain("npm", "Debian's npm")
         || !have_wasm_target()
@@ -200,41 +251,136 @@ fn npm_pack_installs_and_its_example_runs() {
     }
     build_wasm();
     let root = common::root();
+    let js = root.join("bindings/js");
+    let readme = std::fs::read_to_string(js.join("README.md")).unwrap();
     let dir = common::out_dir("js_pack");
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("scratch")).unwrap();
+    let project = dir.join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let npm = |args: &[&str], cwd: &std::path::Path| {
+        let mut cmd = Command::new("npm");
+        cmd.args(args)
+            .current_dir(cwd)
+            .env("npm_config_cache", dir.join("npm-cache"))
+            .env("npm_config_update_notifier", "false");
+        cmd
+    };
+    let pack_dir = dir.to_str().unwrap();
     let packed = common::run(
-        Command::new("npm")
-            .args(["pack", "--pack-destination"])
-            .arg(&dir)
-            .current_dir(root.join("bindings/js")),
+        &mut npm(&["pack", "--json", "--pack-destination", pack_dir], &js),
         "npm pack",
     );
-    let tgz = dir.join(packed.lines().last().unwrap().trim());
-    assert!(tgz.exists(), "npm pack printed {packed}");
+    let packed: Value = serde_json::from_str(&packed).unwrap();
+    let tgz = dir.join(packed[0]["filename"].as_str().unwrap());
+    assert!(tgz.exists(), "npm pack made no {}", tgz.display());
+
+    // The README's size figures, within 15% of what npm packed.
+    for (unit, key) in [("kB packed", "size"), ("kB unpacked", "unpackedSize")] {
+        let said = number_before(&readme, unit) * 1000.0;
+        let real = packed[0][key].as_f64().unwrap();
+        assert!(
+            (said - real).abs() <= real * 0.15,
+            "README says {said} bytes {unit}; npm pack says {real}"
+        );
+    }
+
+    // A fresh project (its own package.json, so npm installs there and
+    // nowhere above it) that installs the tarball, as the README says.
+    std::fs::write(
+        project.join("package.json"),
+        r#"{ "name": "libcupel-install-check", "private": true, "type": "module" }"#,
+    )
+    .unwrap();
+    assert!(
+        readme.contains("npm install /path/to/libcupel-0.1.0.tgz"),
+        "the README's install line"
+    );
+    assert_eq!(
+        packed[0]["filename"].as_str(),
+        Some("libcupel-0.1.0.tgz"),
+        "the README names this tarball"
+    );
     common::run(
-        Command::new("npm")
-            .args(["install", "--offline", "--no-audit", "--no-fund"])
-            .arg(&tgz)
-            .current_dir(dir.join("scratch")),
+        &mut npm(
+            &[
+                "install",
+                "--offline",
+                "--no-audit",
+                "--no-fund",
+                tgz.to_str().unwrap(),
+            ],
+            &project,
+        ),
         "npm install",
     );
-    let installed = dir.join("scratch/node_modules/libcupel");
+    let installed = project.join("node_modules/libcupel");
     for f in [
         "index.js",
         "index.d.ts",
         "cupel.wasm",
         "example.mjs",
         "README.md",
+        "package.json",
     ] {
         assert!(installed.join(f).exists(), "the package lacks {f}");
     }
+    assert!(
+        !installed.join("test").exists(),
+        "the package ships its tests"
+    );
+
+    // The README's example is example.mjs, and prints what the README shows.
+    let example = block_after(&readme, "<!-- example: example.mjs");
+    assert_eq!(
+        example,
+        std::fs::read_to_string(installed.join("example.mjs")).unwrap(),
+        "the README's example and example.mjs differ"
+    );
+    std::fs::write(project.join("example.mjs"), example).unwrap();
     let out = common::run(
         Command::new("node")
-            .arg("node_modules/libcupel/example.mjs")
-            .current_dir(dir.join("scratch")),
-        "the packed example",
+            .arg("example.mjs")
+            .current_dir(&project),
+        "the README's example",
     );
     print!("{out}");
-    assert!(out.contains("tool call/result pairs split: 0"), "{out}");
+    assert_eq!(
+        out,
+        block_after(&readme, "<!-- output -->"),
+        "the README's output block"
+    );
+
+    // One Node.js version everywhere: package.json's engines, the README,
+    // and the node that ran all this.
+    let package: Value =
+        serde_json::from_str(&std::fs::read_to_string(js.join("package.json")).unwrap()).unwrap();
+    let engines = package["engines"]["node"].as_str().unwrap();
+    let min: u32 = engines.trim_start_matches(">=").parse().unwrap();
+    assert!(
+        readme.contains(&format!("Node.js >= {min}")),
+        "the README does not say Node.js >= {min} (engines {engines})"
+    );
+    let version = common::run(Command::new("node").arg("--version"), "node --version");
+    let major: u32 = version
+        .trim()
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        major >= min,
+        "node {version} is older than engines {engines}"
+    );
+
+    // The README's test commands name paths that exist.
+    let tests = block_after(&readme, "## Tests");
+    for path in tests
+        .split_whitespace()
+        .filter(|w| w.starts_with("bindings/js/"))
+    {
+        assert!(root.join(path).exists(), "README: {path} does not exist");
+    }
+    assert!(tests.contains("cargo test --release --test js_binding"));
 }

@@ -6,9 +6,10 @@
 #
 # WebAssembly SIMD (simd128) is on: LLVM vectorises the portable knapsack
 # kernel with it (the Knapsack(100) pipeline at 1,000 items: 0.66 ms against
-# 2.2 without; BENCHMARKS.md). It needs a runtime with SIMD: Node >= 16.4,
-# Chrome/Electron >= 91, Firefox >= 89, Safari >= 16.4. CUPEL_WASM_SIMD=0
-# builds without it, for older runtimes.
+# 2.2 without; BENCHMARKS.md). It needs a runtime with SIMD: Node >= 20 (the
+# package's engines; SIMD itself came in 16.4), Chrome/Electron >= 91,
+# Firefox >= 89, Safari >= 16.4. CUPEL_WASM_SIMD=0 builds without it, for
+# older runtimes.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ "${CUPEL_WASM_SIMD:-1}" != 0 ]; then

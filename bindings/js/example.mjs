@@ -1,8 +1,6 @@
-// libcupel in Node: fit a coding assistant's context into 600 tokens.
-// Run from a project that installed the package: node node_modules/libcupel/example.mjs
 import { load, Overflow } from "libcupel";
 
-const cupel = await load();
+const cupel = await load(); // Node: the package's cupel.wasm; a browser: load(await fetch(wasmUrl))
 const minute = 60_000;
 const now = Date.UTC(2026, 10, 23, 8, 0);
 const items = cupel.items([
@@ -21,26 +19,17 @@ const scorer = cupel.scorers.composite([
   [cupel.scorers.recency(), 2],
   [cupel.scorers.kind(), 1],
 ]);
-const pipeline = cupel.pipeline({
-  scorer,
-  slicer: cupel.greedy(),
-  placer: cupel.chronological(),
-  overflow: Overflow.Throw,
-});
+const pipeline = cupel.pipeline({ scorer, slicer: cupel.greedy(), placer: cupel.chronological(), overflow: Overflow.Throw });
 const budget = cupel.budget({ maxTokens: 800, targetTokens: 600 });
 const { placed, report } = pipeline.run(items, budget, { report: true });
 
-console.log(`libcupel ${cupel.version} (WebAssembly): ${placed.length} of ${items.length} items, oldest first`);
+console.log(`${placed.length} of ${items.length} items, ${report.selectedTokens} tokens, oldest first:`);
 for (const d of report.included) {
-  console.log(`  #${d.index} ${d.reason.padEnd(8)} ${String(d.itemTokens).padStart(4)} tokens${d.group ? `  group ${d.group}` : ""}`);
+  const item = items.get(d.index); // the item as the library holds it
+  console.log(`  #${d.index} ${d.reason.padEnd(7)} ${String(d.itemTokens).padStart(4)}  ${item.kind}: ${item.content}`);
 }
 for (const d of report.excluded) {
-  console.log(`  left out #${d.index}: ${d.reason}${d.group ? ` (group ${d.group} needs ${d.groupTokens})` : ""}`);
+  const why = d.group ? ` (group ${d.group}: ${d.groupTokens} tokens)` : d.relatedIndex !== null ? ` (same as #${d.relatedIndex})` : "";
+  console.log(`  left out #${d.index}: ${d.reason}${why}`);
 }
-const groups = new Map();
-for (const [i, g] of [[2, 1], [3, 1], [4, 2], [5, 2]]) {
-  groups.set(g, (groups.get(g) ?? 0) + (placed.includes(i) ? 1 : 0));
-}
-const split = [...groups.values()].filter((n) => n === 1).length;
-console.log(`tool call/result pairs split: ${split}`);
 for (const h of [items, scorer, pipeline, budget]) h.dispose();
