@@ -49,8 +49,8 @@ fn copy_sources(from: &Path, to: &Path) {
     }
 }
 
-/// The wheel file, built once per test run with `pip wheel` from a copy of
-/// bindings/python, bundling the release library.
+/// The wheel file, built once per test run with `pip wheel` (in a venv of
+/// python3) from a copy of bindings/python, bundling the release library.
 fn wheel() -> PathBuf {
     static WHEEL: OnceLock<PathBuf> = OnceLock::new();
     WHEEL
@@ -61,8 +61,14 @@ fn wheel() -> PathBuf {
             let src = work.join("libcupel");
             copy_sources(&common::root().join("bindings/python"), &src);
             let dist = work.join("dist");
+            // pip from a venv: Debian's python3 has none without python3-pip.
+            let env = work.join("build-venv");
             common::run(
-                Command::new("python3")
+                Command::new("python3").args(["-m", "venv"]).arg(&env),
+                "python3 -m venv (Debian: python3-venv)",
+            );
+            common::run(
+                Command::new(env.join("bin/python"))
                     .args(["-m", "pip", "wheel", "--no-deps", "--quiet", "-w"])
                     .arg(&dist)
                     .arg(&src)

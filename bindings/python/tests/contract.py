@@ -330,6 +330,13 @@ def run_row(row: Row):
             return f"expected only a {want.__name__}, got {type(error).__mro__[1:-2]}: {error}"
         if not isinstance(error, cupel.CupelError):
             return f"{type(error).__name__} is not a cupel.CupelError: {error}"
+        # This binding's own finer classes, beyond the @map line.
+        if row.expect == "closed" and not isinstance(error, cupel.ClosedError):
+            return f"expected a cupel.ClosedError, got {type(error).__name__}: {error}"
+        if row.expect == "range" and not isinstance(error, cupel.IndexOutOfRangeError):
+            return f"expected a cupel.IndexOutOfRangeError, got {type(error).__name__}: {error}"
+        if row.expect == "null" and error.status is not cupel.Status.NULL_POINTER:
+            return f"expected status NULL_POINTER for None, got {error.status!r}: {error}"
         msg = str(error)
         name = ALIASES.get((row.op, row.arg), row.arg)
         if not has_word(msg, name):

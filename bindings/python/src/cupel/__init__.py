@@ -221,9 +221,12 @@ def _f64(v: Any, name: str) -> float:
 
 
 def _bool(v: Any, name: str) -> bool:
-    if not isinstance(v, bool):
-        raise _bad_type(name, v, "a bool")
-    return v
+    """A bool argument: True or False (or a NumPy bool), not an int or a str."""
+    if isinstance(v, bool):
+        return v
+    if type(v).__module__ == "numpy" and type(v).__name__ in ("bool_", "bool"):
+        return bool(v)
+    raise _bad_type(name, v, "a bool")
 
 
 def _text(v: Any, name: str) -> str:
@@ -382,8 +385,7 @@ def _float_column(col: List[Any], name: str) -> List[Any]:
 
 def _bool_column(col: List[Any], name: str) -> List[bool]:
     if not set(map(type, col)) <= {bool}:
-        for i, v in enumerate(col):
-            _bool(v, name.format(i))
+        col = [_bool(v, name.format(i)) for i, v in enumerate(col)]
     return col
 
 
@@ -984,6 +986,8 @@ class _Scorers:
             raise _invalid(f"curve is {c}; it must be scorers.EXPONENTIAL, STEP or WINDOW")
         ref, dur, null = (_i64(reference_time, "reference_time"), _f64(duration_secs, "duration_secs"),
                           _f64(null_timestamp_score, "null_timestamp_score"))
+        if isinstance(windows, (str, bytes)) or not isinstance(windows, Iterable):
+            raise _bad_type("windows", windows, "a sequence of (max_age_secs, score) pairs")
         rows = []
         for k, w in enumerate(windows):
             if not isinstance(w, (tuple, list)) or len(w) != 2:
