@@ -1605,8 +1605,9 @@ namespace Cupel
         }
 
         /// <summary>KindScorer with weights per kind (finite, &gt;= 0); null:
-        /// the specification's defaults. Entries go to the library in ordinal
-        /// key order (its messages count in that order).</summary>
+        /// the specification's defaults, an empty dictionary: no kind weighted
+        /// (every score 0). Entries go to the library in ordinal key order
+        /// (its messages count in that order).</summary>
         public static Scorer Kind(IDictionary<string, double> weights = null)
         {
             using (var strings = new NativeStrings())

@@ -531,7 +531,14 @@ static class CupelTests
             // null where null has a meaning
             it.Push(1, 0.5, null);
             using (var nulls = new Pipeline(null, g, null)) True(nulls.Run(it, b).Length == 3, "null scorer and placer");
-            True(g.Slice(it, b, 0, null).Length == 3 && Scorer.Kind(null).Score(it).Length == 3, "null report and weights");
+            True(g.Slice(it, b, 0, null).Length == 3, "a null report");
+            // null weights are the spec's defaults; an empty dictionary weights no kind.
+            using (var defaults = Scorer.Kind(null))
+            using (var none = Scorer.Kind(new Dictionary<string, double>()))
+            {
+                Equal(defaults.Score(it), 0.2, 0.2, 0.2);
+                Equal(none.Score(it), 0.0, 0.0, 0.0);
+            }
         }
     }
 
