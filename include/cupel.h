@@ -532,6 +532,19 @@ enum cupel_status cupel_items_push_many(struct cupel_items *items,
                                         const char *const *kinds);
 
 /**
+ * Removes the items from index `len` on, with all their attributes (and
+ * the kinds only they used, so a kind's spelling is as if they had
+ * never been pushed): the list then holds `len` items. For a host that
+ * pushes items and then sets their attributes, and wants to undo the
+ * push when a later call fails.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`len` greater than the number of items; nothing changes).
+ */
+enum cupel_status cupel_items_truncate(struct cupel_items *items,
+                                       size_t len);
+
+/**
  * The number of items in the list; 0 for NULL.
  */
 size_t cupel_items_len(const struct cupel_items *items);

@@ -261,6 +261,38 @@ impl Items {
         self.kinds.push(kind);
     }
 
+    /// Removes the items from index `len` on, with every attribute, and the
+    /// kinds only they used: the list is as if they had never been pushed.
+    pub fn truncate(&mut self, len: usize) -> Result<()> {
+        if len > self.len() {
+            return invalid!(
+                "len {len} is more than the {} items the list holds",
+                self.len()
+            );
+        }
+        // Kind ids are given in order of first use, so the first `len`
+        // items use ids 0..=max of theirs and no others.
+        let kinds = self.kinds[..len]
+            .iter()
+            .max()
+            .map_or(0, |&k| k as usize + 1);
+        self.tokens.truncate(len);
+        self.scores.truncate(len);
+        self.kinds.truncate(len);
+        self.kind_table.truncate(kinds);
+        let a = &mut self.attrs;
+        a.content.truncate(len);
+        a.timestamp.truncate(len);
+        a.priority.truncate(len);
+        a.pinned.truncate(len);
+        a.hint.truncate(len);
+        a.source.truncate(len);
+        a.tags.truncate(len);
+        a.metadata.truncate(len);
+        a.group.truncate(len);
+        Ok(())
+    }
+
     pub fn clear(&mut self) {
         self.tokens.clear();
         self.scores.clear();
@@ -354,7 +386,11 @@ impl Items {
 
     pub fn set_source(&mut self, index: usize, source: &str) -> Result<()> {
         let i = self.check_index(index)?;
-        kind::validate(source, &"source")?;
+        if source.trim().is_empty() {
+            return invalid!(
+                "source {source:?} is empty or only whitespace; a source needs a visible name"
+            );
+        }
         let len = self.len();
         grown(&mut self.attrs.source, len)[i] = Some(source.into());
         Ok(())
@@ -521,6 +557,54 @@ mod tests {
         let view = items.view();
         assert_eq!(view.kind_table().name(view.kind(0)), "TOOL");
         assert_eq!(view.kind_table().len(), 1);
+    }
+
+    #[test]
+    fn truncate_forgets_the_items_their_attributes_and_their_kinds() {
+        let mut items = Items::new();
+        items.push(item(1, 0.1, Some("Tool"))).unwrap();
+        items.push(item(2, 0.2, Some("Memory"))).unwrap();
+        items.push(item(3, 0.3, Some("tool"))).unwrap();
+        items.push(item(4, 0.4, Some("Document"))).unwrap();
+        for i in 0..4 {
+            items.set_content(i, "c").unwrap();
+            items.set_timestamp(i, 7).unwrap();
+            items.set_priority(i, 7).unwrap();
+            items.set_pinned(i, true).unwrap();
+            items.set_relevance_hint(i, 0.5).unwrap();
+            items.set_source(i, "Tool").unwrap();
+            items.add_tag(i, "t").unwrap();
+            items.set_metadata(i, "k", "v").unwrap();
+            items.set_group(i, 9).unwrap();
+        }
+        assert!(items.truncate(5).is_err());
+        assert_eq!(items.len(), 4);
+        items.truncate(4).unwrap();
+        assert_eq!(items.len(), 4);
+        items.truncate(1).unwrap();
+        assert_eq!(items.len(), 1);
+        assert_eq!(items.view().tokens_slice(), &[1]);
+        // Only "Tool" is left; "Memory" and "Document" were the removed items'.
+        assert_eq!(items.kind_table.len(), 1);
+        // Pushed again, the removed items' places hold nothing of theirs.
+        items.push(item(5, 0.5, Some("MEMORY"))).unwrap();
+        assert_eq!(items.kind_name(1), "MEMORY");
+        assert_eq!(items.content(1), None);
+        assert_eq!(items.timestamp(1), None);
+        assert_eq!(items.priority(1), None);
+        assert!(!items.pinned(1));
+        assert_eq!(items.relevance_hint(1), None);
+        assert_eq!(items.source(1), "Chat");
+        assert!(items.tags(1).is_empty());
+        assert!(items.metadata(1).is_empty());
+        assert_eq!(items.group(1), 0);
+        // The item kept keeps everything.
+        assert_eq!(items.content(0), Some("c"));
+        assert_eq!(items.group(0), 9);
+        assert_eq!(items.tags(0).len(), 1);
+        items.truncate(0).unwrap();
+        assert!(items.is_empty());
+        assert!(items.kind_table.is_empty());
     }
 
     #[test]

@@ -137,6 +137,8 @@ enum cupel_status cupel_items_push_many(struct cupel_items *items,
                                         const int64_t *tokens,
                                         const double *scores,
                                         const char *const *kinds);
+enum cupel_status cupel_items_truncate(struct cupel_items *items,
+                                       size_t len);
 size_t cupel_items_len(const struct cupel_items *items);
 
 void cupel_items_clear(struct cupel_items *items);

@@ -196,6 +196,22 @@ unsafe fn same_c_str(p: *const c_char, s: &str) -> bool {
 }
 
 ffi_fn! {
+    /// Removes the items from index `len` on, with all their attributes (and
+    /// the kinds only they used, so a kind's spelling is as if they had
+    /// never been pushed): the list then holds `len` items. For a host that
+    /// pushes items and then sets their attributes, and wants to undo the
+    /// push when a later call fails.
+    ///
+    /// Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+    /// (`len` greater than the number of items; nothing changes).
+    unsafe fn cupel_items_truncate(items: *mut cupel_items, len: usize) -> cupel_status {
+        // SAFETY: `items` is NULL or valid as documented (the caller's promise).
+        let items = unsafe { arg_mut(items, "items") }?;
+        items.inner.truncate(len)
+    }
+}
+
+ffi_fn! {
     /// The number of items in the list; 0 for NULL.
     unsafe fn cupel_items_len(items: *const cupel_items) -> usize [0] {
         // SAFETY: `items` is NULL or valid as documented (the caller's promise).

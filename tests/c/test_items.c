@@ -294,6 +294,34 @@ static void test_readback(void) {
   CHECK_STATUS(cupel_items_metadata_count(items, 9, &count), CUPEL_ERROR_INVALID_ARGUMENT);
   CHECK_MSG("index 9");
 
+  /* A blank source is refused as a source. */
+  CHECK_STATUS(cupel_items_set_source(items, 0, " \t"), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("a source needs a visible name");
+
+  /* Truncate: the items past `len` go with their attributes and the kinds
+   * only they used; a `len` past the end changes nothing. */
+  CHECK_STATUS(cupel_items_truncate(items, 4), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("len 4 is more than the 3 items the list holds");
+  CHECK(cupel_items_len(items) == 3);
+  CHECK_STATUS(cupel_items_truncate(NULL, 0), CUPEL_ERROR_NULL_POINTER);
+  CHECK_OK(cupel_items_truncate(items, 3));
+  CHECK(cupel_items_len(items) == 3);
+  CHECK_OK(cupel_items_truncate(items, 1));
+  CHECK(cupel_items_len(items) == 1);
+  CHECK_OK(cupel_items_push(items, 9, 0.5, "MESSAGE")); /* item 1 was the first "Message" */
+  CHECK_OK(cupel_items_kind(items, 1, &s, &len));
+  CHECK(same_text(s, len, "MESSAGE"));
+  CHECK_OK(cupel_items_content(items, 1, &s, &len));
+  CHECK(s == NULL && len == 0);
+  CHECK_OK(cupel_items_pinned(items, 1, &pinned));
+  CHECK(!pinned);
+  CHECK_OK(cupel_items_tag_count(items, 1, &count));
+  CHECK(count == 0);
+  CHECK_OK(cupel_items_tokens(items, 0, &t)); /* the item kept is intact */
+  CHECK(t == 120);
+  CHECK_OK(cupel_items_kind(items, 0, &s, &len));
+  CHECK(same_text(s, len, "ToolOutput"));
+
   /* After clear, nothing is left to read. */
   cupel_items_clear(items);
   CHECK_STATUS(cupel_items_tokens(items, 0, &t), CUPEL_ERROR_INVALID_ARGUMENT);
