@@ -33,14 +33,14 @@
 
 /** Version of this header; cupel_version() gives the library's. */
 #define CUPEL_VERSION_MAJOR 0
-#define CUPEL_VERSION_MINOR 1
+#define CUPEL_VERSION_MINOR 2
 #define CUPEL_VERSION_PATCH 0
-#define CUPEL_VERSION_STRING "0.1.0"
+#define CUPEL_VERSION_STRING "0.2.0"
 
 /**
  * The ABI version of this contract; `cupel_abi_version()` returns it.
  */
-#define CUPEL_ABI_VERSION 1
+#define CUPEL_ABI_VERSION 2
 
 /**
  * The default bucket size of KnapsackSlice in the spec (tokens per bucket).
@@ -419,7 +419,8 @@ size_t cupel_live_handles(void);
 const char *cupel_version(void);
 
 /**
- * The ABI version of the library: 1 for this contract, equal to `CUPEL_ABI_VERSION`.
+ * The ABI version of the library, equal to `CUPEL_ABI_VERSION` (docs/abi.md:
+ * it changes exactly when the ABI changes incompatibly; 2 since 0.2.0).
  */
 uint32_t cupel_abi_version(void);
 

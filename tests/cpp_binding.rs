@@ -215,11 +215,15 @@ fn cpp_package_installs_and_links() {
         installed_so.display()
     );
 
-    // The version file: 0.1 matches, another minor version does not.
+    // The version file: this major.minor matches, the next minor does not
+    // (before 1.0 a minor release may break the ABI: docs/abi.md).
     let picky = fresh_dir("cpp-app-version");
     std::fs::write(
         picky.join("CMakeLists.txt"),
-        "cmake_minimum_required(VERSION 3.14)\nproject(picky NONE)\nfind_package(cupel 0.2 REQUIRED)\n",
+        format!(
+            "cmake_minimum_required(VERSION 3.14)\nproject(picky NONE)\nfind_package(cupel {} REQUIRED)\n",
+            next_minor()
+        ),
     )
     .unwrap();
     let refused = Command::new("cmake")
@@ -232,7 +236,9 @@ fn cpp_package_installs_and_links() {
         .unwrap();
     assert!(
         !refused.status.success(),
-        "find_package(cupel 0.2) accepted version 0.1"
+        "find_package(cupel {}) accepted version {}",
+        next_minor(),
+        env!("CARGO_PKG_VERSION")
     );
 
     // pkg-config: the README's line in a fresh directory.
@@ -257,4 +263,12 @@ fn cpp_package_installs_and_links() {
         installed_so.display()
     );
     assert_eq!(out, want, "the pkg-config build prints otherwise");
+}
+
+/// "MAJOR.MINOR+1" of this version: a version the installed package must refuse.
+fn next_minor() -> String {
+    let mut parts = env!("CARGO_PKG_VERSION").split('.');
+    let major = parts.next().unwrap();
+    let minor: u32 = parts.next().unwrap().parse().unwrap();
+    format!("{major}.{}", minor + 1)
 }

@@ -249,10 +249,10 @@ fn version_macros_agree_with_cargo_toml() {
         let line = format!("#define CUPEL_VERSION_{part} {value}\n");
         assert!(h.contains(&line), "header lacks {line:?}");
     }
-    assert!(h.contains("#define CUPEL_ABI_VERSION 1\n"));
+    assert!(h.contains("#define CUPEL_ABI_VERSION 2\n"));
     let v = unsafe { std::ffi::CStr::from_ptr(cupel::ffi::cupel_version()) };
     assert_eq!(v.to_str().unwrap(), env!("CARGO_PKG_VERSION"));
-    assert_eq!(cupel::ffi::cupel_abi_version(), 1);
+    assert_eq!(cupel::ffi::cupel_abi_version(), 2);
 }
 
 /// A program that includes the header and takes the address of every

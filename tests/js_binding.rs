@@ -292,12 +292,12 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
     )
     .unwrap();
     assert!(
-        readme.contains("npm install /path/to/libcupel-0.1.0.tgz"),
+        readme.contains("npm install /path/to/libcupel-0.2.0.tgz"),
         "the README's install line"
     );
     assert_eq!(
         packed[0]["filename"].as_str(),
-        Some("libcupel-0.1.0.tgz"),
+        Some("libcupel-0.2.0.tgz"),
         "the README names this tarball"
     );
     common::run(

@@ -103,7 +103,7 @@ fn the_wheel_is_one_py3_none_platform_wheel_with_the_library() {
     assert_eq!(parts.len(), 5, "{name}");
     assert_eq!(
         &parts[..4],
-        ["libcupel", "0.1.0", "py3", "none"],
+        ["libcupel", "0.2.0", "py3", "none"],
         "not a py3-none wheel: {name}"
     );
     assert!(
@@ -117,7 +117,7 @@ fn the_wheel_is_one_py3_none_platform_wheel_with_the_library() {
                 "-c",
                 "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); \
                  print('\\n'.join(z.namelist())); \
-                 print(z.read('libcupel-0.1.0.dist-info/WHEEL').decode())",
+                 print(z.read('libcupel-0.2.0.dist-info/WHEEL').decode())",
             ])
             .arg(&wheel),
         "listing the wheel",

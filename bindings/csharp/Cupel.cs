@@ -170,7 +170,7 @@ namespace Cupel
     /// <summary>Library-wide information.</summary>
     public static class Library
     {
-        /// <summary>The library version, e.g. "0.1.0".</summary>
+        /// <summary>The library version, e.g. "0.2.0".</summary>
         public static string Version { get { return Native.Utf8(Native.cupel_version()); } }
 
         /// <summary>The ABI version (CUPEL_ABI_VERSION).</summary>

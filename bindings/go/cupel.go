@@ -241,7 +241,7 @@ func argError(msg string, args ...interface{}) error {
 	return &Error{Status: StatusInvalidArgument, Message: fmt.Sprintf(msg, args...)}
 }
 
-// Version is the library's version string, e.g. "0.1.0".
+// Version is the library's version string, e.g. "0.2.0".
 func Version() string { return C.GoString(C.cupel_version()) }
 
 // ABIVersion is the library's ABI version (CUPEL_ABI_VERSION).

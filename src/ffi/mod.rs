@@ -40,7 +40,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The ABI version of this contract; `cupel_abi_version()` returns it.
-pub const CUPEL_ABI_VERSION: u32 = 1;
+pub const CUPEL_ABI_VERSION: u32 = 2;
 
 /// The default bucket size of KnapsackSlice in the spec (tokens per bucket).
 pub const CUPEL_DEFAULT_BUCKET_SIZE: i64 = 100;
@@ -477,7 +477,8 @@ ffi_fn! {
 }
 
 ffi_fn! {
-    /// The ABI version of the library: 1 for this contract, equal to `CUPEL_ABI_VERSION`.
+    /// The ABI version of the library, equal to `CUPEL_ABI_VERSION` (docs/abi.md:
+    /// it changes exactly when the ABI changes incompatibly; 2 since 0.2.0).
     fn cupel_abi_version() -> u32 [CUPEL_ABI_VERSION] {
         CUPEL_ABI_VERSION
     }

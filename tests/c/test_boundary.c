@@ -8,7 +8,7 @@
 static void test_version_and_status(void) {
   char want[64];
   CHECK(cupel_abi_version() == CUPEL_ABI_VERSION);
-  CHECK(CUPEL_ABI_VERSION == 1);
+  CHECK(CUPEL_ABI_VERSION == 2);
   snprintf(want, sizeof want, "%d.%d.%d", CUPEL_VERSION_MAJOR,
            CUPEL_VERSION_MINOR, CUPEL_VERSION_PATCH);
   CHECK(strcmp(cupel_version(), want) == 0);

@@ -23,7 +23,7 @@ def test_the_package_is_the_installed_wheel():
     assert Path(sys.prefix).resolve() in here.parents, (here, sys.prefix)
     assert (here.parent / "libcupel.so").exists()
     assert "CUPEL_LIB" not in os.environ
-    assert cupel.abi_version() == 1
+    assert cupel.abi_version() == 2
 
 
 def full_items():

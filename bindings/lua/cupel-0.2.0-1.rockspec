@@ -1,11 +1,11 @@
 -- The LuaRocks package of the LuaJIT binding. Build and install it from this
 -- directory with `luarocks make` (add --local, or --tree DIR); `luarocks make
--- --pack-binary-rock` also writes the artefact, cupel-0.1.0-1.all.rock, which
+-- --pack-binary-rock` also writes the artefact, cupel-0.2.0-1.all.rock, which
 -- `luarocks install` takes anywhere. The native library is not in the rock:
 -- cupel.lua loads $CUPEL_LIB, else libcupel from the system's search path.
 rockspec_format = "3.0"
 package = "cupel"
-version = "0.1.0-1"
+version = "0.2.0-1"
 source = {
   -- No source archive is published: the rock is built from this directory,
   -- and `luarocks make` does not fetch source.url.
