@@ -123,3 +123,26 @@ fn the_whole_pipeline_example_prints_what_the_c_api_page_shows() {
         "{json}"
     );
 }
+
+#[test]
+fn the_readme_python_example_prints_what_the_readme_shows() {
+    if !common::have_toolchain("python3", "Debian's python3") {
+        return;
+    }
+    let readme = read(&common::root().join("README.md"));
+    let code = common::code_block_after(&readme, "<!-- the README's Python example -->");
+    let shown = common::code_block_after(&readme, "<!-- output of the README's Python example -->");
+    let script = common::out_dir("docs").join("readme_example.py");
+    std::fs::write(&script, code).unwrap();
+    let out = common::run(
+        Command::new("python3")
+            .arg(&script)
+            .env("PYTHONPATH", common::root().join("bindings/python/src"))
+            .env("CUPEL_LIB", common::release_lib_dir().join("libcupel.so")),
+        "the README's Python example",
+    );
+    assert_eq!(out.trim_end(), shown.trim_end());
+    // The C quick start prints the same decisions for the same candidates.
+    let c_shown = common::code_block_after(&readme, "<!-- output of examples/quickstart.c -->");
+    assert_eq!(shown.trim_end(), c_shown.trim_end());
+}

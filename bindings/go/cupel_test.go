@@ -61,7 +61,7 @@ func expectErr(t *testing.T, err error, sentinel error, fragment string) {
 }
 
 func TestVersion(t *testing.T) {
-	if Version() == "" || ABIVersion() != 1 {
+	if Version() == "" || ABIVersion() != 2 {
 		t.Fatalf("version %q abi %d", Version(), ABIVersion())
 	}
 	if StatusInvalidArgument.String() != "CUPEL_ERROR_INVALID_ARGUMENT" {

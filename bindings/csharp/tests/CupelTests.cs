@@ -75,7 +75,7 @@ static class CupelTests
 
     static void Version()
     {
-        True(Library.AbiVersion == 1, "ABI version 1");
+        True(Library.AbiVersion == 2, "ABI version 2");
         True(Library.Version.Length > 0, "a version string");
         True(Library.StatusName(Status.Capacity) == "CUPEL_ERROR_CAPACITY", "status names");
     }
