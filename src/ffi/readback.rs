@@ -8,6 +8,7 @@
 //! (push, set, clear) or freed.
 
 use super::*;
+use crate::items::Items;
 use crate::pipeline::report::Reason;
 
 /// Writes `s` as a pointer and a length.
@@ -30,17 +31,90 @@ fn set_opt<T: Default>(v: Option<T>, out_present: Out<bool>, out: Out<T>) {
     out.set(v.unwrap_or_default());
 }
 
+/// The list behind `items` and the checked index `index` of it.
+///
+/// # Safety
+/// `items` is NULL or a live `cupel_items` that nothing changes meanwhile.
+unsafe fn item<'a>(items: *const cupel_items, index: usize) -> Result<(&'a Items, u32)> {
+    // SAFETY: the caller's promise, passed on.
+    let items = &unsafe { arg_ref(items, "items") }?.inner;
+    Ok((items, items.at(index)?))
+}
+
+/// A getter of one value: `get` of item `index`, written to `out` (named
+/// `name`) on success.
+///
+/// # Safety
+/// As [`item`]; `out` is NULL or writable for a `T`.
+unsafe fn get_value<T>(
+    items: *const cupel_items,
+    index: usize,
+    out: *mut T,
+    name: &str,
+    get: impl FnOnce(&Items, u32) -> T,
+) -> Result<()> {
+    // SAFETY: the caller's promise, passed on.
+    let (out, (items, i)) = unsafe { (Out::new(out, name)?, item(items, index)?) };
+    out.set(get(items, i));
+    Ok(())
+}
+
+/// A getter of a string: a pointer (named `name`; NULL for none) and a length.
+///
+/// # Safety
+/// As [`get_value`].
+unsafe fn get_text(
+    items: *const cupel_items,
+    index: usize,
+    out: *mut *const c_char,
+    out_len: *mut usize,
+    name: &str,
+    get: impl for<'a> FnOnce(&'a Items, u32) -> Option<&'a str>,
+) -> Result<()> {
+    // SAFETY: the caller's promise, passed on.
+    let (out, out_len, (items, i)) = unsafe {
+        (
+            Out::new(out, name)?,
+            Out::new(out_len, "out_len")?,
+            item(items, index)?,
+        )
+    };
+    set_text(get(items, i), out, out_len);
+    Ok(())
+}
+
+/// A getter of an optional value: a present flag and the value (named `name`).
+///
+/// # Safety
+/// As [`get_value`].
+unsafe fn get_opt<T: Default>(
+    items: *const cupel_items,
+    index: usize,
+    out_present: *mut bool,
+    out: *mut T,
+    name: &str,
+    get: impl FnOnce(&Items, u32) -> Option<T>,
+) -> Result<()> {
+    // SAFETY: the caller's promise, passed on.
+    let (present, out, (items, i)) = unsafe {
+        (
+            Out::new(out_present, "out_present")?,
+            Out::new(out, name)?,
+            item(items, index)?,
+        )
+    };
+    set_opt(get(items, i), present, out);
+    Ok(())
+}
+
 ffi_fn! {
     /// Item `index`'s token count, as pushed.
     ///
     /// Errors: CUPEL_ERROR_NULL_POINTER (`items`, `out_tokens`),
     /// CUPEL_ERROR_INVALID_ARGUMENT (`index` out of range; the message names it).
     unsafe fn cupel_items_tokens(items: *const cupel_items, index: usize, out_tokens: *mut i64) -> cupel_status {
-        // SAFETY: `items`, `out_tokens` are NULL or valid as documented (the caller's promise).
-        let (items, out) = unsafe { (arg_ref(items, "items")?, Out::new(out_tokens, "out_tokens")?) };
-        let i = items.inner.at(index)?;
-        out.set(items.inner.view().tokens(i));
-        Ok(())
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { get_value(items, index, out_tokens, "out_tokens", |it, i| it.view().tokens(i)) }
     }
 }
 
@@ -50,11 +124,8 @@ ffi_fn! {
     ///
     /// Errors: as `cupel_items_tokens`.
     unsafe fn cupel_items_score(items: *const cupel_items, index: usize, out_score: *mut f64) -> cupel_status {
-        // SAFETY: `items`, `out_score` are NULL or valid as documented (the caller's promise).
-        let (items, out) = unsafe { (arg_ref(items, "items")?, Out::new(out_score, "out_score")?) };
-        let i = items.inner.at(index)?;
-        out.set(items.inner.view().score(i));
-        Ok(())
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { get_value(items, index, out_score, "out_score", |it, i| it.view().score(i)) }
     }
 }
 
@@ -74,12 +145,7 @@ ffi_fn! {
         out_len: *mut usize,
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
-        let (items, out, out_len) = unsafe {
-            (arg_ref(items, "items")?, Out::new(out_kind, "out_kind")?, Out::new(out_len, "out_len")?)
-        };
-        let i = items.inner.at(index)?;
-        set_text(Some(items.inner.kind_name(i)), out, out_len);
-        Ok(())
+        unsafe { get_text(items, index, out_kind, out_len, "out_kind", |it, i| Some(it.kind_name(i))) }
     }
 }
 
@@ -97,12 +163,7 @@ ffi_fn! {
         out_len: *mut usize,
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
-        let (items, out, out_len) = unsafe {
-            (arg_ref(items, "items")?, Out::new(out_content, "out_content")?, Out::new(out_len, "out_len")?)
-        };
-        let i = items.inner.at(index)?;
-        set_text(items.inner.content(i), out, out_len);
-        Ok(())
+        unsafe { get_text(items, index, out_content, out_len, "out_content", |it, i| it.content(i)) }
     }
 }
 
@@ -118,12 +179,7 @@ ffi_fn! {
         out_len: *mut usize,
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
-        let (items, out, out_len) = unsafe {
-            (arg_ref(items, "items")?, Out::new(out_source, "out_source")?, Out::new(out_len, "out_len")?)
-        };
-        let i = items.inner.at(index)?;
-        set_text(Some(items.inner.source(i)), out, out_len);
-        Ok(())
+        unsafe { get_text(items, index, out_source, out_len, "out_source", |it, i| Some(it.source(i))) }
     }
 }
 
@@ -139,12 +195,7 @@ ffi_fn! {
         out_unix_millis: *mut i64,
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
-        let (items, present, out) = unsafe {
-            (arg_ref(items, "items")?, Out::new(out_present, "out_present")?, Out::new(out_unix_millis, "out_unix_millis")?)
-        };
-        let i = items.inner.at(index)?;
-        set_opt(items.inner.timestamp(i), present, out);
-        Ok(())
+        unsafe { get_opt(items, index, out_present, out_unix_millis, "out_unix_millis", |it, i| it.timestamp(i)) }
     }
 }
 
@@ -160,12 +211,7 @@ ffi_fn! {
         out_priority: *mut i64,
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
-        let (items, present, out) = unsafe {
-            (arg_ref(items, "items")?, Out::new(out_present, "out_present")?, Out::new(out_priority, "out_priority")?)
-        };
-        let i = items.inner.at(index)?;
-        set_opt(items.inner.priority(i), present, out);
-        Ok(())
+        unsafe { get_opt(items, index, out_present, out_priority, "out_priority", |it, i| it.priority(i)) }
     }
 }
 
@@ -181,12 +227,7 @@ ffi_fn! {
         out_hint: *mut f64,
     ) -> cupel_status {
         // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
-        let (items, present, out) = unsafe {
-            (arg_ref(items, "items")?, Out::new(out_present, "out_present")?, Out::new(out_hint, "out_hint")?)
-        };
-        let i = items.inner.at(index)?;
-        set_opt(items.inner.relevance_hint(i), present, out);
-        Ok(())
+        unsafe { get_opt(items, index, out_present, out_hint, "out_hint", |it, i| it.relevance_hint(i)) }
     }
 }
 
@@ -195,11 +236,8 @@ ffi_fn! {
     ///
     /// Errors: as `cupel_items_tokens`.
     unsafe fn cupel_items_pinned(items: *const cupel_items, index: usize, out_pinned: *mut bool) -> cupel_status {
-        // SAFETY: `items`, `out_pinned` are NULL or valid as documented (the caller's promise).
-        let (items, out) = unsafe { (arg_ref(items, "items")?, Out::new(out_pinned, "out_pinned")?) };
-        let i = items.inner.at(index)?;
-        out.set(items.inner.pinned(i));
-        Ok(())
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { get_value(items, index, out_pinned, "out_pinned", |it, i| it.pinned(i)) }
     }
 }
 
@@ -208,11 +246,8 @@ ffi_fn! {
     ///
     /// Errors: as `cupel_items_tokens`.
     unsafe fn cupel_items_group(items: *const cupel_items, index: usize, out_group: *mut u64) -> cupel_status {
-        // SAFETY: `items`, `out_group` are NULL or valid as documented (the caller's promise).
-        let (items, out) = unsafe { (arg_ref(items, "items")?, Out::new(out_group, "out_group")?) };
-        let i = items.inner.at(index)?;
-        out.set(items.inner.group(i));
-        Ok(())
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { get_value(items, index, out_group, "out_group", |it, i| it.group(i)) }
     }
 }
 
@@ -221,11 +256,8 @@ ffi_fn! {
     ///
     /// Errors: as `cupel_items_tokens`.
     unsafe fn cupel_items_tag_count(items: *const cupel_items, index: usize, out_count: *mut usize) -> cupel_status {
-        // SAFETY: `items`, `out_count` are NULL or valid as documented (the caller's promise).
-        let (items, out) = unsafe { (arg_ref(items, "items")?, Out::new(out_count, "out_count")?) };
-        let i = items.inner.at(index)?;
-        out.set(items.inner.tags(i).len());
-        Ok(())
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { get_value(items, index, out_count, "out_count", |it, i| it.tags(i).len()) }
     }
 }
 
@@ -265,11 +297,8 @@ ffi_fn! {
     ///
     /// Errors: as `cupel_items_tokens`.
     unsafe fn cupel_items_metadata_count(items: *const cupel_items, index: usize, out_count: *mut usize) -> cupel_status {
-        // SAFETY: `items`, `out_count` are NULL or valid as documented (the caller's promise).
-        let (items, out) = unsafe { (arg_ref(items, "items")?, Out::new(out_count, "out_count")?) };
-        let i = items.inner.at(index)?;
-        out.set(items.inner.metadata(i).len());
-        Ok(())
+        // SAFETY: the pointers are NULL or valid as documented (the caller's promise).
+        unsafe { get_value(items, index, out_count, "out_count", |it, i| it.metadata(i).len()) }
     }
 }
 
