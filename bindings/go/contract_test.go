@@ -548,6 +548,20 @@ func hasWord(msg, word string) bool {
 	}
 }
 
+// closedWords: a `closed` row's message holds one of them (any case).
+var closedWords = []string{"closed", "disposed", "freed", "moved"}
+
+// saysClosed says whether msg says that the handle was closed.
+func saysClosed(msg string) bool {
+	lower := strings.ToLower(msg)
+	for _, w := range closedWords {
+		if hasWord(lower, w) {
+			return true
+		}
+	}
+	return false
+}
+
 // run is "" when the row passes, else why it fails.
 func run(r row) (why string) {
 	defer func() {
@@ -614,6 +628,9 @@ func run(r row) (why string) {
 		if strings.Contains(msg, s) && !strings.Contains(r.value, s) {
 			return fmt.Sprintf("message %q shows the sentinel %s", msg, s)
 		}
+	}
+	if r.expect == "closed" && !saysClosed(msg) {
+		return fmt.Sprintf("message %q does not say the handle was closed (%s)", msg, strings.Join(closedWords, "/"))
 	}
 	if r.value == "closed" && r.arg == "items" {
 		return "" // the fixture's items are the closed handle: nothing to count

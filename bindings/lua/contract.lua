@@ -34,6 +34,9 @@ local INDEX_ARGS = { index = true, target_index = true, indices = true }
 
 local SENTINELS = { "18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295" }
 
+-- A `closed` row's message holds one of these words, in any case.
+local CLOSED_WORDS = { "closed", "disposed", "freed", "moved" }
+
 -- ---- the table --------------------------------------------------------------------
 
 local path = arg and arg[1] or os.getenv("CUPEL_CONTRACT") or here .. "../../tests/contract/contract.txt"
@@ -425,6 +428,13 @@ local function run_row(row)
   for _, s in ipairs(SENTINELS) do
     if msg:find(s, 1, true) and not row.value:find(s, 1, true) then
       return false, ("message %q shows the sentinel %s"):format(msg, s)
+    end
+  end
+  if expect == "closed" then
+    local says = false
+    for _, w in ipairs(CLOSED_WORDS) do says = says or has_word(msg:lower(), w) end
+    if not says then
+      return false, ("message %q does not say the handle was closed (%s)"):format(msg, table.concat(CLOSED_WORDS, "/"))
     end
   end
   local live, n = pcall(fx.items.len, fx.items)

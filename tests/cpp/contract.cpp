@@ -455,6 +455,13 @@ std::string run_row(const Row &r) {
   for (const char *s : {"18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"})
     if (message.find(s) != std::string::npos && r.value.find(s) == std::string::npos)
       return "message \"" + message + "\" shows the sentinel " + s;
+  if (r.expect == "closed") {
+    std::string lower = message;
+    for (char &c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    bool says = false;
+    for (const char *w : {"closed", "disposed", "freed", "moved"}) says = says || has_word(lower, w);
+    if (!says) return "message \"" + message + "\" does not say the handle was closed (closed/disposed/freed/moved)";
+  }
   std::size_t n = f.live_items().size();
   if (n != 3) return "the items changed: " + std::to_string(n) + " items";
   return "";

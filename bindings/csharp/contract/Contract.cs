@@ -58,6 +58,9 @@ static class Contract
 
     static readonly string[] Sentinels = { "18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295" };
 
+    // A `closed` row's message (the binding's own first line) holds one of these words, in any case.
+    static readonly string[] ClosedWords = { "closed", "disposed", "freed", "moved" };
+
     sealed class Row
     {
         public string Id, Op, Arg, Value, Expect, Where;
@@ -481,6 +484,8 @@ static class Contract
             if (pos != null && !HasWord(own, pos)) return "message \"" + own + "\" does not give position " + pos;
             foreach (var s in Sentinels)
                 if (message.Contains(s) && !r.Value.Contains(s)) return "message \"" + message + "\" shows the sentinel " + s;
+            if (r.Expect == "closed" && !ClosedWords.Any(w => HasWord(own.ToLowerInvariant(), w)))
+                return "message \"" + own + "\" does not say the handle was closed (" + string.Join("/", ClosedWords) + ")";
             // Nothing changed (a disposed list cannot be counted).
             if (!(r.Arg == "items" && r.Value == "closed"))
             {

@@ -32,6 +32,9 @@ const ALIAS = {
 
 const SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"];
 
+/** A `closed` row's message holds one of these words, in any case. */
+const CLOSED_WORDS = ["closed", "disposed", "freed", "moved"];
+
 const camel = (s) => s.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
 
 /** Whether `msg` holds `word` with no letter, digit or '_' on either side. */
@@ -289,6 +292,10 @@ function runOnce(cupel, row, value) {
     const passed = typeof value === "bigint" || Number.isInteger(value) ? BigInt(value).toString() : "";
     for (const s of SENTINELS) {
       if (msg.includes(s) && passed !== s) return `message "${msg}" shows the sentinel ${s}`;
+    }
+    // closed shares TypeError with null: the words tell a closed handle from a NULL passed on.
+    if (row.expect === "closed" && !CLOSED_WORDS.some((w) => hasWord(msg.toLowerCase(), w))) {
+      return `message "${msg}" does not say the handle was closed (${CLOSED_WORDS.join("/")})`;
     }
     if (!f.items.disposed && f.items.length !== 3) return `the items changed: ${f.items.length} items`;
     return null;

@@ -36,6 +36,9 @@ ALIASES = {
 
 SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"]
 
+# A `closed` row's message holds one of these words, in any case.
+CLOSED_WORDS = ["closed", "disposed", "freed", "moved"]
+
 FIXTURE = [  # tokens, score, kind, content, timestamp
     (100, 0.9, "Message", "alpha", 1000),
     (200, 0.5, "Document", "beta", 2000),
@@ -348,6 +351,8 @@ def run_row(row: Row):
         for sentinel in SENTINELS:
             if sentinel in msg and sentinel not in row.value and str(passed) != sentinel:
                 return f"message {msg!r} shows the sentinel {sentinel}"
+        if row.expect == "closed" and not any(has_word(msg.lower(), w) for w in CLOSED_WORDS):
+            return f"message {msg!r} does not say the handle was closed ({'/'.join(CLOSED_WORDS)})"
         if not f.items.closed and len(f.items) != len(FIXTURE):
             return f"the items changed: {len(f.items)} items"
         return None
