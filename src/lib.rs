@@ -24,6 +24,7 @@ pub mod sort;
 pub mod stream;
 #[doc(hidden)]
 pub mod testing;
+pub mod text;
 
 pub use budget::{Budget, SliceBudget};
 pub use error::{Error, Result};

@@ -1,0 +1,279 @@
+//! Byte-pair encoding of one piece against a vocabulary, as tiktoken does
+//! it: start from the piece's single bytes; while some two neighbouring
+//! parts together form a token, merge the pair whose token has the lowest
+//! rank (the leftmost pair among equal ranks); the parts left are the
+//! tokens. A piece that is a token as a whole is that one token.
+//!
+//! Short pieces (almost all of them) merge in a small array, scanning for
+//! the lowest rank as tiktoken does; long ones (a megabyte of one letter is
+//! one piece) keep their pairs in a heap, so the work is O(n log n) and not
+//! quadratic.
+
+use super::vocab::Vocab;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Pieces up to this many bytes merge in an array on the stack.
+const SMALL: usize = 48;
+
+/// No token: a pair that cannot merge.
+const NONE: u32 = u32::MAX;
+
+/// The number of tokens of `piece`.
+#[inline]
+pub fn count(vocab: &Vocab, piece: &[u8]) -> usize {
+    if piece.len() <= 1 {
+        return piece.len();
+    }
+    if vocab.rank(piece).is_some() {
+        return 1;
+    }
+    let mut n = 0;
+    merge(vocab, piece, |_| n += 1);
+    n
+}
+
+/// Calls `end(e)` with the end offset (within `piece`) of each of its
+/// tokens, in order; the last is `piece.len()`.
+pub fn split(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
+    if piece.len() <= 1 || vocab.rank(piece).is_some() {
+        if !piece.is_empty() {
+            end(piece.len());
+        }
+        return;
+    }
+    merge(vocab, piece, end)
+}
+
+/// The merges of a piece of two bytes or more, then `end` for each part.
+fn merge(vocab: &Vocab, piece: &[u8], end: impl FnMut(usize)) {
+    if piece.len() <= SMALL {
+        merge_small(vocab, piece, end)
+    } else {
+        merge_heap(vocab, piece, end)
+    }
+}
+
+/// tiktoken's loop, in arrays: `starts[..m]` are the parts' starts (and
+/// the piece's end last), `ranks[i]` the rank of parts i and i + 1 together.
+fn merge_small(vocab: &Vocab, piece: &[u8], end: impl FnMut(usize)) {
+    let n = piece.len();
+    let mut starts = [0u8; SMALL + 1];
+    let mut ranks = [NONE; SMALL];
+    for (i, s) in starts.iter_mut().enumerate().take(n + 1) {
+        *s = i as u8;
+    }
+    let pair = |starts: &[u8], i: usize| -> u32 {
+        vocab
+            .rank(&piece[starts[i] as usize..starts[i + 2] as usize])
+            .unwrap_or(NONE)
+    };
+    let mut m = n + 1;
+    for (i, r) in ranks[..m - 2].iter_mut().enumerate() {
+        *r = pair(&starts, i);
+    }
+    loop {
+        // The lowest rank, leftmost among equals.
+        let mut best = NONE;
+        let mut at = 0;
+        for (i, &r) in ranks[..m - 2].iter().enumerate() {
+            if r < best {
+                best = r;
+                at = i;
+            }
+        }
+        if best == NONE {
+            break;
+        }
+        // Parts `at` and `at + 1` become one: drop start `at + 1`.
+        starts.copy_within(at + 2..m, at + 1);
+        ranks.copy_within(at + 1..m - 2, at);
+        m -= 1;
+        if at + 2 < m {
+            ranks[at] = pair(&starts, at);
+        }
+        if at > 0 {
+            ranks[at - 1] = pair(&starts, at - 1);
+        }
+        if m == 2 {
+            break;
+        }
+    }
+    let mut end = end;
+    for &s in &starts[1..m] {
+        end(s as usize);
+    }
+}
+
+/// The same merges for long pieces: parts in a linked list, candidate pairs
+/// in a min-heap keyed by (rank, start), stale entries skipped when popped.
+fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
+    let n = piece.len();
+    // Part i starts at byte i while alive; next[i] is the next part's start
+    // (n for the last); prev[i] the previous part's start.
+    let mut next: Vec<u32> = (1..=n as u32).collect();
+    let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
+    // rank[i]: the rank of part i merged with its next part (NONE if none).
+    let mut rank = vec![NONE; n];
+    let mut heap = BinaryHeap::with_capacity(n);
+    let pair = |next: &[u32], i: usize| -> u32 {
+        let j = next[i] as usize;
+        if j >= n {
+            return NONE;
+        }
+        vocab.rank(&piece[i..next[j] as usize]).unwrap_or(NONE)
+    };
+    for (i, slot) in rank[..n - 1].iter_mut().enumerate() {
+        let r = pair(&next, i);
+        *slot = r;
+        if r != NONE {
+            heap.push(Reverse((r as u64) << 32 | i as u64));
+        }
+    }
+    while let Some(Reverse(key)) = heap.pop() {
+        let (r, i) = ((key >> 32) as u32, (key & 0xffff_ffff) as usize);
+        if rank[i] != r {
+            continue; // stale: part i merged or its pair changed since
+        }
+        // Merge part i with its next part j.
+        let j = next[i] as usize;
+        let k = next[j] as usize;
+        next[i] = k as u32;
+        if k < n {
+            prev[k] = i as u32;
+        }
+        rank[j] = NONE;
+        let r = pair(&next, i);
+        rank[i] = r;
+        if r != NONE {
+            heap.push(Reverse((r as u64) << 32 | i as u64));
+        }
+        let p = prev[i];
+        if p != u32::MAX {
+            let p = p as usize;
+            let r = pair(&next, p);
+            rank[p] = r;
+            if r != NONE {
+                heap.push(Reverse((r as u64) << 32 | p as u64));
+            }
+        }
+    }
+    let mut i = 0;
+    while i < n {
+        i = next[i] as usize;
+        end(i);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// tiktoken's merge loop as written: a vector of parts, rescanned for
+    /// the lowest rank after each merge. The oracle for both paths.
+    fn reference(vocab: &Vocab, piece: &[u8]) -> Vec<usize> {
+        if vocab.rank(piece).is_some() {
+            return vec![piece.len()];
+        }
+        let mut starts: Vec<usize> = (0..=piece.len()).collect();
+        loop {
+            let mut best: Option<(u32, usize)> = None;
+            for i in 0..starts.len().saturating_sub(2) {
+                if let Some(r) = vocab.rank(&piece[starts[i]..starts[i + 2]]) {
+                    if best.is_none_or(|(b, _)| r < b) {
+                        best = Some((r, i));
+                    }
+                }
+            }
+            match best {
+                Some((_, i)) => {
+                    starts.remove(i + 1);
+                }
+                None => return starts[1..].to_vec(),
+            }
+        }
+    }
+
+    /// A vocabulary of the 256 bytes and `merges` built left to right.
+    fn vocab(merges: &[&str]) -> Vocab {
+        let mut tokens: Vec<Vec<u8>> = (0..=255u8).map(|b| vec![b]).collect();
+        for m in merges {
+            tokens.push(m.as_bytes().to_vec());
+        }
+        Vocab::from_compact(Vec::leak(Vocab::to_compact(&tokens))).unwrap()
+    }
+
+    fn ends(v: &Vocab, piece: &[u8]) -> Vec<usize> {
+        let mut e = Vec::new();
+        split(v, piece, |x| e.push(x));
+        assert_eq!(count(v, piece), e.len());
+        e
+    }
+
+    #[test]
+    fn merges_follow_rank_then_position() {
+        let v = vocab(&["ab", "bc", "abc", "cd", "abcd", "aa", "aaaa"]);
+        assert_eq!(ends(&v, b"abcd"), vec![4]); // a token as a whole
+        assert_eq!(ends(&v, b"bcd"), vec![2, 3]); // bc (rank 257) before cd (259)
+        assert_eq!(ends(&v, b"abcab"), vec![3, 5]);
+        assert_eq!(ends(&v, b"aaaaa"), vec![4, 5]); // leftmost pairs first
+        assert_eq!(ends(&v, b"xyz"), vec![1, 2, 3]);
+        assert_eq!(ends(&v, b""), Vec::<usize>::new());
+        assert_eq!(ends(&v, b"q"), vec![1]);
+    }
+
+    #[test]
+    fn both_paths_agree_with_the_reference_on_seeded_pieces() {
+        let v = vocab(&[
+            "ab", "ba", "aa", "bb", "abab", "aab", "bba", "aaaa", "ac", "ca", "abc", "cab", "bbbb",
+            "abba", "baab", "cc", "acca",
+        ]);
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = |k: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % k
+        };
+        for round in 0..4000 {
+            let len = if round % 10 == 0 {
+                40 + rnd(400)
+            } else {
+                2 + rnd(60)
+            } as usize;
+            let piece: Vec<u8> = (0..len)
+                .map(|_| b"abcx"[rnd(if round % 3 == 0 { 2 } else { 4 }) as usize])
+                .collect();
+            let want = reference(&v, &piece);
+            let mut got = Vec::new();
+            merge(&v, &piece, |e| got.push(e));
+            if v.rank(&piece).is_none() {
+                assert_eq!(got, want, "{:?}", String::from_utf8_lossy(&piece));
+            }
+            // Each path on its own, whatever the length.
+            if piece.len() <= SMALL {
+                let mut small = Vec::new();
+                merge_small(&v, &piece, |e| small.push(e));
+                let mut heap = Vec::new();
+                merge_heap(&v, &piece, |e| heap.push(e));
+                if v.rank(&piece).is_none() {
+                    assert_eq!(small, want);
+                    assert_eq!(heap, want);
+                }
+            }
+            assert_eq!(ends(&v, &piece), want);
+        }
+    }
+
+    #[test]
+    fn a_long_run_of_one_byte_merges_in_near_linear_work() {
+        let v = vocab(&["aa", "aaaa", "aaaaaaaa"]);
+        let piece = vec![b'a'; 1 << 16];
+        // 65,536 bytes: pairs of 8 (rank order: aa, aaaa, aaaaaaaa).
+        assert_eq!(count(&v, &piece), 1 << 13);
+        assert_eq!(
+            count(&v, &piece[..SMALL + 3]),
+            reference(&v, &piece[..SMALL + 3]).len()
+        );
+    }
+}

@@ -1,0 +1,1 @@
+//! Pre-tokenization (placeholder).

@@ -1,0 +1,552 @@
+//! Vocabularies: the tokens of a byte-level BPE with their ranks, and the
+//! rank of any byte string in one hash probe or two.
+//!
+//! Two sources: the compact built-in form of `o200k_base` and `cl100k_base`
+//! (`src/text/data/*.bin`: a length byte per token in rank order, then the
+//! tokens' bytes), and any vocabulary in tiktoken's file format (one
+//! `base64(token) rank` per line), checked line by line.
+
+use crate::error::{Error, Result};
+use std::borrow::Cow;
+use std::sync::{Arc, OnceLock};
+
+/// The names of the built-in vocabularies.
+pub const BUILTIN: [&str; 2] = ["o200k_base", "cl100k_base"];
+
+#[cfg(feature = "builtin-vocabularies")]
+fn builtin_data(name: &str) -> Option<&'static [u8]> {
+    match name {
+        "o200k_base" => Some(include_bytes!("data/o200k_base.bin")),
+        "cl100k_base" => Some(include_bytes!("data/cl100k_base.bin")),
+        _ => None,
+    }
+}
+
+/// A built-in vocabulary by name, indexed on first use and then shared by
+/// every tokenizer of the process. An unknown name lists the known ones;
+/// a library built without the `builtin-vocabularies` feature has none.
+pub fn builtin(name: &str) -> Result<Arc<Vocab>> {
+    static CACHE: [OnceLock<Arc<Vocab>>; 2] = [OnceLock::new(), OnceLock::new()];
+    let Some(k) = BUILTIN.iter().position(|b| *b == name) else {
+        return Err(Error::InvalidArgument(format!(
+            "name {name:?} is no known encoding; the known ones are \"o200k_base\" and \"cl100k_base\""
+        )));
+    };
+    #[cfg(feature = "builtin-vocabularies")]
+    {
+        if let Some(v) = CACHE[k].get() {
+            return Ok(v.clone());
+        }
+        let data = builtin_data(name).expect("every BUILTIN name has data");
+        let v = Arc::new(Vocab::from_compact(data)?);
+        Ok(CACHE[k].get_or_init(|| v).clone())
+    }
+    #[cfg(not(feature = "builtin-vocabularies"))]
+    {
+        let _ = (&CACHE, k);
+        Err(Error::Unsupported(format!(
+            "name {name:?}: this libcupel was built without its vocabularies; build it with the \
+             cargo feature \"builtin-vocabularies\" (on by default), or load the vocabulary file \
+             with cupel_tokenizer_from_tiktoken"
+        )))
+    }
+}
+
+/// The magic that starts a compact vocabulary (`src/text/data/*.bin`).
+pub const MAGIC: &[u8; 8] = b"CUPELVC1";
+
+/// A vocabulary: token bytes, their ranks, and a hash table from bytes to
+/// token.
+#[derive(Debug, Clone)]
+pub struct Vocab {
+    /// Every token's bytes, back to back.
+    bytes: Cow<'static, [u8]>,
+    /// Token `t`'s bytes are `bytes[offsets[t] .. offsets[t + 1]]`.
+    offsets: Vec<u32>,
+    /// Token `t`'s rank; `None` when every token's rank is its number.
+    ranks: Option<Vec<u32>>,
+    /// Open addressing: `fingerprint << 32 | (token + 1)`; 0 is empty.
+    slots: Vec<u64>,
+    mask: usize,
+    /// The rank of each single byte.
+    byte_ranks: [u32; 256],
+}
+
+/// A 64-bit hash of a token's bytes: its first and last eight bytes and its
+/// length, multiplied and folded (tokens are short: most fit in 16 bytes).
+#[inline]
+fn hash(b: &[u8]) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    let n = b.len();
+    let (head, tail) = if n >= 8 {
+        (load8(&b[..8]), load8(&b[n - 8..]))
+    } else {
+        let x = load_short(b);
+        (x, x.rotate_left(29))
+    };
+    let mut h = (head ^ (n as u64).wrapping_mul(K)).wrapping_mul(K);
+    h ^= tail.rotate_left(17);
+    h = h.wrapping_mul(K);
+    if n > 16 {
+        // Long tokens: every other 8 bytes too, so long tokens that share
+        // both ends still spread.
+        for c in b[8..n - 8].chunks(8) {
+            h = (h ^ load_short(c)).wrapping_mul(K);
+        }
+    }
+    h ^ (h >> 29)
+}
+
+#[inline]
+fn load8(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// Up to 8 bytes as a little-endian integer (the rest zero).
+#[inline]
+fn load_short(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a[..b.len()].copy_from_slice(b);
+    u64::from_le_bytes(a)
+}
+
+impl Vocab {
+    /// The number of tokens.
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Token `t`'s bytes.
+    #[inline]
+    pub fn token(&self, t: usize) -> &[u8] {
+        &self.bytes[self.offsets[t] as usize..self.offsets[t + 1] as usize]
+    }
+
+    /// Token `t`'s rank.
+    #[inline]
+    fn rank_of(&self, t: usize) -> u32 {
+        match &self.ranks {
+            Some(r) => r[t],
+            None => t as u32,
+        }
+    }
+
+    /// The rank of `b`, if it is a token.
+    #[inline]
+    pub fn rank(&self, b: &[u8]) -> Option<u32> {
+        if b.len() == 1 {
+            return Some(self.byte_ranks[b[0] as usize]);
+        }
+        let h = hash(b);
+        let tag = h >> 32;
+        let mut i = h as usize & self.mask;
+        loop {
+            let s = self.slots[i];
+            if s == 0 {
+                return None;
+            }
+            if s >> 32 == tag {
+                let t = (s as u32 - 1) as usize;
+                if self.token(t) == b {
+                    return Some(self.rank_of(t));
+                }
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Builds the hash table and the byte ranks over `bytes`/`offsets`;
+    /// `line` names token `t` in messages (its line in a file).
+    fn index(
+        bytes: Cow<'static, [u8]>,
+        offsets: Vec<u32>,
+        ranks: Option<Vec<u32>>,
+        line: impl Fn(usize) -> String,
+    ) -> Result<Vocab> {
+        let n = offsets.len() - 1;
+        let cap = (n * 2).next_power_of_two().max(16);
+        let mut v = Vocab {
+            bytes,
+            offsets,
+            ranks,
+            slots: vec![0; cap],
+            mask: cap - 1,
+            byte_ranks: [u32::MAX; 256],
+        };
+        let tok = |offsets: &[u32], t: usize| offsets[t] as usize..offsets[t + 1] as usize;
+        for t in 0..n {
+            let range = tok(&v.offsets, t);
+            let b = &v.bytes[range];
+            if b.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: the token is empty",
+                    line(t)
+                )));
+            }
+            let h = hash(b);
+            let tag = h >> 32;
+            let mut i = h as usize & v.mask;
+            loop {
+                let s = v.slots[i];
+                if s == 0 {
+                    v.slots[i] = tag << 32 | (t as u64 + 1);
+                    break;
+                }
+                let u = (s as u32 - 1) as usize;
+                if s >> 32 == tag && &v.bytes[tok(&v.offsets, u)] == b {
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: the token {:?} is already {}",
+                        line(t),
+                        String::from_utf8_lossy(b),
+                        line(u)
+                    )));
+                }
+                i = (i + 1) & v.mask;
+            }
+            if b.len() == 1 {
+                let r = match &v.ranks {
+                    Some(r) => r[t],
+                    None => t as u32,
+                };
+                v.byte_ranks[b[0] as usize] = r;
+            }
+        }
+        if let Some(missing) = v.byte_ranks.iter().position(|&r| r == u32::MAX) {
+            return Err(Error::InvalidArgument(format!(
+                "the vocabulary has no token for the single byte {missing:#04x}: every byte needs one"
+            )));
+        }
+        Ok(v)
+    }
+
+    /// A vocabulary in the compact built-in form (see the module docs).
+    pub fn from_compact(data: &'static [u8]) -> Result<Vocab> {
+        let bad = |what: &str| Error::Internal(format!("a built-in vocabulary is corrupt: {what}"));
+        if data.len() < 12 || &data[..8] != MAGIC {
+            return Err(bad("no magic"));
+        }
+        let n = u32::from_le_bytes([data[8], data[9], data[10], data[11]]) as usize;
+        let lens = data
+            .get(12..12 + n)
+            .ok_or_else(|| bad("lengths cut short"))?;
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut at = 0u32;
+        offsets.push(0);
+        for &l in lens {
+            at += l as u32;
+            offsets.push(at);
+        }
+        let body = &data[12 + n..];
+        if body.len() != at as usize {
+            return Err(bad("the token bytes do not match the lengths"));
+        }
+        Vocab::index(Cow::Borrowed(body), offsets, None, |t| format!("token {t}"))
+    }
+
+    /// Writes `tokens` (in rank order: token `r` has rank `r`) in the
+    /// compact form.
+    pub fn to_compact(tokens: &[Vec<u8>]) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&(tokens.len() as u32).to_le_bytes());
+        out.extend(tokens.iter().map(|t| {
+            assert!(
+                !t.is_empty() && t.len() <= 255,
+                "a token of {} bytes",
+                t.len()
+            );
+            t.len() as u8
+        }));
+        for t in tokens {
+            out.extend_from_slice(t);
+        }
+        out
+    }
+
+    /// A vocabulary in tiktoken's file format: lines of `base64(token)`,
+    /// one space, the decimal rank; blank lines are skipped. A malformed
+    /// line, a duplicate token or rank, or a missing single-byte token is
+    /// `InvalidArgument` naming the line.
+    pub fn from_tiktoken(file: &[u8]) -> Result<Vocab> {
+        let mut bytes = Vec::with_capacity(file.len() * 3 / 4);
+        let mut offsets = vec![0u32];
+        let mut ranks = Vec::new();
+        let mut lines = Vec::new();
+        for (k, raw) in file.split(|&b| b == b'\n').enumerate() {
+            let no = k + 1;
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            if raw.iter().all(|b| b.is_ascii_whitespace()) {
+                continue;
+            }
+            let bad = |why: String| {
+                Error::InvalidArgument(format!(
+                    "line {no} of the vocabulary ({:?}): {why}",
+                    String::from_utf8_lossy(&raw[..raw.len().min(40)])
+                ))
+            };
+            let mut fields = raw.split(|&b| b == b' ').filter(|f| !f.is_empty());
+            let (Some(tok), Some(rank), None) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(bad("expected `base64-token rank`".into()));
+            };
+            let start = bytes.len();
+            decode_base64(tok, &mut bytes)
+                .map_err(|e| bad(format!("the token is not base64: {e}")))?;
+            if bytes.len() - start > u32::MAX as usize / 2 || bytes.len() > u32::MAX as usize {
+                return Err(bad("the vocabulary is too large".into()));
+            }
+            let rank = std::str::from_utf8(rank)
+                .ok()
+                .filter(|r| r.bytes().all(|b| b.is_ascii_digit()))
+                .and_then(|r| r.parse::<u32>().ok())
+                .ok_or_else(|| bad("the rank is not a number from 0 to 4294967295".into()))?;
+            offsets.push(bytes.len() as u32);
+            ranks.push(rank);
+            lines.push(no);
+        }
+        if ranks.is_empty() {
+            return Err(Error::InvalidArgument(
+                "the vocabulary has no tokens".into(),
+            ));
+        }
+        // Ranks are unique.
+        let mut sorted: Vec<(u32, usize)> = ranks.iter().copied().zip(0..).collect();
+        sorted.sort_unstable();
+        if let Some(w) = sorted.windows(2).find(|w| w[0].0 == w[1].0) {
+            return Err(Error::InvalidArgument(format!(
+                "line {}: rank {} is already the rank of line {}",
+                lines[w[1].1], w[1].0, lines[w[0].1]
+            )));
+        }
+        let contiguous = ranks.iter().enumerate().all(|(i, &r)| r as usize == i);
+        let line_of = move |t: usize| format!("line {}", lines[t]);
+        Vocab::index(
+            Cow::Owned(bytes),
+            offsets,
+            (!contiguous).then_some(ranks),
+            line_of,
+        )
+    }
+
+    /// Heap bytes this vocabulary holds (the built-in token bytes are in the
+    /// library image and not counted).
+    pub fn heap_bytes(&self) -> usize {
+        let owned = match &self.bytes {
+            Cow::Owned(b) => b.capacity(),
+            Cow::Borrowed(_) => 0,
+        };
+        owned
+            + self.offsets.capacity() * 4
+            + self.ranks.as_ref().map_or(0, |r| r.capacity() * 4)
+            + self.slots.capacity() * 8
+    }
+}
+
+/// Decodes standard base64 (with `=` padding, as tiktoken writes it) onto
+/// `out`.
+fn decode_base64(s: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    }
+    if !s.len().is_multiple_of(4) {
+        return Err(format!("its length {} is not a multiple of 4", s.len()));
+    }
+    let chunks = s.len() / 4;
+    for (k, c) in s.chunks(4).enumerate() {
+        let pad = c.iter().rev().take_while(|&&b| b == b'=').count();
+        if pad > 2 || (pad > 0 && k + 1 != chunks) {
+            return Err("misplaced '=' padding".into());
+        }
+        let mut v = 0u32;
+        for (j, &b) in c[..4 - pad].iter().enumerate() {
+            let d = value(b)
+                .ok_or_else(|| format!("{:?} at {} is no base64 digit", b as char, k * 4 + j))?;
+            v |= d << (18 - 6 * j);
+        }
+        let got = [(v >> 16) as u8, (v >> 8) as u8, v as u8];
+        out.extend_from_slice(&got[..3 - pad]);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiktoken(tokens: &[(&[u8], u32)]) -> Vec<u8> {
+        let mut f = Vec::new();
+        for (t, r) in tokens {
+            let mut b64 = String::new();
+            encode_base64(t, &mut b64);
+            f.extend_from_slice(format!("{b64} {r}\n").as_bytes());
+        }
+        f
+    }
+
+    fn encode_base64(b: &[u8], out: &mut String) {
+        const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+        for c in b.chunks(3) {
+            let v = (c[0] as u32) << 16
+                | (*c.get(1).unwrap_or(&0) as u32) << 8
+                | *c.get(2).unwrap_or(&0) as u32;
+            for j in 0..4 {
+                if j <= c.len() {
+                    out.push(A[(v >> (18 - 6 * j) & 63) as usize] as char);
+                } else {
+                    out.push('=');
+                }
+            }
+        }
+    }
+
+    fn bytes_vocab(extra: &[&[u8]]) -> Vec<(Vec<u8>, u32)> {
+        let mut v: Vec<(Vec<u8>, u32)> = (0..=255u8).map(|b| (vec![b], b as u32)).collect();
+        for (k, e) in extra.iter().enumerate() {
+            v.push((e.to_vec(), 256 + k as u32));
+        }
+        v
+    }
+
+    #[test]
+    fn base64_decodes_every_length_and_refuses_what_is_not() {
+        for n in 0..40usize {
+            let data: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            let mut s = String::new();
+            encode_base64(&data, &mut s);
+            let mut out = Vec::new();
+            decode_base64(s.as_bytes(), &mut out).unwrap();
+            assert_eq!(out, data);
+        }
+        let mut out = Vec::new();
+        assert!(decode_base64(b"abc", &mut out)
+            .unwrap_err()
+            .contains("multiple of 4"));
+        assert!(decode_base64(b"ab*d", &mut out)
+            .unwrap_err()
+            .contains("'*' at 2"));
+        assert!(decode_base64(b"a===", &mut out)
+            .unwrap_err()
+            .contains("padding"));
+        assert!(decode_base64(b"ab==abcd", &mut out)
+            .unwrap_err()
+            .contains("padding"));
+    }
+
+    #[test]
+    fn a_tiktoken_file_gives_every_rank_and_no_other() {
+        let v = bytes_vocab(&[b"ab", b"abc", b"hello world, this is long", b"\xff\xfe"]);
+        let refs: Vec<(&[u8], u32)> = v.iter().map(|(t, r)| (t.as_slice(), *r)).collect();
+        let vocab = Vocab::from_tiktoken(&tiktoken(&refs)).unwrap();
+        assert_eq!(vocab.len(), 260);
+        for (t, r) in &v {
+            assert_eq!(vocab.rank(t), Some(*r), "{t:?}");
+        }
+        assert_eq!(vocab.rank(b"abcd"), None);
+        assert_eq!(vocab.rank(b"ba"), None);
+        assert_eq!(vocab.rank(b""), None);
+    }
+
+    #[test]
+    fn ranks_need_not_be_in_order_or_contiguous() {
+        let mut f = tiktoken(&[(b"xy", 1000)]);
+        let bytes: Vec<[u8; 1]> = (0..=255u8).rev().map(|b| [b]).collect();
+        let lines: Vec<(&[u8], u32)> = bytes.iter().map(|b| (&b[..], 5 + b[0] as u32)).collect();
+        f.extend(tiktoken(&lines));
+        let vocab = Vocab::from_tiktoken(&f).unwrap();
+        assert_eq!(vocab.rank(b"xy"), Some(1000));
+        assert_eq!(vocab.rank(b"a"), Some(5 + b'a' as u32));
+    }
+
+    #[test]
+    fn malformed_files_name_the_line() {
+        let good = tiktoken(
+            &bytes_vocab(&[])
+                .iter()
+                .map(|(t, r)| (t.as_slice(), *r))
+                .collect::<Vec<_>>(),
+        );
+        let with = |extra: &str| {
+            let mut f = good.clone();
+            f.extend_from_slice(extra.as_bytes());
+            Vocab::from_tiktoken(&f).unwrap_err().to_string()
+        };
+        assert!(with("YWI=\n").contains("line 257"), "{}", with("YWI=\n"));
+        assert!(with("YWI= x\n").contains("line 257") && with("YWI= x\n").contains("rank"));
+        assert!(with("YWI= -1\n").contains("rank"));
+        assert!(with("YWI= 1 2\n").contains("expected"));
+        assert!(with("Y!I= 300\n").contains("not base64"));
+        assert!(
+            with("YWI= 5\n").contains("rank 5 is already the rank of line 6"),
+            "{}",
+            with("YWI= 5\n")
+        );
+        let dup = with("YQ== 300\n");
+        assert!(
+            dup.contains("line 257") && dup.contains("already line 98"),
+            "{dup}"
+        );
+        let e = Vocab::from_tiktoken(b"YQ== 0\n").unwrap_err().to_string();
+        assert!(e.contains("single byte 0x00"), "{e}");
+        assert!(Vocab::from_tiktoken(b"\n\n")
+            .unwrap_err()
+            .to_string()
+            .contains("no tokens"));
+        // \r\n line ends and blank lines are fine.
+        let crlf: Vec<u8> = good
+            .iter()
+            .flat_map(|&b| {
+                if b == b'\n' {
+                    vec![b'\r', b'\n']
+                } else {
+                    vec![b]
+                }
+            })
+            .collect();
+        assert_eq!(Vocab::from_tiktoken(&crlf).unwrap().len(), 256);
+    }
+
+    #[test]
+    fn the_builtin_vocabularies_load_and_unknown_names_list_the_known_ones() {
+        for (name, n) in [("o200k_base", 199_998), ("cl100k_base", 100_256)] {
+            let t = std::time::Instant::now();
+            let v = builtin(name).unwrap();
+            eprintln!(
+                "{name}: {n} tokens indexed in {:?}, {} heap bytes",
+                t.elapsed(),
+                v.heap_bytes()
+            );
+            assert_eq!(v.len(), n);
+            assert_eq!(v.rank(b" the"), Some(if n > 100_256 { 290 } else { 279 }));
+            assert!(Arc::ptr_eq(&v, &builtin(name).unwrap()), "indexed once");
+        }
+        let e = builtin("gpt2").unwrap_err().to_string();
+        assert!(e.contains("\"o200k_base\" and \"cl100k_base\""), "{e}");
+    }
+
+    #[test]
+    fn the_compact_form_round_trips() {
+        let tokens: Vec<Vec<u8>> = bytes_vocab(&[b"ab", b"hello"])
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect();
+        let data: &'static [u8] = Vec::leak(Vocab::to_compact(&tokens));
+        let v = Vocab::from_compact(data).unwrap();
+        assert_eq!(v.len(), 258);
+        assert_eq!(v.rank(b"hello"), Some(257));
+        assert_eq!(v.token(256), b"ab");
+        assert!(Vocab::from_compact(&data[..20]).is_err());
+        assert!(Vocab::from_compact(b"NOTMAGIC\0\0\0\0").is_err());
+    }
+}
