@@ -56,8 +56,8 @@ impl Category {
     pub const ALL: [Category; 30] = {
         use Category::*;
         [
-            Lu, Ll, Lt, Lm, Lo, Mn, Mc, Me, Nd, Nl, No, Pc, Pd, Ps, Pe, Pi, Pf, Po, Sm, Sc, Sk,
-            So, Zs, Zl, Zp, Cc, Cf, Cs, Co, Cn,
+            Lu, Ll, Lt, Lm, Lo, Mn, Mc, Me, Nd, Nl, No, Pc, Pd, Ps, Pe, Pi, Pf, Po, Sm, Sc, Sk, So,
+            Zs, Zl, Zp, Cc, Cf, Cs, Co, Cn,
         ]
     };
 
@@ -192,6 +192,10 @@ impl Props {
     }
 }
 
+/// The properties of the ASCII characters, by code (a constant, for tables
+/// built at compile time).
+pub const ASCII_PROPS: [u8; 128] = t::ASCII;
+
 /// The properties of code point `cp` (any `u32`; past U+10FFFF and the
 /// surrogates, as unassigned).
 #[inline]
@@ -203,7 +207,8 @@ pub fn props_of(cp: u32) -> Props {
         return Props(Category::Cn as u8);
     }
     let mid = t::TOP[(cp >> t::TOP_SHIFT) as usize] as usize;
-    let leaf = t::MID[(mid << t::MID_BITS) | ((cp >> t::LEAF_BITS) as usize & t::MID_MASK)] as usize;
+    let leaf =
+        t::MID[(mid << t::MID_BITS) | ((cp >> t::LEAF_BITS) as usize & t::MID_MASK)] as usize;
     Props(t::LEAVES[(leaf << t::LEAF_BITS) | (cp as usize & t::LEAF_MASK)])
 }
 
@@ -269,11 +274,14 @@ pub fn case_orbits() -> &'static [(u32, u32)] {
 /// or a long name such as `Uppercase_Letter` or `Letter`, compared as the
 /// `regex` crate does: ignoring case, spaces, `_` and `-`), as a set.
 pub fn category_set_named(name: &str) -> Option<CategorySet> {
-    let key: String = name
+    let mut key: String = name
         .chars()
         .filter(|c| !matches!(c, ' ' | '_' | '-'))
         .map(|c| c.to_ascii_lowercase())
         .collect();
+    if key.len() > 2 && key.starts_with("is") {
+        key.drain(..2);
+    }
     let groups: [(&str, &str, CategorySet); 8] = [
         ("l", "letter", CategorySet::LETTER),
         ("lc", "casedletter", CategorySet::CASED_LETTER),
@@ -289,11 +297,10 @@ pub fn category_set_named(name: &str) -> Option<CategorySet> {
             return Some(set);
         }
     }
-    let aliases: [(&str, CategorySet); 4] = [
+    let aliases: [(&str, CategorySet); 3] = [
         ("combiningmark", CategorySet::MARK),
         ("punct", CategorySet::PUNCTUATION),
         ("digit", Category::Nd.set()),
-        ("cntrl", Category::Cc.set()),
     ];
     for (alias, set) in aliases {
         if key == alias {
@@ -302,8 +309,7 @@ pub fn category_set_named(name: &str) -> Option<CategorySet> {
     }
     for cat in Category::ALL {
         let (short, long) = CATEGORY_NAMES[cat as usize];
-        if key == short.to_ascii_lowercase() || key == long.replace('_', "").to_ascii_lowercase()
-        {
+        if key == short.to_ascii_lowercase() || key == long.replace('_', "").to_ascii_lowercase() {
             return Some(cat.set());
         }
     }
@@ -427,7 +433,11 @@ mod tests {
         let mut buf = [0; 4];
         for c in all_chars() {
             let inside = candidates.binary_search(&c).is_ok();
-            assert_eq!(any.is_match(c.encode_utf8(&mut buf)).unwrap(), inside, "{c:?}");
+            assert_eq!(
+                any.is_match(c.encode_utf8(&mut buf)).unwrap(),
+                inside,
+                "{c:?}"
+            );
         }
         let mut orbits: Vec<Vec<char>> = vec![];
         for (c, orbit) in &orbit_of {
@@ -486,10 +496,27 @@ mod tests {
         writeln!(s, "pub(super) const LEAF_BITS: u32 = {LEAF_BITS};").unwrap();
         writeln!(s, "pub(super) const LEAF_MASK: usize = {};", leaf_len - 1).unwrap();
         writeln!(s, "pub(super) const MID_BITS: u32 = {MID_BITS};").unwrap();
-        writeln!(s, "pub(super) const MID_MASK: usize = {};", (1 << MID_BITS) - 1).unwrap();
-        writeln!(s, "pub(super) const TOP_SHIFT: u32 = {};", LEAF_BITS + MID_BITS).unwrap();
+        writeln!(
+            s,
+            "pub(super) const MID_MASK: usize = {};",
+            (1 << MID_BITS) - 1
+        )
+        .unwrap();
+        writeln!(
+            s,
+            "pub(super) const TOP_SHIFT: u32 = {};",
+            LEAF_BITS + MID_BITS
+        )
+        .unwrap();
         let bytes = |s: &mut String, name: &str, v: &[u8]| {
-            writeln!(s, "#[rustfmt::skip]\npub(super) static {name}: [u8; {}] = [", v.len()).unwrap();
+            // ASCII is a constant: the splitters build their tables from it.
+            let kind = if name == "ASCII" { "const" } else { "static" };
+            writeln!(
+                s,
+                "#[rustfmt::skip]\npub(super) {kind} {name}: [u8; {}] = [",
+                v.len()
+            )
+            .unwrap();
             for line in v.chunks(16) {
                 let items: Vec<String> = line.iter().map(|b| b.to_string()).collect();
                 writeln!(s, "    {},", items.join(", ")).unwrap();
@@ -499,17 +526,28 @@ mod tests {
         bytes(&mut s, "ASCII", &props[..128]);
         bytes(&mut s, "TOP", &top);
         let mid_flat: Vec<u16> = mids.concat();
-        writeln!(s, "#[rustfmt::skip]\npub(super) static MID: [u16; {}] = [", mid_flat.len()).unwrap();
+        writeln!(
+            s,
+            "#[rustfmt::skip]\npub(super) static MID: [u16; {}] = [",
+            mid_flat.len()
+        )
+        .unwrap();
         for line in mid_flat.chunks(16) {
             let items: Vec<String> = line.iter().map(|b| b.to_string()).collect();
             writeln!(s, "    {},", items.join(", ")).unwrap();
         }
         s.push_str("];\n");
         bytes(&mut s, "LEAVES", &leaves.concat());
-        writeln!(s, "#[rustfmt::skip]\npub(super) static CASE_ORBITS: &[(u32, u32)] = &[").unwrap();
+        writeln!(
+            s,
+            "#[rustfmt::skip]\npub(super) static CASE_ORBITS: &[(u32, u32)] = &["
+        )
+        .unwrap();
         for line in pairs.chunks(6) {
-            let items: Vec<String> =
-                line.iter().map(|(a, b)| format!("(0x{a:X}, 0x{b:X})")).collect();
+            let items: Vec<String> = line
+                .iter()
+                .map(|(a, b)| format!("(0x{a:X}, 0x{b:X})"))
+                .collect();
             writeln!(s, "    {},", items.join(", ")).unwrap();
         }
         s.push_str("];\n");
@@ -563,7 +601,10 @@ mod tests {
     #[test]
     fn category_names() {
         assert_eq!(category_set_named("L"), Some(CategorySet::LETTER));
-        assert_eq!(category_set_named("Uppercase Letter"), Some(Category::Lu.set()));
+        assert_eq!(
+            category_set_named("Uppercase Letter"),
+            Some(Category::Lu.set())
+        );
         assert_eq!(category_set_named("lu"), Some(Category::Lu.set()));
         assert_eq!(category_set_named("Nd"), Some(Category::Nd.set()));
         assert_eq!(category_set_named("Han"), None);
