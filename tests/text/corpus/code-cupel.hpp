@@ -1,0 +1,646 @@
+// cupel.hpp — header-only C++17 wrapper over libcupel's C ABI (include/cupel.h).
+//
+// RAII, move-only handle types. A failed call throws, and changes nothing:
+//
+//   caller mistake                      thrown class (all carry status())
+//   a null handle pointer, a value       cupel::InvalidArgument  (std::invalid_argument)
+//     outside its domain
+//   an index out of range                cupel::OutOfRange       (std::out_of_range)
+//   a moved-from ("closed") handle       cupel::ClosedHandle     (std::logic_error)
+//   any other failed call                cupel::Error            (std::runtime_error)
+//
+// `catch (const cupel::Exception &e)` catches all four. Thread rules are
+// those of the C API: const objects may be shared across threads, a Report
+// per thread.
+#ifndef CUPEL_HPP
+#define CUPEL_HPP
+
+#include "cupel.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace cupel {
+
+/// The base of every exception this header throws for a failed call: the
+/// `cupel_status` and the message. It is not itself a `std::exception`; each
+/// concrete class below also derives from the standard class that fits.
+class Exception {
+ public:
+  virtual ~Exception() = default;
+  /// The C status of the failure (CUPEL_ERROR_NULL_POINTER for a null or
+  /// moved-from handle, which holds no C handle).
+  cupel_status status() const noexcept { return status_; }
+  /// `"<STATUS NAME>: <message>"`, e.g. `"CUPEL_ERROR_INVALID_ARGUMENT:
+  /// target_tokens 20 > max_tokens 10"`.
+  virtual const char *what() const noexcept = 0;
+  /// The message alone (what() without the status name), naming the
+  /// argument and, for an element of an array, its index.
+  const char *message() const noexcept { return what() + prefix_; }
+
+ protected:
+  /// Records `status`; `what()` must start with its name and ": ".
+  explicit Exception(cupel_status status) noexcept
+      : status_(status), prefix_(std::char_traits<char>::length(cupel_status_str(status)) + 2) {}
+  Exception(const Exception &) = default;
+  Exception &operator=(const Exception &) = default;
+  /// `"<STATUS NAME>: <message>"`, the text every subclass's what() holds.
+  static std::string text(cupel_status status, const std::string &message) {
+    return std::string(cupel_status_str(status)) + ": " + message;
+  }
+
+ private:
+  cupel_status status_;
+  std::size_t prefix_;
+};
+
+/// A failed call that is not a caller's argument mistake (scarcity, an
+/// unsupported slicer, the memory limit, overflow, an internal error).
+class Error : public std::runtime_error, public Exception {
+ public:
+  /// An error of `status` with the library's `message`.
+  Error(cupel_status status, const std::string &message)
+      : std::runtime_error(text(status, message)), Exception(status) {}
+  /// `"<STATUS NAME>: <message>"`.
+  const char *what() const noexcept override { return std::runtime_error::what(); }
+};
+
+/// A null handle pointer (status CUPEL_ERROR_NULL_POINTER) or a value
+/// outside its domain (CUPEL_ERROR_INVALID_ARGUMENT): NaN scores, empty or
+/// non-UTF-8 kinds, negative budgets, ...
+class InvalidArgument : public std::invalid_argument, public Exception {
+ public:
+  /// An error of `status` with `message` (which names the argument).
+  InvalidArgument(cupel_status status, const std::string &message)
+      : std::invalid_argument(text(status, message)), Exception(status) {}
+  /// `"<STATUS NAME>: <message>"`.
+  const char *what() const noexcept override { return std::invalid_argument::what(); }
+};
+
+/// An item index (or a range of them) past the end of the list; the status
+/// is CUPEL_ERROR_INVALID_ARGUMENT, as the C library reports it.
+class OutOfRange : public std::out_of_range, public Exception {
+ public:
+  /// An error of `status` with `message` (which names the index).
+  OutOfRange(cupel_status status, const std::string &message)
+      : std::out_of_range(text(status, message)), Exception(status) {}
+  /// `"<STATUS NAME>: <message>"`.
+  const char *what() const noexcept override { return std::out_of_range::what(); }
+};
+
+/// A moved-from handle used as a receiver or an argument: it holds no C
+/// handle any more, so it is refused before anything reaches the library.
+class ClosedHandle : public std::logic_error, public Exception {
+ public:
+  /// An error with `message` (which names the argument); the status is
+  /// CUPEL_ERROR_NULL_POINTER.
+  explicit ClosedHandle(const std::string &message)
+      : std::logic_error(text(CUPEL_ERROR_NULL_POINTER, message)), Exception(CUPEL_ERROR_NULL_POINTER) {}
+  /// `"CUPEL_ERROR_NULL_POINTER: <message>"`.
+  const char *what() const noexcept override { return std::logic_error::what(); }
+};
+
+/// A handle argument of type `T` (Items, Budget, Slicer, Scorer): binds a
+/// `const T &` or a `const T *`. A null pointer throws InvalidArgument and
+/// a moved-from handle ClosedHandle, both naming the argument. Bind it only
+/// for the duration of a call (it does not own the handle).
+template <class T>
+class Ref {
+ public:
+  /// Refers to `handle`.
+  Ref(const T &handle) noexcept : p_(&handle) {}  // NOLINT: implicit by design
+  /// Refers to `*handle`; null is refused by the call it is passed to.
+  Ref(const T *handle) noexcept : p_(handle) {}  // NOLINT: implicit by design
+  /// The handle referred to, or null.
+  const T *get() const noexcept { return p_; }
+
+ private:
+  const T *p_;
+};
+
+namespace detail {
+/// Throws the exception class of a failed status with the library's message;
+/// `out_of_range` marks an INVALID_ARGUMENT that is an index past the end.
+[[noreturn]] inline void raise(cupel_status st, bool out_of_range = false) {
+  const char *msg = cupel_last_error();
+  std::string m = msg ? msg : "";
+  if (st == CUPEL_ERROR_INVALID_ARGUMENT && out_of_range) throw OutOfRange(st, m);
+  if (st == CUPEL_ERROR_NULL_POINTER || st == CUPEL_ERROR_INVALID_ARGUMENT) throw InvalidArgument(st, m);
+  throw Error(st, m);
+}
+
+/// Throws for any status but CUPEL_OK.
+inline void check(cupel_status st) {
+  if (st != CUPEL_OK) raise(st);
+}
+
+/// An index past the end: OutOfRange, worded as the C library words it.
+inline void check_index(std::size_t index, std::size_t len, const char *arg) {
+  if (index >= len)
+    throw OutOfRange(CUPEL_ERROR_INVALID_ARGUMENT, std::string(arg) + " " + std::to_string(index) +
+                                                       " is out of range: the list holds " + std::to_string(len) +
+                                                       " items");
+}
+
+/// Items `first .. first + count` past the end: OutOfRange.
+inline void check_span(std::size_t first, std::size_t count, std::size_t len) {
+  if (first > len || count > len - first)
+    throw OutOfRange(CUPEL_ERROR_INVALID_ARGUMENT, "first " + std::to_string(first) + " with " +
+                                                       std::to_string(count) +
+                                                       " values is out of range: the list holds " +
+                                                       std::to_string(len) + " items");
+}
+
+/// `s` as a C string; a NUL byte inside it (which C would silently cut the
+/// string at) is an InvalidArgument naming `arg`.
+inline const char *c_str(const std::string &s, const std::string &arg) {
+  std::size_t nul = s.find('\0');
+  if (nul != std::string::npos)
+    throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT,
+                          arg + " holds a NUL byte at offset " + std::to_string(nul) + "; C strings cannot");
+  return s.c_str();
+}
+
+/// The null-handle error for argument `arg`.
+[[noreturn]] inline void null_handle(const std::string &arg) {
+  throw InvalidArgument(CUPEL_ERROR_NULL_POINTER, arg + " is null");
+}
+
+/// The moved-from-handle error for argument `arg`.
+[[noreturn]] inline void closed_handle(const std::string &arg) {
+  throw ClosedHandle(arg + " is a moved-from (closed) handle");
+}
+
+/// The C handle behind `r`; throws for a null pointer or a moved-from handle.
+template <class T>
+auto raw(Ref<T> r, const std::string &arg) -> decltype(r.get()->get()) {
+  if (!r.get()) null_handle(arg);
+  auto *p = r.get()->get();
+  if (!p) closed_handle(arg);
+  return p;
+}
+
+/// The C handle behind an optional `h` (null: none); throws for a moved-from handle.
+template <class T>
+auto raw_or_null(const T *h, const std::string &arg) -> decltype(h->get()) {
+  if (!h) return nullptr;
+  auto *p = h->get();
+  if (!p) closed_handle(arg);
+  return p;
+}
+
+/// Owns one C handle and frees it with `Free`; move-only.
+template <class T, void (*Free)(T *)>
+class Handle {
+ public:
+  Handle() = default;
+  explicit Handle(T *p) : p_(p) {}
+  Handle(Handle &&o) noexcept : p_(std::exchange(o.p_, nullptr)) {}
+  Handle &operator=(Handle &&o) noexcept {
+    if (this != &o) {
+      Free(p_);
+      p_ = std::exchange(o.p_, nullptr);
+    }
+    return *this;
+  }
+  Handle(const Handle &) = delete;
+  Handle &operator=(const Handle &) = delete;
+  ~Handle() { Free(p_); }
+  /// The C handle; null once moved from.
+  T *get() const noexcept { return p_; }
+  /// The C handle; a moved-from one throws ClosedHandle naming `arg`.
+  T *use(const char *arg) const {
+    if (!p_) closed_handle(arg);
+    return p_;
+  }
+
+ private:
+  T *p_ = nullptr;
+};
+
+/// Calls a `cupel_*_new` style function `f(&p)` and returns the new handle.
+template <class T, class F>
+T *create(F &&f) {
+  T *p = nullptr;
+  check(f(&p));
+  return p;
+}
+
+/// `n` bytes at `p` as a string (empty for null).
+inline std::string text(const char *p, std::size_t n) { return p ? std::string(p, n) : std::string(); }
+}  // namespace detail
+
+/// One item read back from an Items list (Items::at): every attribute, with
+/// std::nullopt for one that was never set.
+struct Item {
+  int64_t tokens = 0;                        ///< token count, as pushed
+  double score = 0;                          ///< score, as pushed
+  std::string kind;                          ///< kind as the list first spelled it ("Message" by default)
+  std::optional<std::string> content;        ///< content, if set
+  std::optional<int64_t> timestamp;          ///< UTC milliseconds since the Unix epoch, if set
+  std::optional<int64_t> priority;           ///< priority, if set
+  bool pinned = false;                       ///< whether the item is pinned
+  std::optional<double> relevance_hint;      ///< relevance hint, if set
+  std::string source;                        ///< source ("Chat" unless set)
+  uint64_t group = 0;                        ///< keep-together group (0: none)
+  std::vector<std::string> tags;             ///< tags in the order added (repeats kept)
+  std::vector<std::pair<std::string, std::string>> metadata;  ///< (key, value), keys in first-set order
+};
+
+/// The scored candidates. An item's index is its push order, from 0.
+class Items {
+ public:
+  /// An empty list.
+  Items() : h_(detail::create<cupel_items>(cupel_items_new)) {}
+  /// Adds one item of the default kind "Message".
+  void push(int64_t tokens, double score) { detail::check(cupel_items_push(use(), tokens, score, nullptr)); }
+  /// Adds one item of `kind`, which must be a visible UTF-8 name: an empty
+  /// or blank kind throws InvalidArgument (use push(tokens, score) for the
+  /// default kind).
+  void push(int64_t tokens, double score, const std::string &kind) {
+    cupel_items *p = use();
+    detail::check(cupel_items_push(p, tokens, score, detail::c_str(kind, "kind")));
+  }
+  /// A null kind is refused at compile time: leave the kind out instead.
+  void push(int64_t tokens, double score, std::nullptr_t) = delete;
+  /// Adds `count` items from parallel C arrays, all or nothing (`kinds` may
+  /// be null: every item gets "Message"; so does an item whose kind is null).
+  void push_many(std::size_t count, const int64_t *tokens, const double *scores,
+                 const char *const *kinds = nullptr) {
+    detail::check(cupel_items_push_many(use(), count, tokens, scores, kinds));
+  }
+  /// Adds items from vectors of equal length, all or nothing. `kinds` empty:
+  /// every item gets the default kind "Message"; otherwise one visible kind
+  /// per item (errors name `tokens[i]`, `scores[i]` or `kinds[i]`).
+  void push_many(const std::vector<int64_t> &tokens, const std::vector<double> &scores,
+                 const std::vector<std::string> &kinds = {}) {
+    cupel_items *p = use();
+    if (tokens.size() != scores.size() || (!kinds.empty() && kinds.size() != tokens.size()))
+      throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT,
+                            "push_many: " + std::to_string(tokens.size()) + " tokens, " +
+                                std::to_string(scores.size()) + " scores and " + std::to_string(kinds.size()) +
+                                " kinds; give one each per item (or no kinds)");
+    std::vector<const char *> k;
+    k.reserve(kinds.size());
+    for (std::size_t i = 0; i < kinds.size(); i++)
+      k.push_back(detail::c_str(kinds[i], "kinds[" + std::to_string(i) + "]"));
+    detail::check(cupel_items_push_many(p, tokens.size(), tokens.data(), scores.data(),
+                                        kinds.empty() ? nullptr : k.data()));
+  }
+
+  // ---- item attributes (the ContextItem fields the pipeline's stages read)
+
+  /// Sets item `index`'s content (non-empty UTF-8; deduplication compares it).
+  void set_content(std::size_t index, const std::string &content) {
+    cupel_items *p = at_index(index);
+    detail::check(cupel_items_set_content(p, index, detail::c_str(content, "content")));
+  }
+  /// Sets item `index`'s timestamp, UTC milliseconds since the Unix epoch.
+  void set_timestamp(std::size_t index, int64_t unix_millis) {
+    detail::check(cupel_items_set_timestamp(at_index(index), index, unix_millis));
+  }
+  /// Sets item `index`'s priority (higher is more important).
+  void set_priority(std::size_t index, int64_t priority) {
+    detail::check(cupel_items_set_priority(at_index(index), index, priority));
+  }
+  /// Pins (or unpins) item `index`: a pipeline includes it unscored, first.
+  void set_pinned(std::size_t index, bool pinned) {
+    detail::check(cupel_items_set_pinned(at_index(index), index, pinned));
+  }
+  /// Sets item `index`'s future-relevance hint (read by the Reflexive scorer).
+  void set_relevance_hint(std::size_t index, double hint) {
+    detail::check(cupel_items_set_relevance_hint(at_index(index), index, hint));
+  }
+  /// Sets item `index`'s source ("Chat" when never set; a visible name).
+  void set_source(std::size_t index, const std::string &source) {
+    cupel_items *p = at_index(index);
+    detail::check(cupel_items_set_source(p, index, detail::c_str(source, "source")));
+  }
+  /// Adds a tag to item `index` (tags accumulate, repeats included).
+  void add_tag(std::size_t index, const std::string &tag) {
+    cupel_items *p = at_index(index);
+    detail::check(cupel_items_add_tag(p, index, detail::c_str(tag, "tag")));
+  }
+  /// Sets metadata `key` of item `index` to `value` (replacing an earlier value).
+  void set_metadata(std::size_t index, const std::string &key, const std::string &value) {
+    cupel_items *p = at_index(index);
+    const char *k = detail::c_str(key, "key");
+    detail::check(cupel_items_set_metadata(p, index, k, detail::c_str(value, "value")));
+  }
+  /// Puts item `index` in keep-together group `group` (0: none): items that
+  /// share a non-zero group are selected all together or not at all and
+  /// placed next to each other in push order (README "Groups").
+  void set_group(std::size_t index, uint64_t group) {
+    detail::check(cupel_items_set_group(at_index(index), index, group));
+  }
+
+  // ---- bulk forms: items `first .. first + values.size()`, one native call each, all or nothing
+
+  /// Sets the contents of items `first ..` (errors name `contents[k]`).
+  void set_contents(std::size_t first, const std::vector<std::string> &contents) {
+    cupel_items *p = at_span(first, contents.size());
+    std::vector<const char *> c;
+    c.reserve(contents.size());
+    for (std::size_t i = 0; i < contents.size(); i++)
+      c.push_back(detail::c_str(contents[i], "contents[" + std::to_string(i) + "]"));
+    detail::check(cupel_items_set_contents(p, first, c.size(), c.data()));
+  }
+  /// Sets the timestamps of items `first ..`.
+  void set_timestamps(std::size_t first, const std::vector<int64_t> &unix_millis) {
+    cupel_items *p = at_span(first, unix_millis.size());
+    detail::check(cupel_items_set_timestamps(p, first, unix_millis.size(), unix_millis.data()));
+  }
+  /// Sets the priorities of items `first ..`.
+  void set_priorities(std::size_t first, const std::vector<int64_t> &priorities) {
+    cupel_items *p = at_span(first, priorities.size());
+    detail::check(cupel_items_set_priorities(p, first, priorities.size(), priorities.data()));
+  }
+  /// Sets the pinned flags of items `first ..`.
+  void set_pinned_many(std::size_t first, const std::vector<bool> &pinned) {
+    cupel_items *p = at_span(first, pinned.size());
+    std::unique_ptr<bool[]> b(new bool[pinned.size() + 1]);
+    for (std::size_t i = 0; i < pinned.size(); i++) b[i] = pinned[i];
+    detail::check(cupel_items_set_pinned_many(p, first, pinned.size(), b.get()));
+  }
+  /// Sets the relevance hints of items `first ..`.
+  void set_relevance_hints(std::size_t first, const std::vector<double> &hints) {
+    cupel_items *p = at_span(first, hints.size());
+    detail::check(cupel_items_set_relevance_hints(p, first, hints.size(), hints.data()));
+  }
+  /// Sets the keep-together groups of items `first ..` (0: none).
+  void set_groups(std::size_t first, const std::vector<uint64_t> &groups) {
+    cupel_items *p = at_span(first, groups.size());
+    detail::check(cupel_items_set_groups(p, first, groups.size(), groups.data()));
+  }
+
+  // ---- reading back
+
+  /// Item `index` with all its attributes; OutOfRange past the end.
+  Item at(std::size_t index) const {
+    const cupel_items *p = use();
+    detail::check_index(index, cupel_items_len(p), "index");
+    Item it;
+    const char *s = nullptr;
+    std::size_t n = 0;
+    bool present = false;
+    detail::check(cupel_items_tokens(p, index, &it.tokens));
+    detail::check(cupel_items_score(p, index, &it.score));
+    detail::check(cupel_items_kind(p, index, &s, &n));
+    it.kind = detail::text(s, n);
+    detail::check(cupel_items_content(p, index, &s, &n));
+    if (s) it.content = detail::text(s, n);
+    int64_t v = 0;
+    detail::check(cupel_items_timestamp(p, index, &present, &v));
+    if (present) it.timestamp = v;
+    detail::check(cupel_items_priority(p, index, &present, &v));
+    if (present) it.priority = v;
+    detail::check(cupel_items_pinned(p, index, &it.pinned));
+    double hint = 0;
+    detail::check(cupel_items_relevance_hint(p, index, &present, &hint));
+    if (present) it.relevance_hint = hint;
+    detail::check(cupel_items_source(p, index, &s, &n));
+    it.source = detail::text(s, n);
+    detail::check(cupel_items_group(p, index, &it.group));
+    std::size_t count = 0;
+    detail::check(cupel_items_tag_count(p, index, &count));
+    for (std::size_t k = 0; k < count; k++) {
+      detail::check(cupel_items_tag(p, index, k, &s, &n));
+      it.tags.push_back(detail::text(s, n));
+    }
+    detail::check(cupel_items_metadata_count(p, index, &count));
+    for (std::size_t k = 0; k < count; k++) {
+      const char *vs = nullptr;
+      std::size_t vn = 0;
+      detail::check(cupel_items_metadata_entry(p, index, k, &s, &n, &vs, &vn));
+      it.metadata.emplace_back(detail::text(s, n), detail::text(vs, vn));
+    }
+    return it;
+  }
+  /// The number of items.
+  std::size_t size() const { return cupel_items_len(use()); }
+  /// Removes every item (indices start again from 0).
+  void clear() { cupel_items_clear(use()); }
+  /// The C handle (null once moved from), for calls into cupel.h.
+  const cupel_items *get() const noexcept { return h_.get(); }
+
+ private:
+  cupel_items *use() const { return h_.use("items"); }
+  cupel_items *at_index(std::size_t index) const {
+    cupel_items *p = use();
+    detail::check_index(index, cupel_items_len(p), "index");
+    return p;
+  }
+  cupel_items *at_span(std::size_t first, std::size_t count) const {
+    cupel_items *p = use();
+    detail::check_span(first, count, cupel_items_len(p));
+    return p;
+  }
+  detail::Handle<cupel_items, cupel_items_free> h_;
+};
+
+/// A token budget.
+class Budget {
+ public:
+  /// `max_tokens` (the hard ceiling, >= 0) and `target_tokens` (the
+  /// slicers' goal, 0 ..= max_tokens).
+  Budget(int64_t max_tokens, int64_t target_tokens)
+      : h_(detail::create<cupel_budget>(
+            [&](cupel_budget **p) { return cupel_budget_new(max_tokens, target_tokens, p); })) {}
+  /// Keeps `output_reserve` tokens (0 ..= max_tokens) free for the model's answer.
+  void set_output_reserve(int64_t output_reserve) {
+    detail::check(cupel_budget_set_output_reserve(use(), output_reserve));
+  }
+  /// Sets the estimation safety margin, `percent` in [0, 100].
+  void set_safety_margin(double percent) { detail::check(cupel_budget_set_safety_margin(use(), percent)); }
+  /// Reserves `tokens` (>= 0) for `kind` (a visible name); setting a kind again replaces.
+  void reserve(const std::string &kind, int64_t tokens) {
+    cupel_budget *p = use();
+    detail::check(cupel_budget_reserve(p, detail::c_str(kind, "kind"), tokens));
+  }
+  /// (effective max, effective target) with `pinned_tokens` committed.
+  std::pair<int64_t, int64_t> effective(int64_t pinned_tokens = 0) const {
+    int64_t max = 0, target = 0;
+    detail::check(cupel_budget_effective(use(), pinned_tokens, &max, &target));
+    return {max, target};
+  }
+  /// The C handle (null once moved from), for calls into cupel.h.
+  const cupel_budget *get() const noexcept { return h_.get(); }
+
+ private:
+  cupel_budget *use() const { return h_.use("budget"); }
+  detail::Handle<cupel_budget, cupel_budget_free> h_;
+};
+
+/// A QuotaSlice entry: `kind` gets `require_percent` ..= `cap_percent` of the target.
+struct Quota {
+  std::string kind;        ///< a visible kind name
+  double require_percent;  ///< at least this share of the target, in [0, 100]
+  double cap_percent;      ///< at most this share of the target, in [require_percent, 100]
+};
+
+/// A CountQuotaSlice entry: `require_count` ..= `cap_count` items of `kind`.
+struct CountQuota {
+  std::string kind;        ///< a visible kind name
+  uint32_t require_count;  ///< at least this many items (committed first)
+  uint32_t cap_count;      ///< at most this many items
+};
+
+/// What a count slicer does when a kind has fewer items than required.
+enum class Scarcity { Degrade = CUPEL_SCARCITY_DEGRADE, Error = CUPEL_SCARCITY_ERROR };
+
+/// A configured slicer. Decorators copy what they need of their inner slicer.
+class Slicer {
+ public:
+  /// GreedySlice: value density (score per token) greedy fill.
+  static Slicer greedy() { return make([](cupel_slicer **p) { return cupel_slicer_new_greedy(p); }); }
+  /// KnapsackSlice with buckets of `bucket_size` (> 0) tokens.
+  static Slicer knapsack(int64_t bucket_size = CUPEL_DEFAULT_BUCKET_SIZE) {
+    return make([&](cupel_slicer **p) { return cupel_slicer_new_knapsack(bucket_size, p); });
+  }
+  /// QuotaSlice over a copy of `inner` (errors name `quotas[i]`).
+  static Slicer quota(Ref<Slicer> inner, const std::vector<Quota> &quotas) {
+    const cupel_slicer *in = detail::raw(inner, "inner");
+    std::vector<cupel_quota> q;
+    for (std::size_t i = 0; i < quotas.size(); i++)
+      q.push_back({detail::c_str(quotas[i].kind, "quotas[" + std::to_string(i) + "].kind"),
+                   quotas[i].require_percent, quotas[i].cap_percent});
+    return make([&](cupel_slicer **p) { return cupel_slicer_new_quota(in, q.data(), q.size(), p); });
+  }
+  /// CountQuotaSlice over a copy of `inner` (errors name `entries[i]`).
+  static Slicer count_quota(Ref<Slicer> inner, const std::vector<CountQuota> &entries,
+                            Scarcity scarcity = Scarcity::Degrade) {
+    const cupel_slicer *in = detail::raw(inner, "inner");
+    auto e = entries_of(entries);
+    return make([&](cupel_slicer **p) {
+      return cupel_slicer_new_count_quota(in, e.data(), e.size(), static_cast<int>(scarcity), p);
+    });
+  }
+  /// CountConstrainedKnapsackSlice: the count phases around a KnapsackSlice of `bucket_size`.
+  static Slicer count_constrained_knapsack(int64_t bucket_size, const std::vector<CountQuota> &entries,
+                                           Scarcity scarcity = Scarcity::Degrade) {
+    auto e = entries_of(entries);
+    return make([&](cupel_slicer **p) {
+      return cupel_slicer_new_count_constrained_knapsack(bucket_size, e.data(), e.size(),
+                                                         static_cast<int>(scarcity), p);
+    });
+  }
+  /// Bounds the working memory of one slice call with this slicer, in bytes.
+  void set_memory_limit(std::size_t bytes) { detail::check(cupel_slicer_set_memory_limit(use(), bytes)); }
+  /// The memory limit in bytes.
+  std::size_t memory_limit() const { return cupel_slicer_memory_limit(use()); }
+  /// The C handle (null once moved from), for calls into cupel.h.
+  const cupel_slicer *get() const noexcept { return h_.get(); }
+
+ private:
+  explicit Slicer(cupel_slicer *p) : h_(p) {}
+  cupel_slicer *use() const { return h_.use("slicer"); }
+  template <class F>
+  static Slicer make(F &&f) {
+    return Slicer(detail::create<cupel_slicer>(std::forward<F>(f)));
+  }
+  static std::vector<cupel_count_quota> entries_of(const std::vector<CountQuota> &entries) {
+    std::vector<cupel_count_quota> e;
+    for (std::size_t i = 0; i < entries.size(); i++)
+      e.push_back({detail::c_str(entries[i].kind, "entries[" + std::to_string(i) + "].kind"),
+                   entries[i].require_count, entries[i].cap_count});
+    return e;
+  }
+  detail::Handle<cupel_slicer, cupel_slicer_free> h_;
+};
+
+/// A count slicer's unmet requirement.
+struct Shortfall {
+  std::string kind;    ///< the kind short of items
+  uint32_t required;   ///< its require_count
+  uint32_t satisfied;  ///< how many were found
+};
+
+/// Why an item was included or excluded (`cupel_reason`).
+enum class Reason : int32_t {
+  Scored = CUPEL_REASON_SCORED,
+  Pinned = CUPEL_REASON_PINNED,
+  ZeroToken = CUPEL_REASON_ZERO_TOKEN,
+  BudgetExceeded = CUPEL_REASON_BUDGET_EXCEEDED,
+  ScoredTooLow = CUPEL_REASON_SCORED_TOO_LOW,
+  Deduplicated = CUPEL_REASON_DEDUPLICATED,
+  QuotaCapExceeded = CUPEL_REASON_QUOTA_CAP_EXCEEDED,
+  QuotaRequireDisplaced = CUPEL_REASON_QUOTA_REQUIRE_DISPLACED,
+  NegativeTokens = CUPEL_REASON_NEGATIVE_TOKENS,
+  PinnedOverride = CUPEL_REASON_PINNED_OVERRIDE,
+  Filtered = CUPEL_REASON_FILTERED,
+  CountCapExceeded = CUPEL_REASON_COUNT_CAP_EXCEEDED,
+};
+
+/// The specification's name of reason code `code` ("Scored",
+/// "BudgetExceeded", ...) as the library names it (cupel_reason_str);
+/// "Unknown" for a number that is no reason.
+inline const char *reason_name(int code) noexcept { return cupel_reason_str(code); }
+
+/// The specification's name of a reason ("BudgetExceeded", ...), from the library.
+inline const char *to_string(Reason r) noexcept { return reason_name(static_cast<int>(r)); }
+
+/// One item's fate in a report.
+struct Decision {
+  std::size_t index;              ///< push-order index
+  double score;                   ///< the score the decision was made on
+  Reason reason;                  ///< why it was included or excluded
+  int64_t item_tokens;            ///< the item's tokens
+  int64_t available_tokens;       ///< BudgetExceeded: the tokens left
+  std::optional<std::size_t> related;  ///< Deduplicated: kept item; PinnedOverride: the pinned one
+  uint64_t group;                 ///< keep-together group, 0 when none
+  int64_t group_tokens;           ///< the tokens the decision was made on
+};
+
+/// Diagnostics of one slice or pipeline run; use one per thread.
+class Report {
+ public:
+  /// An empty report.
+  Report() : h_(detail::create<cupel_report>(cupel_report_new)) {}
+  /// The effective max tokens of the call.
+  int64_t effective_max_tokens() const { return cupel_report_effective_max_tokens(use()); }
+  /// The effective target tokens of the call.
+  int64_t effective_target_tokens() const { return cupel_report_effective_target_tokens(use()); }
+  /// The tokens of the selected items.
+  int64_t selected_tokens() const { return cupel_report_selected_tokens(use()); }
+  /// The count slicers' unmet requirements.
+  std::vector<Shortfall> shortfalls() const {
+    const cupel_report *p = use();
+    std::vector<Shortfall> out;
+    for (std::size_t i = 0; i < cupel_report_shortfall_count(p); i++) {
+      const char *kind = nullptr;
+      uint32_t req = 0, sat = 0;
+      detail::check(cupel_report_shortfall(p, i, &kind, &req, &sat));
+      out.push_back({kind, req, sat});
+    }
+    return out;
+  }
+  /// The items the count slicers dropped over a cap.
+  std::vector<std::size_t> cap_excluded() const {
+    const cupel_report *p = use();
+    std::vector<std::size_t> out(cupel_report_cap_excluded_count(p));
+    for (std::size_t i = 0; i < out.size(); i++) detail::check(cupel_report_cap_excluded(p, i, &out[i]));
+    return out;
+  }
+  /// Included items in placed order.
+  std::vector<Decision> included() const { return list(true); }
+  /// Excluded items, score descending.
+  std::vector<Decision> excluded() const { return list(false); }
+  /// The number of candidates the call saw.
+  int64_t total_candidates() const { return cupel_report_total_candidates(use()); }
+  /// The tokens of all candidates the call saw.
+  int64_t total_tokens_considered() const { return cupel_report_total_tokens_considered(use()); }
+  /// Tokens the placed items exceed the target by under Overflow::Proceed
+  /// (the spec's OverflowEvent); 0 otherwise.
+  int64_t tokens_over_budget() const { return cupel_report_tokens_over_budget(use()); }
+  /// The specification's SelectionReport JSON (`items`: the list the run saw).
+  std::string json(Ref<Items> items) const {
+    const cupel_report *p = use();
+    const cupel_items *it = detail::raw(items, "items");
+    std::size_t n = 0;
+    cupel_status st = cupel_report_json(p, it, n
