@@ -17,37 +17,66 @@ use super::unicode_tables as t;
 /// `General_Category` property). Unassigned code points are [`Cn`](Self::Cn).
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
 #[repr(u8)]
-#[allow(missing_docs)]
 pub enum Category {
+    /// Uppercase Letter.
     Lu = 0,
+    /// Lowercase Letter.
     Ll,
+    /// Titlecase Letter.
     Lt,
+    /// Modifier Letter.
     Lm,
+    /// Other Letter.
     Lo,
+    /// Nonspacing Mark.
     Mn,
+    /// Spacing Mark.
     Mc,
+    /// Enclosing Mark.
     Me,
+    /// Decimal Number.
     Nd,
+    /// Letter Number.
     Nl,
+    /// Other Number.
     No,
+    /// Connector Punctuation.
     Pc,
+    /// Dash Punctuation.
     Pd,
+    /// Open Punctuation.
     Ps,
+    /// Close Punctuation.
     Pe,
+    /// Initial Punctuation.
     Pi,
+    /// Final Punctuation.
     Pf,
+    /// Other Punctuation.
     Po,
+    /// Math Symbol.
     Sm,
+    /// Currency Symbol.
     Sc,
+    /// Modifier Symbol.
     Sk,
+    /// Other Symbol.
     So,
+    /// Space Separator.
     Zs,
+    /// Line Separator.
     Zl,
+    /// Paragraph Separator.
     Zp,
+    /// Control.
     Cc,
+    /// Format.
     Cf,
+    /// Surrogate.
     Cs,
+    /// Private Use.
     Co,
+    /// Unassigned.
     Cn,
 }
 

@@ -376,6 +376,13 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"(a|ab)*c|.",
         r"\x41\u00e9\x{1F600}|[\-\]]+",
         r"\s++\z|\s+\Z|\S+",
+        r"\p{isLu}+|\p{gc=Ll}+|\p{General_Category=Nd}|.",
+        r"\p{digit}|\p{punct}+|\p{Combining_Mark}|\pN|\PL",
+        r"\p{White_Space}+|\p{Any}",
+        r"[\P{L}\P{N}]+|[^\p{Zs}\p{Cc}]",
+        r"\p{Lt}|\p{Lm}|\p{Lo}+|\p{Mc}|\p{Me}|\p{Nl}|\p{No}|\p{Sk}|\p{So}|\p{Cf}|\p{Co}|\p{Cn}|\p{Zl}|\p{Zp}|\p{Cs}",
+        r"(?i)\p{Lu}|(?i:[^\p{Ll}])|(?-i:K)",
+        r"[\d\w-]+|[\s.]|[^\W\d]",
     ];
     let mut rng = Rng(99);
     for src in patterns {
