@@ -214,6 +214,24 @@ typedef enum cupel_decay_curve {
 } cupel_decay_curve;
 
 /**
+ * What `cupel_tokenizer_truncate` keeps of a text.
+ */
+typedef enum cupel_keep {
+  /**
+   * The beginning of the text.
+   */
+  CUPEL_KEEP_HEAD = 0,
+  /**
+   * The end of the text.
+   */
+  CUPEL_KEEP_TAIL = 1,
+  /**
+   * The beginning and the end; the middle goes.
+   */
+  CUPEL_KEEP_BOTH_ENDS = 2,
+} cupel_keep;
+
+/**
  * Opaque handle: a token budget (ContextBudget). Create with
  * `cupel_budget_new`, free exactly once with `cupel_budget_free`.
  */
@@ -265,6 +283,15 @@ typedef struct cupel_slicer cupel_slicer;
  * exactly once with `cupel_stream_free`.
  */
 typedef struct cupel_stream cupel_stream;
+
+/**
+ * Opaque handle: a tokenizer (a vocabulary and its pre-tokenization
+ * pattern). Create with `cupel_tokenizer_new` or
+ * `cupel_tokenizer_from_tiktoken`, free exactly once with
+ * `cupel_tokenizer_free`. Immutable once made: any number of threads may
+ * count with one tokenizer at once.
+ */
+typedef struct cupel_tokenizer cupel_tokenizer;
 
 /**
  * One item's decision in a report.
@@ -1648,6 +1675,157 @@ enum cupel_status cupel_stream_finish(struct cupel_stream *stream,
                                       size_t *out_indices,
                                       size_t capacity,
                                       size_t *out_len);
+
+/**
+ * Creates a tokenizer for a built-in encoding: `name` is "o200k_base"
+ * (GPT-4o, GPT-4.1, o-series, GPT-5) or "cl100k_base" (GPT-4, GPT-3.5,
+ * text-embedding-3). The vocabulary is indexed on first use (a few
+ * milliseconds) and shared by every tokenizer of the process after that.
+ * Free the tokenizer with `cupel_tokenizer_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`name`, `out`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (an unknown name; the message lists the
+ * known ones), CUPEL_ERROR_UNSUPPORTED (the library was built without
+ * the cargo feature "builtin-vocabularies"; the message says how to
+ * build them in or load a file instead).
+ */
+enum cupel_status cupel_tokenizer_new(const char *name,
+                                      struct cupel_tokenizer **out);
+
+/**
+ * Creates a tokenizer from any byte-level BPE vocabulary in tiktoken's
+ * file format: `ranks[0 .. ranks_len)` are the file's bytes (lines of
+ * `base64(token) rank`, as Llama 3 and the OpenAI encodings ship them),
+ * `pattern` the pre-tokenization regular expression as tiktoken writes
+ * it (NULL: o200k_base's). The o200k_base and cl100k_base patterns (and
+ * the classic cl100k pattern Llama 3 uses) run on hand-written
+ * splitters; any other pattern on a general engine, slower but exact.
+ * The library keeps its own copy of the vocabulary.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`ranks` with `ranks_len` > 0,
+ * `out`), CUPEL_ERROR_INVALID_ARGUMENT (a malformed line, a duplicate
+ * token or rank, a missing single-byte token: the message names the
+ * line; a pattern that does not compile or uses what the engine does not
+ * support: the message names the problem and its place).
+ */
+enum cupel_status cupel_tokenizer_from_tiktoken(const uint8_t *ranks,
+                                                size_t ranks_len,
+                                                const char *pattern,
+                                                struct cupel_tokenizer **out);
+
+/**
+ * Frees a tokenizer. NULL is a no-op. Free each handle exactly once.
+ */
+void cupel_tokenizer_free(struct cupel_tokenizer *tokenizer);
+
+/**
+ * Counts the tokens of `text[0 .. len)` (UTF-8, not necessarily
+ * NUL-terminated; NULL with `len` 0 is the empty text): the length of
+ * tiktoken's `encode_ordinary` for this vocabulary, on every text.
+ * Special tokens such as `<|endoftext|>` count as ordinary text.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`tokenizer`, `out_tokens`, `text`
+ * with `len` > 0), CUPEL_ERROR_INVALID_ARGUMENT (invalid UTF-8: the
+ * message gives the offset of the first bad byte).
+ */
+enum cupel_status cupel_tokenizer_count(const struct cupel_tokenizer *tokenizer,
+                                        const char *text,
+                                        size_t len,
+                                        int64_t *out_tokens);
+
+/**
+ * Counts `count` texts: text i is `texts[i][0 .. lens[i])` and its count
+ * goes to `out_tokens[i]`. All or nothing: every text is checked first,
+ * and on error nothing is written. Large batches are counted on two
+ * threads.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`tokenizer`; `texts`, `lens`,
+ * `out_tokens` when `count` > 0; `texts[i]` NULL with `lens[i]` > 0),
+ * CUPEL_ERROR_INVALID_ARGUMENT (a text that is not UTF-8: the message
+ * names `texts[i]` and the offset).
+ */
+enum cupel_status cupel_tokenizer_count_many(const struct cupel_tokenizer *tokenizer,
+                                             size_t count,
+                                             const char *const *texts,
+                                             const size_t *lens,
+                                             int64_t *out_tokens);
+
+/**
+ * Cuts `text[0 .. len)` to at most `max_tokens` tokens. The kept text is
+ * `text[0 .. *out_head_end)` followed by `text[*out_tail_start .. len)`;
+ * `*out_tokens` is the head's count plus the tail's, each counted on its
+ * own, and never exceeds `max_tokens`. Both offsets are UTF-8 character
+ * boundaries. With T the tokens of the whole text, a token boundary is
+ * an offset where a token of T starts or ends:
+ *
+ * - if the whole text counts at most `max_tokens`: both offsets are
+ *   `len` and `*out_tokens` is its count; `max_tokens` 0 keeps nothing
+ *   (`head_end` 0, `tail_start` `len`);
+ * - CUPEL_KEEP_HEAD: `tail_start` = `len`; `head_end` is the largest
+ *   token boundary that is a character boundary and whose prefix counts
+ *   at most `max_tokens`;
+ * - CUPEL_KEEP_TAIL: `head_end` = 0; `tail_start` is the smallest token
+ *   boundary that is a character boundary and whose suffix counts at most
+ *   `max_tokens`;
+ * - CUPEL_KEEP_BOTH_ENDS: the head by the HEAD rule with
+ *   ceil(`max_tokens` / 2) tokens, then the tail by the TAIL rule with
+ *   `max_tokens` minus the head's count, never starting before `head_end`.
+ *
+ * The library inserts no marker: a host that writes one between head and
+ * tail ("[... 4,213 tokens cut ...]") reserves its tokens first. Joining
+ * pieces may change a count by a token at each seam, since a token can
+ * span the join. The cost is about one count of the text.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`tokenizer`, the three out-pointers,
+ * `text` with `len` > 0), CUPEL_ERROR_INVALID_ARGUMENT (invalid UTF-8
+ * with its offset; `max_tokens` < 0; an unknown `keep`).
+ */
+enum cupel_status cupel_tokenizer_truncate(const struct cupel_tokenizer *tokenizer,
+                                           const char *text,
+                                           size_t len,
+                                           int64_t max_tokens,
+                                           int keep,
+                                           size_t *out_head_end,
+                                           size_t *out_tail_start,
+                                           int64_t *out_tokens);
+
+/**
+ * Pushes one item made from a text: its tokens are the text's count with
+ * `tokenizer`, its content is the text (as `cupel_items_set_content`
+ * sets it), its score `score` and its kind `kind` (NULL: "Message"), as
+ * `cupel_items_push` takes them. The text is `text[0 .. len)`, UTF-8.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `tokenizer`, `text` with
+ * `len` > 0), CUPEL_ERROR_INVALID_ARGUMENT (invalid UTF-8 with its
+ * offset, an empty text (content must be non-empty), a bad score or
+ * kind). On error the list is unchanged.
+ */
+enum cupel_status cupel_items_push_text(struct cupel_items *items,
+                                        const struct cupel_tokenizer *tokenizer,
+                                        const char *text,
+                                        size_t len,
+                                        double score,
+                                        const char *kind);
+
+/**
+ * Pushes `count` items made from texts, all or nothing: item i has text
+ * `texts[i][0 .. lens[i])`, score `scores[i]` and kind `kinds[i]`
+ * (`kinds` NULL, or a NULL element: "Message"), and its count with
+ * `tokenizer` as its tokens. The texts are counted on up to two threads.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `tokenizer`; `texts`,
+ * `lens`, `scores` when `count` > 0; `texts[i]` NULL with `lens[i]` > 0),
+ * CUPEL_ERROR_INVALID_ARGUMENT (the message names the first bad
+ * element: `texts[i]` not UTF-8 or empty, `scores[i]`, `kinds[i]`). On
+ * error no item is added.
+ */
+enum cupel_status cupel_items_push_texts(struct cupel_items *items,
+                                         const struct cupel_tokenizer *tokenizer,
+                                         size_t count,
+                                         const char *const *texts,
+                                         const size_t *lens,
+                                         const double *scores,
+                                         const char *const *kinds);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -88,6 +88,11 @@ fn c_groups() {
     run_suite("test_groups");
 }
 
+#[test]
+fn c_text() {
+    run_suite("test_text");
+}
+
 /// The binding contract through the C ABI: every row that names c.
 #[test]
 fn c_contract() {

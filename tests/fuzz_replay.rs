@@ -64,3 +64,74 @@ fn versus_reference_corpus_and_random_cases() {
         driver::versus_reference(input);
     }
 }
+
+/// Seeded random texts as fuzz inputs: a leading byte, then characters of
+/// every class the patterns tell apart, now and then a byte that breaks
+/// UTF-8.
+fn random_texts(seed: u64, count: usize, max_chars: u64) -> Vec<Vec<u8>> {
+    const ALPHABET: &[&str] = &[
+        "a",
+        "Z",
+        "é",
+        "ǅ",
+        "中",
+        "한",
+        "я",
+        "\u{301}",
+        "0",
+        "٣",
+        " ",
+        "  ",
+        "\t",
+        "\n",
+        "\r\n",
+        "\u{a0}",
+        "'",
+        "'s",
+        "'LL",
+        ".",
+        "/",
+        "😀",
+        "\u{200d}",
+        "<|endoftext|>",
+        "don't",
+    ];
+    let mut rng = Rng(seed);
+    (0..count)
+        .map(|_| {
+            let mut v = vec![rng.next() as u8];
+            for _ in 0..rng.below(max_chars + 1) {
+                if rng.below(200) == 0 {
+                    v.push(0x80 | rng.next() as u8);
+                } else {
+                    v.extend_from_slice(
+                        ALPHABET[rng.below(ALPHABET.len() as u64) as usize].as_bytes(),
+                    );
+                }
+            }
+            v
+        })
+        .collect()
+}
+
+#[test]
+fn tokenize_corpus_and_random_texts() {
+    let corpus = corpus("tokenize");
+    assert!(corpus.len() >= 10, "the tokenize corpus is missing");
+    for input in corpus
+        .iter()
+        .chain(&random_texts(3, 3_000, 60))
+        .chain(&random_inputs(4, 500, 100))
+    {
+        driver::tokenize(input);
+    }
+}
+
+#[test]
+fn pretok_corpus_and_random_texts() {
+    let corpus = corpus("pretok");
+    assert!(corpus.len() >= 10, "the pretok corpus is missing");
+    for input in corpus.iter().chain(&random_texts(5, 3_000, 80)) {
+        driver::pretok(input);
+    }
+}

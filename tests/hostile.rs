@@ -468,3 +468,96 @@ fn a_panic_in_the_core_is_internal_and_contained() {
     h.push(5, 0.5);
     assert_eq!(h.slice().unwrap().0, vec![0]);
 }
+
+#[test]
+fn tokenizers_refuse_what_they_cannot_read() {
+    let mut t = ptr::null_mut();
+    assert_eq!(
+        unsafe { cupel_tokenizer_new(c"o200k_base".as_ptr(), &mut t) },
+        CUPEL_OK
+    );
+    let mut n = -1i64;
+    // A length that does not fit in memory, and a NULL text with a length.
+    expect(
+        unsafe { cupel_tokenizer_count(t, c"x".as_ptr(), usize::MAX, &mut n) },
+        CUPEL_ERROR_INVALID_ARGUMENT,
+        &["text: length"],
+    );
+    expect(
+        unsafe { cupel_tokenizer_count(t, ptr::null(), 1, &mut n) },
+        CUPEL_ERROR_NULL_POINTER,
+        &["text"],
+    );
+    // Every keep value outside the enum, and extreme budgets.
+    let text = "one two three four five";
+    let (mut h, mut tl) = (7usize, 7usize);
+    for bad in [-1, 3, i32::MAX, i32::MIN] {
+        expect(
+            unsafe {
+                cupel_tokenizer_truncate(
+                    t,
+                    text.as_ptr().cast(),
+                    text.len(),
+                    2,
+                    bad,
+                    &mut h,
+                    &mut tl,
+                    &mut n,
+                )
+            },
+            CUPEL_ERROR_INVALID_ARGUMENT,
+            &["keep", &bad.to_string()],
+        );
+    }
+    expect(
+        unsafe {
+            cupel_tokenizer_truncate(
+                t,
+                text.as_ptr().cast(),
+                text.len(),
+                i64::MIN,
+                0,
+                &mut h,
+                &mut tl,
+                &mut n,
+            )
+        },
+        CUPEL_ERROR_INVALID_ARGUMENT,
+        &["max_tokens", &i64::MIN.to_string()],
+    );
+    assert_eq!((h, tl, n), (7, 7, -1), "a failed call wrote");
+    let status = unsafe {
+        cupel_tokenizer_truncate(
+            t,
+            text.as_ptr().cast(),
+            text.len(),
+            i64::MAX,
+            2,
+            &mut h,
+            &mut tl,
+            &mut n,
+        )
+    };
+    assert_eq!(status, CUPEL_OK);
+    assert_eq!((h, tl, n), (text.len(), text.len(), 5));
+    // Ten megabytes of text in one call, and a vocabulary file of garbage.
+    let big = "word ".repeat(2_000_000);
+    assert_eq!(
+        unsafe { cupel_tokenizer_count(t, big.as_ptr().cast(), big.len(), &mut n) },
+        CUPEL_OK
+    );
+    assert_eq!(n, 2_000_001); // "word", then " word" each time, and the last space
+    let garbage: Vec<u8> = (0..100_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let mut u = ptr::null_mut();
+    expect(
+        unsafe {
+            cupel_tokenizer_from_tiktoken(garbage.as_ptr(), garbage.len(), ptr::null(), &mut u)
+        },
+        CUPEL_ERROR_INVALID_ARGUMENT,
+        &["line 1"],
+    );
+    assert!(u.is_null());
+    unsafe { cupel_tokenizer_free(t) };
+}

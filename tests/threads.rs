@@ -166,3 +166,33 @@ fn twelve_threads_slice_shared_handles_like_one() {
         cupel_items_free(items);
     }
 }
+
+/// One tokenizer shared by many threads: every thread's counts are the
+/// single-threaded ones (a tokenizer is immutable; each thread has its own
+/// piece cache).
+#[test]
+fn threads_count_with_one_tokenizer() {
+    let tk = cupel::text::tokenizer::Tokenizer::builtin("o200k_base").unwrap();
+    let texts: Vec<String> = (0..200)
+        .map(|i| {
+            format!(
+                "message {i}: the quick brown fox jumps over {} lazy dogs; 日本語 {i}",
+                i * 7
+            )
+        })
+        .collect();
+    let want: Vec<usize> = texts.iter().map(|t| tk.count(t)).collect();
+    std::thread::scope(|s| {
+        for k in 0..8 {
+            let (tk, texts, want) = (&tk, &texts, &want);
+            s.spawn(move || {
+                for round in 0..20 {
+                    let i = (k * 31 + round * 7) % texts.len();
+                    assert_eq!(tk.count(&texts[i]), want[i]);
+                }
+                let refs: Vec<&str> = texts.iter().map(|t| t.as_str()).collect();
+                assert_eq!(&tk.count_many(&refs), want);
+            });
+        }
+    });
+}

@@ -44,6 +44,12 @@ typedef enum cupel_decay_curve {
   CUPEL_DECAY_WINDOW = 2,
 } cupel_decay_curve;
 
+typedef enum cupel_keep {
+  CUPEL_KEEP_HEAD = 0,
+  CUPEL_KEEP_TAIL = 1,
+  CUPEL_KEEP_BOTH_ENDS = 2,
+} cupel_keep;
+
 typedef struct cupel_budget cupel_budget;
 
 typedef struct cupel_items cupel_items;
@@ -59,6 +65,8 @@ typedef struct cupel_scorer cupel_scorer;
 typedef struct cupel_slicer cupel_slicer;
 
 typedef struct cupel_stream cupel_stream;
+
+typedef struct cupel_tokenizer cupel_tokenizer;
 
 typedef struct cupel_decision {
   size_t item_index;
@@ -446,3 +454,41 @@ enum cupel_status cupel_stream_finish(struct cupel_stream *stream,
                                       size_t *out_indices,
                                       size_t capacity,
                                       size_t *out_len);
+enum cupel_status cupel_tokenizer_new(const char *name,
+                                      struct cupel_tokenizer **out);
+enum cupel_status cupel_tokenizer_from_tiktoken(const uint8_t *ranks,
+                                                size_t ranks_len,
+                                                const char *pattern,
+                                                struct cupel_tokenizer **out);
+void cupel_tokenizer_free(struct cupel_tokenizer *tokenizer);
+
+enum cupel_status cupel_tokenizer_count(const struct cupel_tokenizer *tokenizer,
+                                        const char *text,
+                                        size_t len,
+                                        int64_t *out_tokens);
+enum cupel_status cupel_tokenizer_count_many(const struct cupel_tokenizer *tokenizer,
+                                             size_t count,
+                                             const char *const *texts,
+                                             const size_t *lens,
+                                             int64_t *out_tokens);
+enum cupel_status cupel_tokenizer_truncate(const struct cupel_tokenizer *tokenizer,
+                                           const char *text,
+                                           size_t len,
+                                           int64_t max_tokens,
+                                           int keep,
+                                           size_t *out_head_end,
+                                           size_t *out_tail_start,
+                                           int64_t *out_tokens);
+enum cupel_status cupel_items_push_text(struct cupel_items *items,
+                                        const struct cupel_tokenizer *tokenizer,
+                                        const char *text,
+                                        size_t len,
+                                        double score,
+                                        const char *kind);
+enum cupel_status cupel_items_push_texts(struct cupel_items *items,
+                                         const struct cupel_tokenizer *tokenizer,
+                                         size_t count,
+                                         const char *const *texts,
+                                         const size_t *lens,
+                                         const double *scores,
+                                         const char *const *kinds);

@@ -1311,3 +1311,233 @@ pub fn versus_reference(data: &[u8]) {
         }
     }
 }
+
+/// The tokenizers, through the C ABI, on arbitrary bytes: invalid UTF-8
+/// is refused at the offset Rust finds; valid text counts as tiktoken-rs
+/// counts it (both built-in encodings); truncation keeps its promises
+/// (at most `max` tokens, character boundaries, the head before the tail,
+/// the count of what is kept) and, on short texts, equals its definition
+/// by brute force; an item pushed from the text has that count.
+pub fn tokenize(data: &[u8]) {
+    use std::sync::OnceLock;
+    struct Oracle {
+        ours: *mut cupel_tokenizer,
+        theirs: tiktoken_rs::CoreBPE,
+    }
+    // SAFETY (of the two impls): the tokenizer is immutable after creation
+    // and documented as shareable across threads.
+    unsafe impl Send for Oracle {}
+    unsafe impl Sync for Oracle {}
+    static ORACLES: OnceLock<[Oracle; 2]> = OnceLock::new();
+    let oracles = ORACLES.get_or_init(|| {
+        let new = |name: &CStr| {
+            let mut t = ptr::null_mut();
+            assert_eq!(
+                unsafe { cupel_tokenizer_new(name.as_ptr(), &mut t) },
+                CUPEL_OK
+            );
+            t
+        };
+        [
+            Oracle {
+                ours: new(c"o200k_base"),
+                theirs: tiktoken_rs::o200k_base().unwrap(),
+            },
+            Oracle {
+                ours: new(c"cl100k_base"),
+                theirs: tiktoken_rs::cl100k_base().unwrap(),
+            },
+        ]
+    });
+    // The first byte picks a truncation budget; the rest is the text.
+    let (max, bytes) = match data.split_first() {
+        Some((&m, rest)) => (m as i64 % 40, rest),
+        None => (0, data),
+    };
+    for o in oracles {
+        let mut n = -1i64;
+        let status =
+            unsafe { cupel_tokenizer_count(o.ours, bytes.as_ptr().cast(), bytes.len(), &mut n) };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                assert_eq!(status, CUPEL_ERROR_INVALID_ARGUMENT);
+                assert!(
+                    last_error().contains(&format!("offset {}", e.valid_up_to())),
+                    "{}",
+                    last_error()
+                );
+                assert_eq!(n, -1, "a failed count wrote");
+                continue;
+            }
+        };
+        assert_eq!(status, CUPEL_OK, "{}", last_error());
+        let want = o.theirs.encode_ordinary(text);
+        assert_eq!(n as usize, want.len(), "count of {text:?}");
+        let count = |s: &str| o.theirs.encode_ordinary(s).len();
+        for keep in [CUPEL_KEEP_HEAD, CUPEL_KEEP_TAIL, CUPEL_KEEP_BOTH_ENDS] {
+            let (mut head, mut tail, mut kept) = (0usize, 0usize, 0i64);
+            let status = unsafe {
+                cupel_tokenizer_truncate(
+                    o.ours,
+                    text.as_ptr().cast(),
+                    text.len(),
+                    max,
+                    keep as i32,
+                    &mut head,
+                    &mut tail,
+                    &mut kept,
+                )
+            };
+            assert_eq!(status, CUPEL_OK, "{}", last_error());
+            assert!(
+                head <= tail && tail <= text.len(),
+                "{head}..{tail} of {}",
+                text.len()
+            );
+            assert!(text.is_char_boundary(head) && text.is_char_boundary(tail));
+            assert!(kept <= max || kept as usize == want.len() && want.len() as i64 <= max);
+            let tail_count = if tail < text.len() {
+                count(&text[tail..])
+            } else {
+                0
+            };
+            assert_eq!(
+                kept as usize,
+                count(&text[..head]) + tail_count,
+                "{keep:?} {max} of {text:?}"
+            );
+            if want.len() as i64 <= max {
+                assert_eq!((head, tail), (text.len(), text.len()));
+            }
+            if text.len() <= 64 {
+                let expected = brute_force_cut(&o.theirs, text, max as usize, keep);
+                assert_eq!(
+                    (head, tail, kept as usize),
+                    expected,
+                    "{keep:?} {max} of {text:?}"
+                );
+            }
+        }
+        // An item from the text: its tokens are the count.
+        if !text.is_empty() {
+            let mut items = ptr::null_mut();
+            assert_eq!(unsafe { cupel_items_new(&mut items) }, CUPEL_OK);
+            let status = unsafe {
+                cupel_items_push_text(
+                    items,
+                    o.ours,
+                    text.as_ptr().cast(),
+                    text.len(),
+                    0.5,
+                    ptr::null(),
+                )
+            };
+            assert_eq!(status, CUPEL_OK, "{}", last_error());
+            let mut t = 0;
+            assert_eq!(unsafe { cupel_items_tokens(items, 0, &mut t) }, CUPEL_OK);
+            assert_eq!(t as usize, want.len());
+            unsafe { cupel_items_free(items) };
+        }
+    }
+}
+
+/// Arbitrary bytes as UTF-8 (lossily): each hand-written pre-tokenizer
+/// (o200k_base, cl100k_base, Llama 3), and the general engine on the same
+/// patterns, gives exactly fancy-regex's pieces (the engine tiktoken runs).
+pub fn pretok(data: &[u8]) {
+    use cupel::text::pretok::Pattern;
+    use std::sync::OnceLock;
+    struct Case {
+        hand: Pattern,
+        general: Pattern,
+        oracle: fancy_regex::Regex,
+    }
+    static CASES: OnceLock<Vec<Case>> = OnceLock::new();
+    let cases = CASES.get_or_init(|| {
+        [Pattern::O200K, Pattern::CL100K, Pattern::LLAMA3]
+            .into_iter()
+            .map(|src| Case {
+                hand: Pattern::compile(src).unwrap(),
+                general: Pattern::compile_general(src).unwrap(),
+                oracle: fancy_regex::Regex::new(src).unwrap(),
+            })
+            .collect()
+    });
+    let text = String::from_utf8_lossy(data);
+    let text: &str = &text;
+    for case in cases {
+        assert!(case.hand.is_hand_written());
+        let mut expected = vec![];
+        for m in case.oracle.find_iter(text) {
+            // fancy-regex's backtracking limit: no oracle for this input.
+            let Ok(m) = m else { return };
+            if m.start() < m.end() {
+                expected.push((m.start(), m.end()));
+            }
+        }
+        assert_eq!(case.hand.pieces(text), expected, "hand-written on {text:?}");
+        assert_eq!(case.general.pieces(text), expected, "general on {text:?}");
+    }
+}
+
+/// `cupel_tokenizer_truncate`'s rules by brute force: every token boundary
+/// of the whole text that is a character boundary, every prefix and suffix
+/// counted in full.
+fn brute_force_cut(
+    theirs: &tiktoken_rs::CoreBPE,
+    text: &str,
+    max: usize,
+    keep: cupel_keep,
+) -> (usize, usize, usize) {
+    let count = |s: &str| theirs.encode_ordinary(s).len();
+    let len = text.len();
+    let total = count(text);
+    if total <= max {
+        return (len, len, total);
+    }
+    if max == 0 {
+        return (0, len, 0);
+    }
+    let mut cands = vec![0];
+    let mut at = 0;
+    for t in theirs.encode_ordinary(text) {
+        at += theirs.decode_bytes(&[t]).unwrap().len();
+        cands.push(at);
+    }
+    cands.retain(|&b| text.is_char_boundary(b));
+    let head = |max: usize| {
+        cands
+            .iter()
+            .rev()
+            .map(|&b| (b, count(&text[..b])))
+            .find(|&(_, c)| c <= max)
+            .unwrap_or((0, 0))
+    };
+    let tail = |max: usize, from: usize| {
+        if max == 0 {
+            return (len, 0);
+        }
+        cands
+            .iter()
+            .filter(|&&b| b >= from)
+            .map(|&b| (b, count(&text[b..])))
+            .find(|&(_, c)| c <= max)
+            .unwrap_or((len, 0))
+    };
+    match keep {
+        CUPEL_KEEP_HEAD => {
+            let (h, c) = head(max);
+            (h, len, c)
+        }
+        CUPEL_KEEP_TAIL => {
+            let (t, c) = tail(max, 0);
+            (0, t, c)
+        }
+        CUPEL_KEEP_BOTH_ENDS => {
+            let (h, hc) = head(max.div_ceil(2));
+            let (t, tc) = tail(max - hc, h);
+            (h, t, hc + tc)
+        }
+    }
+}

@@ -20,6 +20,7 @@ mod scorer;
 mod slice;
 mod slicer;
 mod stream;
+mod tokenizer;
 
 pub use budget::*;
 pub use items::*;
@@ -32,6 +33,7 @@ pub use scorer::*;
 pub use slice::*;
 pub use slicer::*;
 pub use stream::*;
+pub use tokenizer::*;
 
 use crate::error::{Error, Result};
 use std::cell::RefCell;

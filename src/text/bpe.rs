@@ -10,8 +10,6 @@
 //! quadratic.
 
 use super::vocab::Vocab;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Pieces up to this many bytes merge in an array on the stack.
 const SMALL: usize = 48;
@@ -28,6 +26,15 @@ pub fn count(vocab: &Vocab, piece: &[u8]) -> usize {
     if vocab.rank(piece).is_some() {
         return 1;
     }
+    let mut n = 0;
+    merge(vocab, piece, |_| n += 1);
+    n
+}
+
+/// The number of tokens of `piece`, known to be no token as a whole and
+/// at least two bytes long.
+#[inline]
+pub fn count_merged(vocab: &Vocab, piece: &[u8]) -> usize {
     let mut n = 0;
     merge(vocab, piece, |_| n += 1);
     n
@@ -115,7 +122,6 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     let mut prev: Vec<u32> = (0..n as u32).map(|i| i.wrapping_sub(1)).collect();
     // rank[i]: the rank of part i merged with its next part (NONE if none).
     let mut rank = vec![NONE; n];
-    let mut heap = BinaryHeap::with_capacity(n);
     let pair = |next: &[u32], i: usize| -> u32 {
         let j = next[i] as usize;
         if j >= n {
@@ -123,15 +129,18 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
         }
         vocab.rank(&piece[i..next[j] as usize]).unwrap_or(NONE)
     };
+    let key = |r: u32, i: usize| (r as u64) << 32 | i as u64;
+    let mut initial = Vec::with_capacity(n);
     for (i, slot) in rank[..n - 1].iter_mut().enumerate() {
         let r = pair(&next, i);
         *slot = r;
         if r != NONE {
-            heap.push(Reverse((r as u64) << 32 | i as u64));
+            initial.push(key(r, i));
         }
     }
-    while let Some(Reverse(key)) = heap.pop() {
-        let (r, i) = ((key >> 32) as u32, (key & 0xffff_ffff) as usize);
+    let mut heap = Heap::from(initial);
+    while let Some(k) = heap.pop() {
+        let (r, i) = ((k >> 32) as u32, (k & 0xffff_ffff) as usize);
         if rank[i] != r {
             continue; // stale: part i merged or its pair changed since
         }
@@ -146,7 +155,7 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
         let r = pair(&next, i);
         rank[i] = r;
         if r != NONE {
-            heap.push(Reverse((r as u64) << 32 | i as u64));
+            heap.push(key(r, i));
         }
         let p = prev[i];
         if p != u32::MAX {
@@ -154,7 +163,7 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
             let r = pair(&next, p);
             rank[p] = r;
             if r != NONE {
-                heap.push(Reverse((r as u64) << 32 | p as u64));
+                heap.push(key(r, p));
             }
         }
     }
@@ -162,6 +171,74 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     while i < n {
         i = next[i] as usize;
         end(i);
+    }
+}
+
+/// A 4-ary min-heap of keys: half the depth of a binary heap, and the four
+/// children it compares share a cache line.
+struct Heap(Vec<u64>);
+
+impl Heap {
+    /// A heap of `keys`, built in O(n).
+    fn from(keys: Vec<u64>) -> Heap {
+        let mut h = Heap(keys);
+        let n = h.0.len();
+        if n > 1 {
+            for i in (0..=(n - 2) / 4).rev() {
+                h.down(i);
+            }
+        }
+        h
+    }
+
+    fn push(&mut self, key: u64) {
+        let v = &mut self.0;
+        let mut i = v.len();
+        v.push(key);
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if v[parent] <= key {
+                break;
+            }
+            v[i] = v[parent];
+            i = parent;
+        }
+        v[i] = key;
+    }
+
+    fn pop(&mut self) -> Option<u64> {
+        let last = self.0.pop()?;
+        if self.0.is_empty() {
+            return Some(last);
+        }
+        let top = std::mem::replace(&mut self.0[0], last);
+        self.down(0);
+        Some(top)
+    }
+
+    /// Sifts the key at `i` down to its place.
+    fn down(&mut self, mut i: usize) {
+        let v = &mut self.0;
+        let n = v.len();
+        let key = v[i];
+        loop {
+            let first = 4 * i + 1;
+            if first >= n {
+                break;
+            }
+            let mut best = first;
+            for c in first + 1..(first + 4).min(n) {
+                if v[c] < v[best] {
+                    best = c;
+                }
+            }
+            if v[best] >= key {
+                break;
+            }
+            v[i] = v[best];
+            i = best;
+        }
+        v[i] = key;
     }
 }
 

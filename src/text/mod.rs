@@ -7,6 +7,7 @@
 
 pub mod bpe;
 pub mod pretok;
+pub mod tokenizer;
 pub mod unicode;
 mod unicode_tables;
 pub mod vocab;

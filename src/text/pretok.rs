@@ -129,6 +129,35 @@ impl Pattern {
         }
     }
 
+    /// Like [`split`](Self::split), but stops after the first piece for
+    /// which `piece` returns false (truncation re-splits a suffix only until
+    /// it meets the whole text's pieces again).
+    pub fn split_while(&self, text: &str, mut piece: impl FnMut(usize, usize) -> bool) {
+        let b = text.as_bytes();
+        let next: fn(&[u8], usize) -> usize = match self {
+            Pattern::O200k => o200k_piece,
+            Pattern::Cl100k => |b, i| cl100k_piece(b, i, true),
+            Pattern::Llama3 => |b, i| cl100k_piece(b, i, false),
+            Pattern::General(re) => {
+                let mut going = true;
+                re.find_iter(text, |s, e| {
+                    if going {
+                        going = piece(s, e);
+                    }
+                });
+                return;
+            }
+        };
+        let mut i = 0;
+        while i < b.len() {
+            let e = next(b, i);
+            if !piece(i, e) {
+                return;
+            }
+            i = e;
+        }
+    }
+
     /// The pieces of `text` as byte ranges (a convenience over
     /// [`split`](Self::split); it allocates).
     pub fn pieces(&self, text: &str) -> Vec<(usize, usize)> {

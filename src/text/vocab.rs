@@ -65,17 +65,55 @@ pub struct Vocab {
     offsets: Vec<u32>,
     /// Token `t`'s rank; `None` when every token's rank is its number.
     ranks: Option<Vec<u32>>,
-    /// Open addressing: `fingerprint << 32 | (token + 1)`; 0 is empty.
-    slots: Vec<u64>,
+    /// Open addressing, one cache line holds four: each slot has the
+    /// token's first eight bytes inline, so most probes touch nothing else.
+    slots: Vec<Slot>,
+    /// One byte of each slot's hash (0: empty), probed first: 1/16 of the
+    /// slots' memory, so a lookup of a string that is no token (half of a
+    /// merge's lookups) stays in cache.
+    tags: Vec<u8>,
     mask: usize,
     /// The rank of each single byte.
     byte_ranks: [u32; 256],
+    /// The rank of each two-byte string (`NO_RANK` when it is no token):
+    /// the first round of every merge looks these up.
+    pair_ranks: Vec<u32>,
+    /// A number no other vocabulary of the process has (the piece caches
+    /// key their entries by it).
+    id: u64,
+}
+
+/// The next vocabulary id (0 is never given: it marks empty cache entries).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+/// No rank: the two-byte table's empty entry.
+const NO_RANK: u32 = u32::MAX;
+
+/// A hash-table slot: the token's first eight bytes (zero-padded) and
+/// `meta`: bits 0-31 the token's number + 1 (0: empty), 32-39 its length
+/// (saturating at 255), 40-63 24 bits of its hash.
+#[derive(Debug, Clone, Copy, Default)]
+struct Slot {
+    head: u64,
+    meta: u64,
+}
+
+/// The probe tag of a hash: its top byte, never 0 (0 marks an empty slot).
+#[inline]
+fn tag(h: u64) -> u8 {
+    ((h >> 56) as u8).max(1)
+}
+
+/// The part of a slot's `meta` that a lookup compares: length and hash bits.
+#[inline]
+fn key_meta(len: usize, h: u64) -> u64 {
+    (len.min(255) as u64) << 32 | (h >> 40) << 40
 }
 
 /// A 64-bit hash of a token's bytes: its first and last eight bytes and its
 /// length, multiplied and folded (tokens are short: most fit in 16 bytes).
 #[inline]
-fn hash(b: &[u8]) -> u64 {
+pub(crate) fn hash(b: &[u8]) -> u64 {
     const K: u64 = 0x9E37_79B9_7F4A_7C15;
     let n = b.len();
     let (head, tail) = if n >= 8 {
@@ -128,6 +166,12 @@ impl Vocab {
         &self.bytes[self.offsets[t] as usize..self.offsets[t + 1] as usize]
     }
 
+    /// This vocabulary's process-wide id.
+    #[inline]
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
     /// Token `t`'s rank.
     #[inline]
     fn rank_of(&self, t: usize) -> u32 {
@@ -140,21 +184,32 @@ impl Vocab {
     /// The rank of `b`, if it is a token.
     #[inline]
     pub fn rank(&self, b: &[u8]) -> Option<u32> {
-        if b.len() == 1 {
-            return Some(self.byte_ranks[b[0] as usize]);
+        match b.len() {
+            0 => return None,
+            1 => return Some(self.byte_ranks[b[0] as usize]),
+            2 => {
+                let r = self.pair_ranks[(b[0] as usize) << 8 | b[1] as usize];
+                return (r != NO_RANK).then_some(r);
+            }
+            _ => {}
         }
         let h = hash(b);
-        let tag = h >> 32;
+        let want_tag = tag(h);
         let mut i = h as usize & self.mask;
         loop {
-            let s = self.slots[i];
-            if s == 0 {
+            let t = self.tags[i];
+            if t == 0 {
                 return None;
             }
-            if s >> 32 == tag {
-                let t = (s as u32 - 1) as usize;
-                if self.token(t) == b {
-                    return Some(self.rank_of(t));
+            if t == want_tag {
+                let s = self.slots[i];
+                if s.meta & !0xffff_ffff == key_meta(b.len(), h)
+                    && s.head == load_short(&b[..b.len().min(8)])
+                {
+                    let t = (s.meta as u32 - 1) as usize;
+                    if b.len() <= 8 || self.token(t)[8..] == b[8..] {
+                        return Some(self.rank_of(t));
+                    }
                 }
             }
             i = (i + 1) & self.mask;
@@ -175,9 +230,12 @@ impl Vocab {
             bytes,
             offsets,
             ranks,
-            slots: vec![0; cap],
+            slots: vec![Slot::default(); cap],
+            tags: vec![0; cap],
             mask: cap - 1,
             byte_ranks: [u32::MAX; 256],
+            pair_ranks: vec![NO_RANK; 1 << 16],
+            id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         };
         let tok = |offsets: &[u32], t: usize| offsets[t] as usize..offsets[t + 1] as usize;
         for t in 0..n {
@@ -190,16 +248,24 @@ impl Vocab {
                 )));
             }
             let h = hash(b);
-            let tag = h >> 32;
+            let head = load_short(&b[..b.len().min(8)]);
+            let want = key_meta(b.len(), h);
             let mut i = h as usize & v.mask;
             loop {
                 let s = v.slots[i];
-                if s == 0 {
-                    v.slots[i] = tag << 32 | (t as u64 + 1);
+                if s.meta == 0 {
+                    v.slots[i] = Slot {
+                        head,
+                        meta: want | (t as u64 + 1),
+                    };
+                    v.tags[i] = tag(h);
                     break;
                 }
-                let u = (s as u32 - 1) as usize;
-                if s >> 32 == tag && &v.bytes[tok(&v.offsets, u)] == b {
+                let u = (s.meta as u32 - 1) as usize;
+                if s.meta & !0xffff_ffff == want
+                    && s.head == head
+                    && &v.bytes[tok(&v.offsets, u)] == b
+                {
                     return Err(Error::InvalidArgument(format!(
                         "{}: the token {:?} is already {}",
                         line(t),
@@ -209,12 +275,14 @@ impl Vocab {
                 }
                 i = (i + 1) & v.mask;
             }
-            if b.len() == 1 {
-                let r = match &v.ranks {
-                    Some(r) => r[t],
-                    None => t as u32,
-                };
-                v.byte_ranks[b[0] as usize] = r;
+            let r = match &v.ranks {
+                Some(r) => r[t],
+                None => t as u32,
+            };
+            match b.len() {
+                1 => v.byte_ranks[b[0] as usize] = r,
+                2 => v.pair_ranks[(b[0] as usize) << 8 | b[1] as usize] = r,
+                _ => {}
             }
         }
         if let Some(missing) = v.byte_ranks.iter().position(|&r| r == u32::MAX) {
@@ -343,7 +411,9 @@ impl Vocab {
         owned
             + self.offsets.capacity() * 4
             + self.ranks.as_ref().map_or(0, |r| r.capacity() * 4)
-            + self.slots.capacity() * 8
+            + self.slots.capacity() * std::mem::size_of::<Slot>()
+            + self.pair_ranks.capacity() * 4
+            + self.tags.capacity()
     }
 }
 
