@@ -21,7 +21,10 @@ typedef struct {
   cupel_placer *chronological;
   cupel_pipeline *pipeline;
   cupel_stream *stream;
+  cupel_tokenizer *tokenizer;
 } fixture_t;
+
+static const char *SENTENCE = "Hello, world! This is libcupel counting tokens.";
 
 /* What a call did: its status and, for calls that return something, the
  * result as text (e.g. "[2]", "50", "BudgetExceeded"). */
@@ -50,12 +53,13 @@ static int fixture_new(fixture_t *f) {
       cupel_scorer_new_recency(&f->recency) || cupel_scorer_new_priority(&f->priority) ||
       cupel_scorer_new_kind(NULL, 0, &f->kind) || cupel_placer_new_chronological(&f->chronological) ||
       cupel_pipeline_new(f->recency, f->greedy, f->chronological, &f->pipeline) ||
-      cupel_stream_new(100, 0, &f->stream))
+      cupel_stream_new(100, 0, &f->stream) || cupel_tokenizer_new("o200k_base", &f->tokenizer))
     return 0;
   return 1;
 }
 
 static void fixture_free(fixture_t *f) {
+  cupel_tokenizer_free(f->tokenizer);
   cupel_stream_free(f->stream);
   cupel_pipeline_free(f->pipeline);
   cupel_placer_free(f->chronological);
@@ -77,6 +81,9 @@ static int replaces(const row_t *r, const char *arg) { return is(r->arg, arg); }
 static int64_t i64_of(const row_t *r, const char *arg, int64_t dflt) {
   if (!replaces(r, arg)) return dflt;
   if (is(r->value, "end")) return 3;
+  if (is(r->value, "head")) return CUPEL_KEEP_HEAD;
+  if (is(r->value, "tail")) return CUPEL_KEEP_TAIL;
+  if (is(r->value, "both_ends")) return CUPEL_KEEP_BOTH_ENDS;
   return strtoll(r->value, NULL, 10);
 }
 
@@ -345,6 +352,58 @@ static cupel_status call(const row_t *r, fixture_t *f, outcome_t *o) {
     return cupel_stream_push(HANDLE(r, "stream", f->stream), i64_of(r, "tokens", 10), f64_of(r, "score", 0.5),
                              &full);
   }
+  if (is(op, "tokenizer.new")) {
+    cupel_tokenizer *t = NULL;
+    cupel_status st = cupel_tokenizer_new(str_of(r, "name", "o200k_base", b1, sizeof b1), &t);
+    cupel_tokenizer_free(t);
+    return st;
+  }
+  if (is(op, "tokenizer.count")) {
+    int64_t n = -1;
+    const char *text = str_of(r, "text", SENTENCE, b1, sizeof b1);
+    cupel_status st = cupel_tokenizer_count(HANDLE(r, "tokenizer", f->tokenizer), text,
+                                            text ? strlen(text) : (replaces(r, "text") ? 5 : 0), &n);
+    if (st == CUPEL_OK) snprintf(o->result, sizeof o->result, "%lld", (long long)n);
+    return st;
+  }
+  if (is(op, "tokenizer.count_many")) {
+    const char *texts[2];
+    size_t lens[2];
+    int64_t counts[2] = {-1, -1};
+    cupel_status st;
+    texts[0] = SENTENCE;
+    texts[1] = str_of(r, "texts", "hello world", b1, sizeof b1);
+    lens[0] = strlen(SENTENCE);
+    lens[1] = texts[1] ? strlen(texts[1]) : 5; /* NULL with a length */
+    st = cupel_tokenizer_count_many(HANDLE(r, "tokenizer", f->tokenizer), 2, texts, lens, counts);
+    if (st == CUPEL_OK) snprintf(o->result, sizeof o->result, "[%lld,%lld]", (long long)counts[0], (long long)counts[1]);
+    return st;
+  }
+  if (is(op, "tokenizer.truncate")) {
+    size_t head = 0, tail = 0;
+    int64_t n = 0;
+    const char *text = str_of(r, "text", SENTENCE, b1, sizeof b1);
+    cupel_status st = cupel_tokenizer_truncate(HANDLE(r, "tokenizer", f->tokenizer), text, text ? strlen(text) : 0,
+                                               i64_of(r, "max_tokens", 4), (int)i64_of(r, "keep", CUPEL_KEEP_HEAD),
+                                               &head, &tail, &n);
+    if (st == CUPEL_OK) snprintf(o->result, sizeof o->result, "[%zu,%zu,%lld]", head, tail, (long long)n);
+    return st;
+  }
+  if (is(op, "items.push_text")) {
+    const char *text = str_of(r, "text", "hello world", b1, sizeof b1);
+    cupel_status st = cupel_items_push_text(HANDLE(r, "items", f->items), HANDLE(r, "tokenizer", f->tokenizer), text,
+                                            text ? strlen(text) : 0, f64_of(r, "score", 0.5),
+                                            str_of(r, "kind", "Message", b2, sizeof b2));
+    if (st == CUPEL_OK) {
+      int64_t t = -1;
+      const char *c = NULL;
+      size_t len = 0;
+      if (cupel_items_len(f->items) != 4 || cupel_items_tokens(f->items, 3, &t) || t != 2 ||
+          cupel_items_content(f->items, 3, &c, &len) || len != 11 || memcmp(c, "hello world", 11))
+        fail_check(o, "the pushed item");
+    }
+    return st;
+  }
   if (is(op, "reason.name")) {
     snprintf(o->result, sizeof o->result, "%s", cupel_reason_str((int)i64_of(r, "code", 0)));
     return CUPEL_OK;
@@ -382,6 +441,7 @@ static int has_word(const char *msg, const char *word) {
 static const char *position_of(const row_t *r) {
   if (is(r->value, "end")) return "3";
   if (is(r->op, "items.push_many")) return "11";
+  if (is(r->op, "tokenizer.count_many") && is(r->arg, "texts")) return "1";
   if ((is(r->op, "scorer.composite") && (is(r->arg, "children") || is(r->arg, "weights"))) ||
       (is(r->op, "placer.place") && (is(r->arg, "indices") || is(r->arg, "scores"))))
     return "2";
