@@ -56,8 +56,109 @@ pub fn split(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
 fn merge(vocab: &Vocab, piece: &[u8], end: impl FnMut(usize)) {
     if piece.len() <= SMALL {
         merge_small(vocab, piece, end)
-    } else {
+    } else if piece.len() <= LONG {
         merge_heap(vocab, piece, end)
+    } else {
+        merge_long(vocab, piece, end)
+    }
+}
+
+/// Pieces longer than this are encoded in chunks (see [`merge_long`]).
+const LONG: usize = 1024;
+
+/// The chunk length of [`merge_long`].
+const CHUNK: usize = 256;
+
+/// Whether two tokens, side by side, stay two tokens: the merges of their
+/// bytes together end exactly between them. (The encoding of a text is
+/// the one sequence of tokens that covers it and whose neighbours are all
+/// compatible so; the encoding of a piece always is.)
+fn compatible(vocab: &Vocab, piece: &[u8], split: usize) -> bool {
+    if vocab.rank(piece).is_some() {
+        return false;
+    }
+    let mut ends = [0usize; 3];
+    let mut n = 0;
+    merge(vocab, piece, |e| {
+        if n < 3 {
+            ends[n] = e;
+        }
+        n += 1;
+    });
+    n == 2 && ends[0] == split
+}
+
+/// A long piece (a megabyte of one letter is one piece): encoded chunk by
+/// chunk, each with its own small heap, then stitched. Tokens move one by
+/// one onto the output; a token that begins a chunk (or follows a stretch
+/// encoded again) is checked for compatibility with the token before it,
+/// the others are compatible with theirs by construction. Where a pair
+/// fails, the tokens around the seam are encoded again as one stretch (twice
+/// as wide each time it fails again) and the stretch's tokens go back in
+/// front of the rest. When it is done every neighbouring pair of the output
+/// is compatible, which makes it the encoding of the piece; the chunks'
+/// heaps stay in cache where one heap over the whole piece would not.
+fn merge_long(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
+    let n = piece.len();
+    // Encodes piece[a..b] onto `next` (a stack: last token first), its first
+    // token marked to be checked.
+    let encode = |a: usize, b: usize, next: &mut Vec<(usize, bool)>, scratch: &mut Vec<usize>| {
+        scratch.clear();
+        merge_heap(vocab, &piece[a..b], |e| scratch.push(a + e));
+        let first = scratch.len() - 1;
+        next.extend(
+            scratch
+                .iter()
+                .rev()
+                .enumerate()
+                .map(|(k, &e)| (e, k == first)),
+        );
+    };
+    let mut next: Vec<(usize, bool)> = Vec::with_capacity(n / 2);
+    let mut scratch = Vec::new();
+    for a in (0..n).step_by(CHUNK).rev() {
+        encode(a, (a + CHUNK).min(n), &mut next, &mut scratch);
+    }
+    // The output: token ends, every neighbouring pair compatible.
+    let mut out: Vec<usize> = Vec::with_capacity(n / 2);
+    let mut width = 1;
+    while let Some((e, check)) = next.pop() {
+        let Some(&prev_end) = out.last() else {
+            out.push(e);
+            continue;
+        };
+        let prev_start = if out.len() >= 2 {
+            out[out.len() - 2]
+        } else {
+            0
+        };
+        if !check || compatible(vocab, &piece[prev_start..e], prev_end - prev_start) {
+            out.push(e);
+            if check {
+                width = 1;
+            }
+            continue;
+        }
+        // Encode again from `width` tokens back to `width` tokens on.
+        let back = out.len().saturating_sub(width);
+        let from = if back == 0 { 0 } else { out[back - 1] };
+        out.truncate(back);
+        let mut to = e;
+        for _ in 1..width {
+            match next.pop() {
+                Some((x, _)) => to = x,
+                None => break,
+            }
+        }
+        // The token after the stretch gets a new neighbour: check it.
+        if let Some(last) = next.last_mut() {
+            last.1 = true;
+        }
+        encode(from, to, &mut next, &mut scratch);
+        width *= 2;
+    }
+    for e in out {
+        end(e);
     }
 }
 
@@ -339,6 +440,43 @@ mod tests {
                 }
             }
             assert_eq!(ends(&v, &piece), want);
+        }
+    }
+
+    #[test]
+    fn long_pieces_in_chunks_equal_the_whole_heap_with_the_real_vocabularies() {
+        let mut state = 0x0005_DEEC_E66D_u64;
+        let mut rnd = |k: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % k
+        };
+        for name in ["o200k_base", "cl100k_base"] {
+            let v = crate::text::vocab::builtin(name).unwrap();
+            let alphabets: [&[&str]; 6] = [
+                &["a"],
+                &["a", "b"],
+                &["ab", "ba", "a", "aa"],
+                &[" "],
+                &["漢", "字", "の"],
+                &["e", "t", "a", "o", "i", "n", "s", "h", "r"],
+            ];
+            for alphabet in alphabets {
+                for _ in 0..6 {
+                    let len = LONG + rnd(6000) as usize;
+                    let mut piece = Vec::new();
+                    while piece.len() < len {
+                        piece.extend_from_slice(
+                            alphabet[rnd(alphabet.len() as u64) as usize].as_bytes(),
+                        );
+                    }
+                    let (mut heap, mut long) = (Vec::new(), Vec::new());
+                    merge_heap(&v, &piece, |e| heap.push(e));
+                    merge_long(&v, &piece, |e| long.push(e));
+                    assert_eq!(long, heap, "{name}: {} bytes of {alphabet:?}", piece.len());
+                }
+            }
         }
     }
 

@@ -81,6 +81,8 @@ pub struct Vocab {
     /// A number no other vocabulary of the process has (the piece caches
     /// key their entries by it).
     id: u64,
+    /// The longest token's length: no longer string is looked up.
+    max_len: usize,
 }
 
 /// The next vocabulary id (0 is never given: it marks empty cache entries).
@@ -191,6 +193,7 @@ impl Vocab {
                 let r = self.pair_ranks[(b[0] as usize) << 8 | b[1] as usize];
                 return (r != NO_RANK).then_some(r);
             }
+            n if n > self.max_len => return None,
             _ => {}
         }
         let h = hash(b);
@@ -236,10 +239,12 @@ impl Vocab {
             byte_ranks: [u32::MAX; 256],
             pair_ranks: vec![NO_RANK; 1 << 16],
             id: NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            max_len: 0,
         };
         let tok = |offsets: &[u32], t: usize| offsets[t] as usize..offsets[t + 1] as usize;
         for t in 0..n {
             let range = tok(&v.offsets, t);
+            v.max_len = v.max_len.max(range.len());
             let b = &v.bytes[range];
             if b.is_empty() {
                 return Err(Error::InvalidArgument(format!(
