@@ -442,3 +442,43 @@ fn loaded_vocabularies_count_as_tiktoken_does() {
         }
     }
 }
+
+/// Long pieces (past the 1 KB where counting goes by chunks and stitches
+/// them): random words of many kilobytes in several alphabets, against
+/// tiktoken.
+#[test]
+fn long_pieces_count_as_tiktoken_does() {
+    let alphabets: [&[&str]; 7] = [
+        &["a"],
+        &["a", "b"],
+        &["e", "t", "a", "o", "i", "n", "s", "h", "r", "d", "l", "u"],
+        &["E", "t", "A", "o"],
+        &["漢", "字", "の", "本", "語"],
+        &["я", "з", "ы", "к"],
+        &["\u{935}", "\u{93e}", "\u{928}", "\u{94d}"],
+    ];
+    let mut state = 0xC0FF_EE11u64;
+    let mut next = |k: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % k as u64) as usize
+    };
+    for (name, ours, theirs) in oracles() {
+        for alphabet in alphabets {
+            for _ in 0..3 {
+                let len = 1_100 + next(5_000);
+                let mut word = String::new();
+                while word.len() < len {
+                    word.push_str(alphabet[next(alphabet.len())]);
+                }
+                same_count(name, &ours, &theirs, &word);
+                // With white space around it, and as white space alone.
+                same_count(name, &ours, &theirs, &format!("  {word}\n"));
+            }
+        }
+        same_count(name, &ours, &theirs, &" ".repeat(3_000 + next(3_000)));
+        same_count(name, &ours, &theirs, &"\n".repeat(3_000 + next(3_000)));
+        same_count(name, &ours, &theirs, &"\t ".repeat(2_000));
+    }
+}
