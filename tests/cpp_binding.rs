@@ -1,8 +1,8 @@
 //! The C++ binding (bindings/cpp): its test suite and its contract runner
-//! (C++17, -Werror), the README's example (built here and from the
-//! README's own lines), and the package: `cmake --install` into a fresh
-//! prefix, then a fresh CMake project (find_package) and a pkg-config
-//! build of the example against it.
+//! (C++17, -Werror), the README's examples (example.cpp, built here and
+//! from the README's own lines; tokens.cpp, its "Counting tokens"), and the
+//! package: `cmake --install` into a fresh prefix, then a fresh CMake
+//! project (find_package) and a pkg-config build of the example against it.
 
 mod common;
 
@@ -111,6 +111,44 @@ fn cpp_example_runs() {
         "the README's source-tree build",
     );
     assert_eq!(out, want, "the README's source-tree build prints otherwise");
+}
+
+/// The README's "Counting tokens" example (bindings/cpp/tokens.cpp, the
+/// same text as the README's block) prints what the README shows: a count,
+/// a truncation keeping both ends with byte offsets, items from text.
+#[test]
+fn cpp_tokens_example_runs() {
+    let readme = readme();
+    let section = &readme[readme
+        .find("\n## Counting tokens\n")
+        .expect("a \"Counting tokens\" section in bindings/cpp/README.md")..];
+    let example = common::root().join("bindings/cpp/tokens.cpp");
+    assert_eq!(
+        common::code_block_after(section, "`tokens.cpp`:"),
+        std::fs::read_to_string(&example).unwrap(),
+        "bindings/cpp/README.md's tokens example differs from bindings/cpp/tokens.cpp"
+    );
+    let want = common::code_block_after(section, "`tokens.cpp` prints");
+    // The section shows what the brief asks of it: a count, a cut keeping
+    // both ends, items pushed from text.
+    let source = std::fs::read_to_string(&example).unwrap();
+    for needle in [
+        ".count(",
+        "cupel::Keep::BothEnds",
+        ".push_text(",
+        ".push_texts(",
+    ] {
+        assert!(source.contains(needle), "tokens.cpp has no {needle}");
+    }
+    assert!(want.starts_with("tokens: 12\n"), "{want}");
+
+    let exe = common::out_dir("cpp").join("tokens");
+    build_cpp(&example, &exe);
+    let out = common::run(&mut Command::new(&exe), "tokens");
+    assert_eq!(
+        out, want,
+        "bindings/cpp/README.md does not show what tokens.cpp prints"
+    );
 }
 
 /// The package: the README's install lines into a fresh $HOME/.local, then

@@ -11,7 +11,11 @@
 //
 // `catch (const cupel::Exception &e)` catches all four. Thread rules are
 // those of the C API: const objects may be shared across threads, a Report
-// per thread.
+// per thread; a Tokenizer is immutable, any number of threads may count with
+// one at once.
+//
+// Texts (Tokenizer, Items::push_text) are UTF-8 bytes in a std::string_view;
+// every offset this header returns for them is a byte offset into them.
 #ifndef CUPEL_HPP
 #define CUPEL_HPP
 
@@ -19,10 +23,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -106,7 +112,7 @@ class ClosedHandle : public std::logic_error, public Exception {
   const char *what() const noexcept override { return std::logic_error::what(); }
 };
 
-/// A handle argument of type `T` (Items, Budget, Slicer, Scorer): binds a
+/// A handle argument of type `T` (Items, Budget, Slicer, Scorer, Tokenizer): binds a
 /// `const T &` or a `const T *`. A null pointer throws InvalidArgument and
 /// a moved-from handle ClosedHandle, both naming the argument. Bind it only
 /// for the duration of a call (it does not own the handle).
@@ -236,6 +242,145 @@ T *create(F &&f) {
 inline std::string text(const char *p, std::size_t n) { return p ? std::string(p, n) : std::string(); }
 }  // namespace detail
 
+// ---- text in: tokenizers ------------------------------------------------------
+
+/// What Tokenizer::truncate keeps of a text (`cupel_keep`).
+enum class Keep {
+  Head = CUPEL_KEEP_HEAD,          ///< the beginning of the text
+  Tail = CUPEL_KEEP_TAIL,          ///< the end of the text
+  BothEnds = CUPEL_KEEP_BOTH_ENDS  ///< the beginning and the end; the middle goes
+};
+
+/// What Tokenizer::truncate kept of a text: `text` is the input's bytes
+/// `[0, head_end)` followed by its bytes `[tail_start, size())`, with no
+/// marker between them. Offsets are byte offsets into the input and always
+/// fall on UTF-8 character boundaries.
+struct Truncation {
+  std::string text;            ///< the kept text: the head, then the tail
+  std::size_t head_end = 0;    ///< the head is the input's bytes [0, head_end)
+  std::size_t tail_start = 0;  ///< the tail is the input's bytes [tail_start, size())
+  int64_t tokens = 0;          ///< the head's count plus the tail's (each counted alone); at most max_tokens
+};
+
+/// A list of UTF-8 texts for the bulk calls (Tokenizer::count_many,
+/// Items::push_texts): binds a `std::vector` of `std::string` or
+/// `std::string_view`, or a braced list of strings. It does not copy the
+/// texts: bind it only for the duration of a call, as the calls do.
+class Texts {
+ public:
+  /// The texts of `texts`, in order.
+  Texts(const std::vector<std::string> &texts) { add(texts); }  // NOLINT: implicit by design
+  /// The texts of `texts`, in order.
+  Texts(const std::vector<std::string_view> &texts) { add(texts); }  // NOLINT: implicit by design
+  /// The texts of a braced list, in order: `{"one", "two"}`.
+  Texts(std::initializer_list<std::string_view> texts) { add(texts); }  // NOLINT: implicit by design
+  /// How many texts there are.
+  std::size_t size() const noexcept { return lens_.size(); }
+  /// The start of each text (null for an empty one without storage), as the C calls take them.
+  const char *const *data() const noexcept { return ptrs_.empty() ? nullptr : ptrs_.data(); }
+  /// The byte length of each text, as the C calls take them.
+  const std::size_t *lens() const noexcept { return lens_.empty() ? nullptr : lens_.data(); }
+
+ private:
+  template <class C>
+  void add(const C &texts) {
+    ptrs_.reserve(texts.size());
+    lens_.reserve(texts.size());
+    for (const auto &t : texts) {
+      ptrs_.push_back(t.data());
+      lens_.push_back(t.size());
+    }
+  }
+  std::vector<const char *> ptrs_;
+  std::vector<std::size_t> lens_;
+};
+
+/// Exact token counting and token-exact truncation with a byte-level BPE
+/// vocabulary: the built-in "o200k_base" (GPT-4o, GPT-4.1, o-series, GPT-5)
+/// and "cl100k_base" (GPT-4, GPT-3.5, text-embedding-3), or any tiktoken
+/// vocabulary file. Counts equal tiktoken's `encode_ordinary` (special
+/// tokens such as `<|endoftext|>` count as ordinary text). Immutable: a
+/// const Tokenizer may be shared by any number of threads. Move-only; a
+/// moved-from one throws ClosedHandle.
+class Tokenizer {
+ public:
+  /// The built-in encoding `name`, "o200k_base" or "cl100k_base". An
+  /// unknown name throws InvalidArgument listing the known ones; a null
+  /// `name` InvalidArgument (CUPEL_ERROR_NULL_POINTER); a library built
+  /// without its vocabularies Error (CUPEL_ERROR_UNSUPPORTED).
+  explicit Tokenizer(const char *name) : h_(make(name)) {}
+  /// The built-in encoding `name`, from a `std::string` or
+  /// `std::string_view` (as the `const char *` form; a NUL byte inside
+  /// `name` throws InvalidArgument).
+  explicit Tokenizer(std::string_view name) : h_(make(std::string(name))) {}
+  /// A tokenizer from a tiktoken vocabulary file's bytes `ranks` (lines of
+  /// `base64(token) rank`, as Llama 3 and the OpenAI encodings ship them)
+  /// and its pre-tokenization regular expression `pattern` (none:
+  /// o200k_base's). The library keeps its own copy of the bytes. A
+  /// malformed line throws InvalidArgument naming the line; so do a
+  /// duplicate token or rank, a missing single-byte token and a pattern
+  /// that does not compile (naming the problem).
+  static Tokenizer from_tiktoken(std::string_view ranks, const std::optional<std::string> &pattern = std::nullopt) {
+    const char *pat = pattern ? detail::c_str(*pattern, "pattern") : nullptr;
+    const auto *bytes = reinterpret_cast<const uint8_t *>(ranks.data());
+    return Tokenizer(Adopt{}, detail::create<cupel_tokenizer>([&](cupel_tokenizer **p) {
+                       return cupel_tokenizer_from_tiktoken(bytes, ranks.size(), pat, p);
+                     }));
+  }
+  /// A null pattern is refused at compile time: leave the pattern out instead.
+  static Tokenizer from_tiktoken(std::string_view ranks, std::nullptr_t) = delete;
+
+  /// The number of tokens of `text` (UTF-8; invalid UTF-8 throws
+  /// InvalidArgument naming `text` and the offset of the first bad byte).
+  int64_t count(std::string_view text) const {
+    const cupel_tokenizer *p = use();
+    int64_t n = 0;
+    detail::check(cupel_tokenizer_count(p, text.data(), text.size(), &n));
+    return n;
+  }
+  /// The counts of `texts`, in order, all or nothing: a text that is not
+  /// UTF-8 throws InvalidArgument naming `texts[i]` and its offset. Large
+  /// batches are counted on two threads.
+  std::vector<int64_t> count_many(const Texts &texts) const {
+    const cupel_tokenizer *p = use();
+    std::vector<int64_t> out(texts.size());
+    detail::check(cupel_tokenizer_count_many(p, texts.size(), texts.data(), texts.lens(), out.data()));
+    return out;
+  }
+  /// Cuts `text` to at most `max_tokens` tokens, keeping its head, its tail
+  /// or both ends (`keep`), at token boundaries that are character
+  /// boundaries; returns the kept text, its byte ranges and its count
+  /// (cupel_tokenizer_truncate has the exact rules). A text that fits is
+  /// kept whole (`head_end == tail_start == text.size()`); `max_tokens` 0
+  /// keeps nothing. No marker goes between head and tail: a caller that
+  /// writes one reserves its tokens first, and a count of the joined text
+  /// may differ by a token at the seam. A negative `max_tokens` or invalid
+  /// UTF-8 throws InvalidArgument.
+  Truncation truncate(std::string_view text, int64_t max_tokens, Keep keep = Keep::Head) const {
+    const cupel_tokenizer *p = use();
+    Truncation t;
+    detail::check(cupel_tokenizer_truncate(p, text.data(), text.size(), max_tokens, static_cast<int>(keep),
+                                           &t.head_end, &t.tail_start, &t.tokens));
+    t.text.reserve(t.head_end + (text.size() - t.tail_start));
+    t.text.append(text.substr(0, t.head_end));
+    t.text.append(text.substr(t.tail_start));
+    return t;
+  }
+  /// The C handle (null once moved from), for calls into cupel.h.
+  const cupel_tokenizer *get() const noexcept { return h_.get(); }
+
+ private:
+  struct Adopt {};  // the private constructor's tag, so that Tokenizer(nullptr) means a null name
+  Tokenizer(Adopt, cupel_tokenizer *p) : h_(p) {}
+  static cupel_tokenizer *make(const char *name) {
+    if (!name) detail::null_handle("name");
+    return detail::create<cupel_tokenizer>([&](cupel_tokenizer **p) { return cupel_tokenizer_new(name, p); });
+  }
+  static cupel_tokenizer *make(const std::string &name) { return make(detail::c_str(name, "name")); }
+  const cupel_tokenizer *use() const { return h_.use("tokenizer"); }
+  detail::Handle<cupel_tokenizer, cupel_tokenizer_free> h_;
+};
+
 /// One item read back from an Items list (Items::at): every attribute, with
 /// std::nullopt for one that was never set.
 struct Item {
@@ -292,6 +437,48 @@ class Items {
       k.push_back(detail::c_str(kinds[i], "kinds[" + std::to_string(i) + "]"));
     detail::check(cupel_items_push_many(p, tokens.size(), tokens.data(), scores.data(),
                                         kinds.empty() ? nullptr : k.data()));
+  }
+
+  /// Adds one item of the default kind "Message" made from `text`: its
+  /// tokens are `tokenizer`'s count of the text, its content the text.
+  /// An empty text or one that is not UTF-8 throws InvalidArgument naming
+  /// `text`; a null `tokenizer` InvalidArgument, a moved-from one
+  /// ClosedHandle. On error the list is unchanged.
+  void push_text(Ref<Tokenizer> tokenizer, std::string_view text, double score) {
+    cupel_items *p = use();
+    const cupel_tokenizer *t = detail::raw(tokenizer, "tokenizer");
+    detail::check(cupel_items_push_text(p, t, text.data(), text.size(), score, nullptr));
+  }
+  /// Adds one item of `kind` (a visible UTF-8 name) made from `text`, as
+  /// push_text(tokenizer, text, score) does.
+  void push_text(Ref<Tokenizer> tokenizer, std::string_view text, double score, const std::string &kind) {
+    cupel_items *p = use();
+    const cupel_tokenizer *t = detail::raw(tokenizer, "tokenizer");
+    const char *k = detail::c_str(kind, "kind");
+    detail::check(cupel_items_push_text(p, t, text.data(), text.size(), score, k));
+  }
+  /// A null kind is refused at compile time: leave the kind out instead.
+  void push_text(Ref<Tokenizer> tokenizer, std::string_view text, double score, std::nullptr_t) = delete;
+  /// Adds one item per text, all or nothing: item i has content `texts[i]`,
+  /// tokens its count with `tokenizer`, score `scores[i]` and kind
+  /// `kinds[i]` (`kinds` empty: every item gets "Message"). The texts are
+  /// counted on up to two threads. Errors name the first bad element,
+  /// `texts[i]`, `scores[i]` or `kinds[i]`.
+  void push_texts(Ref<Tokenizer> tokenizer, const Texts &texts, const std::vector<double> &scores,
+                  const std::vector<std::string> &kinds = {}) {
+    cupel_items *p = use();
+    const cupel_tokenizer *t = detail::raw(tokenizer, "tokenizer");
+    if (texts.size() != scores.size() || (!kinds.empty() && kinds.size() != texts.size()))
+      throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT,
+                            "push_texts: " + std::to_string(texts.size()) + " texts, " +
+                                std::to_string(scores.size()) + " scores and " + std::to_string(kinds.size()) +
+                                " kinds; give one each per item (or no kinds)");
+    std::vector<const char *> k;
+    k.reserve(kinds.size());
+    for (std::size_t i = 0; i < kinds.size(); i++)
+      k.push_back(detail::c_str(kinds[i], "kinds[" + std::to_string(i) + "]"));
+    detail::check(cupel_items_push_texts(p, t, texts.size(), texts.data(), texts.lens(), scores.data(),
+                                         kinds.empty() ? nullptr : k.data()));
   }
 
   // ---- item attributes (the ContextItem fields the pipeline's stages read)

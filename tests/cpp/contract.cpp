@@ -62,6 +62,9 @@ bool names_cpp(const std::string &where) {
 
 // ---- the fixture ----------------------------------------------------------
 
+// The table's SENTENCE: 47 bytes, 12 tokens with o200k_base.
+const char *const kSentence = "Hello, world! This is libcupel counting tokens.";
+
 struct Fixture {
   cupel::Items items;
   cupel::Budget budget{300, 250};
@@ -72,6 +75,7 @@ struct Fixture {
   cupel::Placer chronological = cupel::Placer::chronological();
   cupel::Pipeline pipeline{&recency, greedy, &chronological};
   cupel::Stream stream{100};
+  cupel::Tokenizer tokenizer{"o200k_base"};
   // Where a `closed` row moves a handle to: the handle lives on, its old
   // owner is moved-from.
   std::optional<cupel::Items> items_moved;
@@ -89,7 +93,8 @@ struct Fixture {
 
 class Args {
  public:
-  Args(const Row &r) : r_(r) {}
+  // A row with argument `-` (value `-`) changes nothing: the op's defaults.
+  Args(const Row &r) : r_(r), used_(r.arg == "-" && r.value == "-") {}
   bool used() const { return used_; }
 
   int64_t i64(const char *arg, int64_t dflt) {
@@ -151,6 +156,22 @@ class Args {
     }
     return out;
   }
+  // A string that may be null (a `const char *` argument): null gives nullopt.
+  std::optional<std::string> nullable_str(const char *arg, const std::string &dflt) {
+    if (r_.arg == arg && r_.value == "null") {
+      used_ = true;
+      return std::nullopt;
+    }
+    return str(arg, dflt);
+  }
+  // A truncation's keep: head, tail, both_ends, or a number cast to cupel::Keep.
+  cupel::Keep keep(const char *arg, cupel::Keep dflt) {
+    if (!mine(arg)) return dflt;
+    if (r_.value == "head") return cupel::Keep::Head;
+    if (r_.value == "tail") return cupel::Keep::Tail;
+    if (r_.value == "both_ends") return cupel::Keep::BothEnds;
+    return static_cast<cupel::Keep>(parse_i64());
+  }
   // A handle argument: null gives nullptr, closed moves the handle away first
   // (into `moved` when the fixture keeps it) and gives the moved-from one.
   template <class T>
@@ -198,7 +219,7 @@ class Args {
       T gone(std::move(h));
   }
   const Row &r_;
-  bool used_ = false;
+  bool used_;
 };
 
 // ---- ops ----------------------------------------------------------------------
@@ -211,6 +232,13 @@ struct Outcome {
 std::string list(const std::vector<std::size_t> &v) {
   std::string s = "[";
   for (std::size_t i = 0; i < v.size(); i++) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// Numbers as the table writes a result list: "[12,1]", no spaces.
+std::string tight_list(const std::vector<int64_t> &v) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < v.size(); i++) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "]";
 }
 
@@ -345,6 +373,33 @@ bool call(const Row &r, Fixture &f, Args &a, Outcome &o) {
     auto &stream = a.receiver("stream", f.stream);
     int64_t tokens = a.i64("tokens", 10);
     stream.push(tokens, a.f64("score", 0.5));
+  } else if (op == "tokenizer.new") {
+    std::optional<std::string> name = a.nullable_str("name", "o200k_base");
+    // std::string cannot be null: the `const char *` constructor takes null.
+    cupel::Tokenizer t = name ? cupel::Tokenizer(*name) : cupel::Tokenizer(static_cast<const char *>(nullptr));
+  } else if (op == "tokenizer.count") {
+    const cupel::Tokenizer &tokenizer = a.receiver("tokenizer", f.tokenizer);
+    o.result = std::to_string(tokenizer.count(a.str("text", kSentence)));
+  } else if (op == "tokenizer.count_many") {
+    const cupel::Tokenizer &tokenizer = a.receiver("tokenizer", f.tokenizer);
+    std::vector<std::string> texts{kSentence, a.str("texts", "hello world")};
+    o.result = tight_list(tokenizer.count_many(texts));
+  } else if (op == "tokenizer.truncate") {
+    const cupel::Tokenizer &tokenizer = a.receiver("tokenizer", f.tokenizer);
+    std::string text = a.str("text", kSentence);
+    int64_t max_tokens = a.i64("max_tokens", 4);
+    cupel::Truncation t = tokenizer.truncate(text, max_tokens, a.keep("keep", cupel::Keep::Head));
+    if (t.text != text.substr(0, t.head_end) + text.substr(t.tail_start)) o.check_what = "the kept text";
+    o.result = tight_list({static_cast<int64_t>(t.head_end), static_cast<int64_t>(t.tail_start), t.tokens});
+  } else if (op == "items.push_text") {
+    auto &items = a.receiver("items", f.items, &f.items_moved);
+    const cupel::Tokenizer *tokenizer = a.handle("tokenizer", f.tokenizer);
+    std::string text = a.str("text", "hello world");
+    double score = a.f64("score", 0.5);
+    items.push_text(tokenizer, text, score, a.str("kind", "Message"));
+    cupel::Item it = items.size() == 4 ? items.at(3) : cupel::Item{};
+    if (items.size() != 4 || it.tokens != 2 || it.content != std::optional<std::string>(text))
+      o.check_what = "the pushed item (4 items, item 3 with 2 tokens and the text as content)";
   } else if (op == "reason.name") {
     o.result = cupel::to_string(static_cast<cupel::Reason>(a.i64("code", 0)));
   } else {
@@ -381,6 +436,7 @@ bool has_word(const std::string &msg, const std::string &word) {
 std::string position_of(const Row &r) {
   if (r.value == "end") return "3";
   if (r.op == "items.push_many") return "11";
+  if (r.op == "tokenizer.count_many" && r.arg == "texts") return "1";
   if ((r.op == "scorer.composite" && (r.arg == "children" || r.arg == "weights")) ||
       (r.op == "placer.place" && (r.arg == "indices" || r.arg == "scores")))
     return "2";

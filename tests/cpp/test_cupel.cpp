@@ -1,6 +1,8 @@
 // Tests of bindings/cpp/cupel.hpp: every slicer, errors as exceptions (and
 // their classes), reports, streams, simulation, read-back, reason names,
-// null and moved-from handles.
+// null and moved-from handles; tokenizers (count, count_many, truncate with
+// byte offsets on non-ASCII text, tiktoken files, threads) and items pushed
+// from text.
 #include "cupel.hpp"
 
 #include <cstdio>
@@ -9,6 +11,8 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
 static int passed = 0, failed = 0;
@@ -41,6 +45,79 @@ static void expect_error(F &&f, cupel_status status, const char *needle, int lin
                    e.what());
     }
   }
+}
+
+// Whether byte offset `i` of `s` is a UTF-8 character boundary.
+static bool char_boundary(std::string_view s, size_t i) {
+  return i == s.size() || (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80);
+}
+
+// `bytes` in standard base64 (as tiktoken files write tokens).
+static std::string base64(std::string_view bytes) {
+  static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (size_t i = 0; i < bytes.size(); i += 3) {
+    uint32_t v = static_cast<unsigned char>(bytes[i]) << 16;
+    if (i + 1 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 1]) << 8;
+    if (i + 2 < bytes.size()) v |= static_cast<unsigned char>(bytes[i + 2]);
+    out += abc[(v >> 18) & 63];
+    out += abc[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? abc[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? abc[v & 63] : '=';
+  }
+  return out;
+}
+
+// A tiktoken file: the 256 single bytes (rank = the byte), then `merges`
+// ranked 256, 257, ... in order.
+static std::string vocabulary(const std::vector<std::string> &merges) {
+  std::string file;
+  for (int b = 0; b < 256; b++) file += base64(std::string(1, static_cast<char>(b))) + " " + std::to_string(b) + "\n";
+  for (size_t i = 0; i < merges.size(); i++) file += base64(merges[i]) + " " + std::to_string(256 + i) + "\n";
+  return file;
+}
+
+// Every truncation of `text` by `tok` (each keep, max_tokens 0 .. count + 1)
+// against the contract: the kept text is text[0, head_end) + text[tail_start,
+// size), both offsets are character boundaries, the count is the head's plus
+// the tail's and at most max_tokens, a text that fits is kept whole, 0 keeps
+// nothing, HEAD keeps a prefix and TAIL a suffix that grow with max_tokens,
+// BOTH_ENDS's head is HEAD's with ceil(max_tokens / 2). Returns whether some
+// cut fell strictly inside the text (a real cut, not all or nothing).
+static bool check_truncations(const cupel::Tokenizer &tok, std::string_view text, int line = __builtin_LINE()) {
+  const int64_t whole = tok.count(text);
+  bool inner_cut = false;
+  for (cupel::Keep keep : {cupel::Keep::Head, cupel::Keep::Tail, cupel::Keep::BothEnds}) {
+    size_t last_head = 0, last_tail = text.size() + 1;
+    for (int64_t max = 0; max <= whole + 1; max++) {
+      cupel::Truncation t = tok.truncate(text, max, keep);
+      std::string_view head = text.substr(0, t.head_end), tail = text.substr(t.tail_start);
+      bool ok = t.head_end <= t.tail_start && t.tail_start <= text.size() && char_boundary(text, t.head_end) &&
+                char_boundary(text, t.tail_start) && t.text == std::string(head) + std::string(tail) &&
+                t.tokens <= max && t.tokens == tok.count(head) + tok.count(tail);
+      if (max >= whole) ok = ok && t.head_end == text.size() && t.tail_start == text.size() && t.tokens == whole;
+      if (max == 0) ok = ok && t.head_end == 0 && t.tail_start == text.size() && t.text.empty();
+      if (max < whole) {
+        if (keep == cupel::Keep::Head) ok = ok && t.tail_start == text.size() && t.head_end >= last_head;
+        if (keep == cupel::Keep::Tail) ok = ok && t.head_end == 0 && t.tail_start <= last_tail;
+        if (keep == cupel::Keep::BothEnds)  // the head by the HEAD rule with ceil(max / 2) tokens
+          ok = ok && t.head_end == tok.truncate(text, (max + 1) / 2, cupel::Keep::Head).head_end;
+        inner_cut = inner_cut || (t.head_end > 0 && t.head_end < text.size()) ||
+                    (t.tail_start > 0 && t.tail_start < text.size());
+        last_head = t.head_end;
+        last_tail = t.tail_start;
+      }
+      if (ok) {
+        passed++;
+      } else {
+        failed++;
+        std::fprintf(stderr, "line %d: truncate(\"%.*s\", %lld, keep %d) gave [%zu, %zu, %lld] \"%s\"\n", line,
+                     static_cast<int>(text.size()), text.data(), static_cast<long long>(max), static_cast<int>(keep),
+                     t.head_end, t.tail_start, static_cast<long long>(t.tokens), t.text.c_str());
+      }
+    }
+  }
+  return inner_cut;
 }
 
 int main() {
@@ -332,6 +409,213 @@ int main() {
       CHECK(std::string(e.message()) == "index 5 is out of range: the list holds 3 items");
       CHECK(std::string(e.what()) == std::string("CUPEL_ERROR_INVALID_ARGUMENT: ") + e.message());
     }
+  }
+
+  // Text in: counting. The contract's SENTENCE is 12 o200k tokens; a
+  // string_view's length is honoured (no NUL needed).
+  {
+    const std::string sentence = "Hello, world! This is libcupel counting tokens.";
+    cupel::Tokenizer o200k("o200k_base");
+    cupel::Tokenizer cl100k(std::string("cl100k_base"));
+    CHECK(o200k.count(sentence) == 12);
+    CHECK(o200k.count("hello world") == 2 && cl100k.count("hello world") == 2);
+    CHECK(o200k.count("") == 0 && o200k.count(std::string_view()) == 0);
+    CHECK(o200k.count(std::string_view("hello world, and more", 11)) == 2);
+    // Special tokens are ordinary text: more than one token each.
+    CHECK(o200k.count("<|endoftext|>") > 1);
+    // The two vocabularies differ: o200k is the larger one, so it needs fewer tokens for CJK.
+    const std::string cjk = "日本語のテキストを数えます。漢字とひらがなとカタカナ。";
+    CHECK(o200k.count(cjk) > 0 && o200k.count(cjk) < cl100k.count(cjk));
+
+    // count_many: the counts in order, from any list of texts.
+    std::vector<std::string> owned{sentence, "hello world", "", cjk};
+    std::vector<int64_t> want{12, 2, 0, o200k.count(cjk)};
+    CHECK(o200k.count_many(owned) == want);
+    std::vector<std::string_view> views(owned.begin(), owned.end());
+    CHECK(o200k.count_many(views) == want);
+    CHECK(o200k.count_many({"a", sentence}) == (std::vector<int64_t>{1, 12}));
+    CHECK(o200k.count_many(std::vector<std::string>{}).empty());
+    // A batch large enough for two threads: the same counts as one by one.
+    std::vector<std::string> batch;
+    std::vector<int64_t> one_by_one;
+    for (int i = 0; i < 3000; i++) {
+      batch.push_back(std::to_string(i * 7919) + " " + (i % 3 ? cjk : sentence) + std::string(i % 5, '!'));
+      one_by_one.push_back(o200k.count(batch.back()));
+    }
+    CHECK(o200k.count_many(batch) == one_by_one);
+
+    // One tokenizer, four threads at once: the same counts.
+    std::string big;
+    for (int i = 0; i < 200; i++) big += sentence + " " + cjk + " 🙂👍🏽 " + std::to_string(i) + "\n";
+    const int64_t serial = o200k.count(big);
+    std::vector<int64_t> got(4, -1);
+    std::vector<std::thread> threads;
+    for (int k = 0; k < 4; k++)
+      threads.emplace_back([&, k] {
+        for (int rep = 0; rep < 5; rep++) got[k] = o200k.count(big);
+      });
+    for (auto &t : threads) t.join();
+    CHECK(got == std::vector<int64_t>(4, serial));
+
+    // Invalid UTF-8 names the argument and the offset of the first bad byte.
+    expect_error<cupel::InvalidArgument>([&] { o200k.count("ab\xe6\x97"); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "text is not valid UTF-8 (invalid byte at offset 2)");
+    expect_error<cupel::InvalidArgument>([&] { o200k.count_many({"fine", "\xff\xfe", "\xff"}); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "texts[1] is not valid UTF-8");
+    expect_error<cupel::InvalidArgument>([&] { o200k.truncate("\xc3", 3); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "offset 0");
+
+    // Unknown names list the known ones; a null or NUL-holding name is refused.
+    expect_error<cupel::InvalidArgument>([] { cupel::Tokenizer("gpt2"); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "name \"gpt2\" is no known encoding; the known ones are \"o200k_base\" "
+                                         "and \"cl100k_base\"");
+    expect_error<cupel::InvalidArgument>([] { cupel::Tokenizer(""); }, CUPEL_ERROR_INVALID_ARGUMENT, "o200k_base");
+    expect_error<cupel::InvalidArgument>([] { cupel::Tokenizer(nullptr); }, CUPEL_ERROR_NULL_POINTER,
+                                         "name is null");
+    expect_error<cupel::InvalidArgument>([] { cupel::Tokenizer(std::string("o200k\0base", 10)); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "name holds a NUL byte at offset 5");
+  }
+
+  // Text in: token-exact truncation, offsets in bytes.
+  {
+    cupel::Tokenizer tok("o200k_base");
+    const std::string sentence = "Hello, world! This is libcupel counting tokens.";
+    cupel::Truncation h = tok.truncate(sentence, 4);  // keep defaults to the head
+    CHECK(h.text == "Hello, world!" && h.head_end == 13 && h.tail_start == 47 && h.tokens == 4);
+    cupel::Truncation t = tok.truncate(sentence, 4, cupel::Keep::Tail);
+    CHECK(t.text == "el counting tokens." && t.head_end == 0 && t.tail_start == 28 && t.tokens == 4);
+    cupel::Truncation b = tok.truncate(sentence, 4, cupel::Keep::BothEnds);
+    CHECK(b.text == "Hello, tokens." && b.head_end == 6 && b.tail_start == 39 && b.tokens == 4);
+    cupel::Truncation all = tok.truncate(sentence, 12, cupel::Keep::BothEnds);
+    CHECK(all.text == sentence && all.head_end == 47 && all.tail_start == 47 && all.tokens == 12);
+    cupel::Truncation none = tok.truncate(sentence, 0, cupel::Keep::Tail);
+    CHECK(none.text.empty() && none.head_end == 0 && none.tail_start == 47 && none.tokens == 0);
+
+    // Non-ASCII: offsets are bytes on character boundaries, and
+    // text[0, head_end) + text[tail_start, size) is the kept text.
+    const std::string jp = "日本語のテキスト";  // 8 characters of 3 bytes
+    cupel::Truncation j = tok.truncate(jp, 2, cupel::Keep::BothEnds);
+    CHECK(j.head_end % 3 == 0 && j.tail_start % 3 == 0 && j.head_end > 0 && j.tail_start < jp.size());
+    CHECK(j.text == jp.substr(0, j.head_end) + jp.substr(j.tail_start) && j.tokens <= 2);
+    CHECK(check_truncations(tok, jp));
+    // Emoji whose tokens end inside a character: the cut moves to a boundary.
+    CHECK(check_truncations(tok, "👨‍👩‍👧‍👦 family 🙂👍🏽 thumbs, 🇯🇵 flag"));
+    CHECK(check_truncations(tok, "Ünïcödé café – naïve résumé, Ελληνικά, русский, עברית, हिन्दी"));
+    CHECK(check_truncations(tok, sentence));
+    cupel::Tokenizer cl("cl100k_base");
+    CHECK(check_truncations(cl, jp + " " + "🙂🙂🙂 emoji"));
+    CHECK(!check_truncations(tok, "x"));  // one token: all or nothing
+
+    expect_error<cupel::InvalidArgument>([&] { tok.truncate(sentence, -1); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "max_tokens is -1");
+    expect_error<cupel::InvalidArgument>([&] { tok.truncate(sentence, 3, static_cast<cupel::Keep>(7)); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "keep is 7");
+  }
+
+  // Text in: a tiktoken file. 256 single bytes and the merges "ab" (rank
+  // 256) and "abc" (257): with o200k's pattern (the default) "abc abc" is
+  // the pieces "abc" (1 token) and " abc" (" " + "abc": 2); with the pattern
+  // "." every character is a piece of its own.
+  {
+    const std::string vocab = vocabulary({"ab", "abc"});
+    cupel::Tokenizer mini = cupel::Tokenizer::from_tiktoken(vocab);
+    CHECK(mini.count("abc abc") == 3);
+    CHECK(mini.count("abcabc") == 2);
+    CHECK(mini.count("ab") == 1 && mini.count("ba") == 2);
+    CHECK(mini.count("é") == 2);  // two bytes, no merge
+    cupel::Tokenizer dots = cupel::Tokenizer::from_tiktoken(vocab, ".");
+    CHECK(dots.count("abc abc") == 7);
+    cupel::Tokenizer words = cupel::Tokenizer::from_tiktoken(vocab, std::string("[a-z]+|\\s+"));
+    CHECK(words.count("abc abc") == 3 && words.count("abcabc") == 2);
+    CHECK(mini.count_many({"abc", "abc abc", "x"}) == (std::vector<int64_t>{1, 3, 1}));
+    cupel::Truncation cut = mini.truncate("abc abc", 2, cupel::Keep::Tail);
+    CHECK(cut.text == " abc" && cut.head_end == 0 && cut.tail_start == 3 && cut.tokens == 2);
+    // The library keeps its own copy of the bytes.
+    std::string scratch = vocab;
+    cupel::Tokenizer copy = cupel::Tokenizer::from_tiktoken(scratch);
+    scratch.assign(scratch.size(), 'x');
+    CHECK(copy.count("abc abc") == 3);
+
+    // A malformed line is named; so are a duplicate, a missing byte, a bad pattern.
+    expect_error<cupel::InvalidArgument>([&] { cupel::Tokenizer::from_tiktoken(vocab + "not-a-line\n"); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "line 259 of the vocabulary");
+    expect_error<cupel::InvalidArgument>([&] { cupel::Tokenizer::from_tiktoken(vocab + base64("ab") + " 999\n"); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "line 259");
+    expect_error<cupel::InvalidArgument>([&] { cupel::Tokenizer::from_tiktoken(vocab.substr(vocab.find('\n') + 1)); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "single byte 0x00");
+    expect_error<cupel::InvalidArgument>([&] { cupel::Tokenizer::from_tiktoken(""); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "no tokens");
+    expect_error<cupel::InvalidArgument>([&] { cupel::Tokenizer::from_tiktoken(vocab, "(unclosed"); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "pattern");
+    expect_error<cupel::InvalidArgument>([&] { cupel::Tokenizer::from_tiktoken(vocab, std::string(".\0.", 3)); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "pattern holds a NUL byte at offset 1");
+  }
+
+  // Text in: items pushed from text read back their count and content; a
+  // pipeline goes from strings to a context with no token numbers written.
+  {
+    cupel::Tokenizer tok("o200k_base");
+    const std::string jp = "日本語のテキスト";
+    cupel::Items texts;
+    texts.push_text(tok, "hello world", 0.5);
+    texts.push_text(tok, jp, 0.75, "Document");
+    CHECK(texts.size() == 2);
+    cupel::Item a = texts.at(0), b = texts.at(1);
+    CHECK(a.tokens == 2 && a.content == std::optional<std::string>("hello world") && a.kind == "Message" &&
+          a.score == 0.5);
+    CHECK(b.tokens == tok.count(jp) && b.content == std::optional<std::string>(jp) && b.kind == "Document" &&
+          b.score == 0.75);
+    std::vector<std::string> many{"first text", "second, longer text with more tokens in it", jp};
+    texts.push_texts(tok, many, {0.9, 0.1, 0.3}, {"Message", "ToolOutput", "Message"});
+    texts.push_texts(tok, {"no kinds", "here"}, {0.2, 0.2});
+    CHECK(texts.size() == 7);
+    std::vector<int64_t> counts = tok.count_many(many);
+    for (size_t i = 0; i < many.size(); i++)
+      CHECK(texts.at(2 + i).tokens == counts[i] && texts.at(2 + i).content == std::optional<std::string>(many[i]));
+    CHECK(texts.at(3).kind == "ToolOutput" && texts.at(6).kind == "Message" && texts.at(6).tokens == 1);
+
+    // Errors name the element and change nothing.
+    expect_error<cupel::InvalidArgument>([&] { texts.push_text(tok, "", 0.5); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "text is empty");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_text(tok, "\xff", 0.5); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                         "text is not valid UTF-8");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_text(tok, "x", 0.0 / 0.0); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "score is NaN");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_text(tok, "x", 0.5, " "); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "kind");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_text(nullptr, "x", 0.5); }, CUPEL_ERROR_NULL_POINTER,
+                                         "tokenizer is null");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_texts(tok, {"a", "\xff\xfe"}, {0.5, 0.5}); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "texts[1] is not valid UTF-8");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_texts(tok, {"a", ""}, {0.5, 0.5}); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "texts[1] is empty");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_texts(tok, {"a", "b"}, {0.5, 1.0 / 0.0}); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "scores[1]");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_texts(tok, {"a", "b"}, {0.5, 0.5}, {"A", ""}); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "kinds[1]");
+    expect_error<cupel::InvalidArgument>([&] { texts.push_texts(tok, {"a", "b"}, {0.5}); },
+                                         CUPEL_ERROR_INVALID_ARGUMENT, "2 texts, 1 scores");
+    CHECK(texts.size() == 7);
+
+    // Strings in, a context out: the budget holds the best items whole.
+    cupel::Budget fits(20, 20);
+    auto chosen = cupel::slice(greedy, texts, fits);
+    int64_t used = 0;
+    for (size_t i : chosen) used += texts.at(i).tokens;
+    CHECK(!chosen.empty() && used <= 20);
+
+    // A moved-from tokenizer is refused wherever it goes.
+    cupel::Tokenizer kept = std::move(tok);
+    CHECK(kept.count("hello world") == 2);
+    expect_error<cupel::ClosedHandle>([&] { tok.count("x"); }, CUPEL_ERROR_NULL_POINTER,
+                                      "tokenizer is a moved-from (closed) handle");
+    expect_error<cupel::ClosedHandle>([&] { tok.count_many({"x"}); }, CUPEL_ERROR_NULL_POINTER, "tokenizer");
+    expect_error<cupel::ClosedHandle>([&] { tok.truncate("x", 1); }, CUPEL_ERROR_NULL_POINTER, "tokenizer");
+    expect_error<cupel::ClosedHandle>([&] { texts.push_text(tok, "x", 0.5); }, CUPEL_ERROR_NULL_POINTER,
+                                      "tokenizer is a moved-from");
+    expect_error<cupel::ClosedHandle>([&] { texts.push_texts(tok, {"x"}, {0.5}); }, CUPEL_ERROR_NULL_POINTER,
+                                      "tokenizer is a moved-from");
+    CHECK(texts.size() == 7 && tok.get() == nullptr);
   }
 
   cupel::Slicer moved = std::move(greedy);  // RAII: the moved-from handle is empty
