@@ -207,6 +207,162 @@ static void run_pipeline(const cupel_items *items, const cupel_budget *budget, s
   cupel_scorer_free(given);
 }
 
+
+/* ---- 0. From text: bundled files in, no token numbers given --------------- */
+
+#define MAX_FILES 64
+
+/* Reads a whole file into a new buffer (NUL-terminated); its length in *len. */
+static char *read_file(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  char *buf;
+  long n;
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  fseek(f, 0, SEEK_END);
+  n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  buf = malloc((size_t)n + 1);
+  if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    perror(path);
+    exit(1);
+  }
+  buf[n] = '\0';
+  fclose(f);
+  *len = (size_t)n;
+  return buf;
+}
+
+/* The session of examples/data/session: each file one item, its tokens
+ * counted by the library (o200k_base), then the pipeline. */
+static void run_from_text(const char *dir) {
+  char path[512], line[512];
+  char kinds[MAX_FILES][32], files[MAX_FILES][64];
+  const char *texts[MAX_FILES], *kind_ptrs[MAX_FILES];
+  size_t lens[MAX_FILES], n = 0, i, placed[MAX_FILES], count = 0;
+  double scores[MAX_FILES];
+  uint64_t groups[MAX_FILES];
+  int64_t minutes[MAX_FILES], total = 0, kept = 0;
+  int pinned[MAX_FILES];
+  FILE *m;
+  cupel_tokenizer *tok = NULL;
+  cupel_items *items = NULL;
+  cupel_scorer *recency = NULL, *kind = NULL, *given = NULL, *blend = NULL;
+  cupel_slicer *greedy = NULL;
+  cupel_placer *chrono = NULL;
+  cupel_pipeline *pipeline = NULL;
+  cupel_budget *budget = NULL;
+  cupel_report *report = NULL;
+  const cupel_scorer *parts[3];
+  const double weights[3] = {0.5, 0.3, 0.2};
+
+  snprintf(path, sizeof path, "%s/manifest.csv", dir);
+  m = fopen(path, "r");
+  if (!m) {
+    perror(path);
+    exit(1);
+  }
+  while (n < MAX_FILES && fgets(line, sizeof line, m)) {
+    char *rest = line, *k, *file, *score, *minute, *pin, *group;
+    if (line[0] == '#' || strncmp(line, "kind,", 5) == 0) continue;
+    k = field(&rest), file = field(&rest), score = field(&rest), minute = field(&rest), pin = field(&rest),
+    group = field(&rest);
+    if (!k || !file || !score || !minute || !pin || !group) continue;
+    snprintf(kinds[n], sizeof kinds[n], "%s", k);
+    snprintf(files[n], sizeof files[n], "%s", file);
+    scores[n] = strtod(score, NULL);
+    minutes[n] = *minute ? strtoll(minute, NULL, 10) : -1;
+    pinned[n] = *pin == '1';
+    groups[n] = strtoull(group, NULL, 10);
+    snprintf(path, sizeof path, "%s/%s", dir, file);
+    texts[n] = read_file(path, &lens[n]);
+    kind_ptrs[n] = kinds[n];
+    n++;
+  }
+  fclose(m);
+
+  /* Text in: the library counts every file's tokens itself. */
+  must(cupel_tokenizer_new("o200k_base", &tok), "cupel_tokenizer_new");
+  must(cupel_items_new(&items), "cupel_items_new");
+  must(cupel_items_push_texts(items, tok, n, texts, lens, scores, kind_ptrs), "cupel_items_push_texts");
+  for (i = 0; i < n; i++) {
+    if (minutes[i] >= 0) must(cupel_items_set_timestamp(items, i, minutes[i] * 60000), "timestamp");
+    if (pinned[i]) must(cupel_items_set_pinned(items, i, true), "pinned");
+  }
+  must(cupel_items_set_groups(items, 0, n, groups), "groups");
+  for (i = 0; i < n; i++) {
+    int64_t t;
+    must(cupel_items_tokens(items, i, &t), "tokens");
+    total += t;
+  }
+
+  must(cupel_scorer_new_given(&given), "given");
+  must(cupel_scorer_new_recency(&recency), "recency");
+  must(cupel_scorer_new_kind(NULL, 0, &kind), "kind");
+  parts[0] = given, parts[1] = recency, parts[2] = kind;
+  must(cupel_scorer_new_composite(parts, weights, 3, &blend), "composite");
+  must(cupel_slicer_new_greedy(&greedy), "greedy");
+  must(cupel_placer_new_chronological(&chrono), "placer");
+  must(cupel_pipeline_new(blend, greedy, chrono, &pipeline), "pipeline");
+  must(cupel_budget_new(4096, 2000, &budget), "budget");
+  must(cupel_budget_set_output_reserve(budget, 1024), "output reserve");
+  must(cupel_report_new(&report), "report");
+  must(cupel_pipeline_run(pipeline, items, budget, placed, MAX_FILES, &count, report), "run");
+
+  printf("0. FROM TEXT\n"
+         "%zu text files of a debugging session (examples/data/session): the system\n"
+         "prompt, the conversation, three tool calls with their outputs, documents and\n"
+         "memories. No token numbers are given: the library counted them with the\n"
+         "o200k_base vocabulary (GPT-4o): %lld tokens in all. The goal is 2000 tokens.\n\n",
+         n, (long long)total);
+  printf("In the prompt, in order: file, kind, tokens, why\n");
+  for (i = 0; i < cupel_report_included_count(report); i++) {
+    cupel_decision d;
+    must(cupel_report_included(report, i, &d), "included");
+    kept += d.item_tokens;
+    printf("  %-26s %-12s %5lld  %s\n", files[d.item_index], kinds[d.item_index], (long long)d.item_tokens,
+           cupel_reason_str(d.reason));
+  }
+  printf("  = %lld tokens\nLeft out:\n", (long long)kept);
+  for (i = 0; i < cupel_report_excluded_count(report); i++) {
+    cupel_decision d;
+    must(cupel_report_excluded(report, i, &d), "excluded");
+    printf("  %-26s %-12s %5lld  %s", files[d.item_index], kinds[d.item_index], (long long)d.item_tokens,
+           cupel_reason_str(d.reason));
+    if (d.reason == CUPEL_REASON_DEDUPLICATED) printf(" (a copy of %s)", files[d.related_index]);
+    if (d.reason == CUPEL_REASON_BUDGET_EXCEEDED && d.group)
+      printf(" (the call and its output need %lld tokens, %lld left)", (long long)d.group_tokens,
+             (long long)d.available_tokens);
+    printf("\n");
+  }
+  /* The long log would not fit: its last 300 tokens, cut exactly. */
+  for (i = 0; i < n; i++) {
+    if (strcmp(files[i], "tool-02-output.txt") == 0) {
+      size_t head = 0, tail = 0;
+      int64_t t = 0;
+      must(cupel_tokenizer_truncate(tok, texts[i], lens[i], 300, CUPEL_KEEP_TAIL, &head, &tail, &t), "truncate");
+      printf("\ntool-02-output.txt cut to its last 300 tokens keeps %zu of %zu bytes (%lld tokens),\n"
+             "from: %.60s...\n\n",
+             lens[i] - tail, lens[i], (long long)t, texts[i] + tail);
+    }
+  }
+
+  for (i = 0; i < n; i++) free((void *)texts[i]);
+  cupel_report_free(report);
+  cupel_budget_free(budget);
+  cupel_pipeline_free(pipeline);
+  cupel_placer_free(chrono);
+  cupel_slicer_free(greedy);
+  cupel_scorer_free(blend);
+  cupel_scorer_free(kind);
+  cupel_scorer_free(given);
+  cupel_scorer_free(recency);
+  cupel_items_free(items);
+  cupel_tokenizer_free(tok);
+}
+
 static void print_row(const char *name, const size_t *idx, size_t n, int64_t tokens) {
   double score = 0;
   size_t i, kinds[6] = {0}, whole, split;
@@ -225,6 +381,7 @@ static void print_row(const char *name, const size_t *idx, size_t n, int64_t tok
 
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "examples/data/rag_candidates.csv";
+  const char *session = argc > 2 ? argv[2] : "examples/data/session";
   cupel_items *items = NULL;
   cupel_budget *budget = NULL;
   cupel_report *report = NULL;
@@ -271,17 +428,18 @@ int main(int argc, char **argv) {
   must(cupel_slicer_new_count_constrained_knapsack(1, counts, 2, CUPEL_SCARCITY_DEGRADE, &cck), "cck");
   must(cupel_report_new(&report), "cupel_report_new");
 
+  printf("libcupel %s: what goes into a language model's context window, and why.\n\n", cupel_version());
+  run_from_text(session);
   {
     int64_t total = 0;
     for (i = 0; i < n_rows; i++) total += rows[i].tokens;
-    printf("libcupel %s: %zu candidates from %s, %lld tokens in all.\n", cupel_version(), n_rows,
-           path, (long long)total);
+    printf("The sections below work on a larger retrieval result: %zu candidates given\n"
+           "with their token counts (%s), %lld tokens in all, for the\n"
+           "same kind of question. They must fit an 8192-token window that keeps 1024\n"
+           "tokens for the answer (effective max %lld), and the goal is %lld tokens of\n"
+           "context.\n\n",
+           n_rows, path, (long long)total, (long long)eff_max, (long long)eff_target);
   }
-  printf("A coding assistant is answering a question about a login bug. The candidates\n"
-         "are messages, tool calls and their outputs, documents and memories; they must\n"
-         "fit an 8192-token window that keeps 1024 tokens for the answer (effective max\n"
-         "%lld), and the goal is %lld tokens of context.\n\n",
-         (long long)eff_max, (long long)eff_target);
   run_pipeline(items, budget, out);
   printf("3. THE SAME CANDIDATES THROUGH EACH SLICER ALONE\n"
          "The slicer is the stage that decides what fits. To compare the slicers and\n"

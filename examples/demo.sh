@@ -6,4 +6,4 @@ cargo build --release
 mkdir -p target/examples
 cc -std=c99 -Wall -Wextra -pedantic -O2 -Iinclude examples/demo.c \
    -Ltarget/release -lcupel -Wl,-rpath,"$PWD/target/release" -o target/examples/demo
-./target/examples/demo examples/data/rag_candidates.csv
+./target/examples/demo examples/data/rag_candidates.csv examples/data/session
