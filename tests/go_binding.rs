@@ -1,6 +1,7 @@
 //! The Go binding (bindings/go): go vet, the race-detector test suite, the
-//! contract table (tests/contract/contract.txt), the README's example run as
-//! printed, and the module used from a fresh consumer module.
+//! contract table (tests/contract/contract.txt), the README's examples
+//! (the first one and "Counting tokens") run as printed, and the module used
+//! from a fresh consumer module.
 
 mod common;
 
@@ -41,6 +42,16 @@ fn go_vet_and_race_tests_pass() {
         "TestClosedAndNilArguments",
         "TestPushItemsIsAllOrNothing",
         "TestContract",
+        "TestTokenizerCounts",
+        "TestTokenizerCountMany",
+        "TestTokenizerTruncate",
+        "TestTokenizerFromTiktoken",
+        "TestTokenizerNames",
+        "TestClosedTokenizer",
+        "TestPushText",
+        "TestPushTexts",
+        "TestTokenizerConcurrent",
+        "TestTokenizerFinalizer",
     ] {
         assert!(
             out.contains(&format!("--- PASS: {test} ")),
@@ -89,6 +100,35 @@ fn go_readme_example_runs_as_printed() {
         out,
         "the README does not show what the example prints"
     );
+}
+
+/// The README's "Counting tokens" section: its example is
+/// bindings/go/example/tokens/main.go, and running it prints what the
+/// section says (counts, a cut keeping both ends with its byte offsets, a
+/// CJK cut, items pushed from text and the selection made from them).
+#[test]
+fn go_readme_tokens_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let root = common::root();
+    let readme = readme();
+    let section = &readme[readme
+        .find("## Counting tokens")
+        .expect("the README has a \"## Counting tokens\" section")..];
+    let source = std::fs::read_to_string(root.join("bindings/go/example/tokens/main.go")).unwrap();
+    assert_eq!(
+        common::code_block_after(section, "## Counting tokens"),
+        source,
+        "the section's example is not bindings/go/example/tokens/main.go"
+    );
+    let out = go(&["run", "./example/tokens"]);
+    assert_eq!(
+        common::code_block_after(section, "prints:"),
+        out,
+        "the README does not show what the tokens example prints"
+    );
+    assert!(out.starts_with("12 tokens; [2 6]\n"), "{out}");
 }
 
 /// A fresh directory under the test scratch space (emptied first; the Go

@@ -114,6 +114,8 @@ func (r row) position() string {
 	case r.op == "scorer.composite" && (r.arg == "children" || r.arg == "weights"),
 		r.op == "placer.place" && (r.arg == "indices" || r.arg == "scores"):
 		return "2"
+	case r.op == "tokenizer.count_many" && r.arg == "texts":
+		return "1"
 	case strings.HasPrefix(r.value, "-") && len(r.value) > 1 && r.value[1] >= '0' && r.value[1] <= '9' &&
 		(strings.Contains(r.arg, "index") || r.arg == "indices"):
 		return r.value
@@ -133,7 +135,11 @@ type fixture struct {
 	chronological *cupel.Placer
 	pipeline      *cupel.Pipeline
 	stream        *cupel.Stream
+	tokenizer     *cupel.Tokenizer
 }
+
+// sentence is the table's SENTENCE: 47 bytes, 12 o200k_base tokens.
+const sentence = "Hello, world! This is libcupel counting tokens."
 
 var fixtureItems = []cupel.Item{
 	{Tokens: 100, Score: 0.9, Kind: "Message", Content: "alpha", Timestamp: ptr(int64(1000))},
@@ -160,6 +166,7 @@ func newFixture() (*fixture, error) {
 				Placer: f.chronological})
 		},
 		func() { f.stream, err = cupel.NewStream(100, 0) },
+		func() { f.tokenizer, err = cupel.NewTokenizer(cupel.O200kBase) },
 	}
 	for _, step := range steps {
 		if step(); err != nil {
@@ -171,6 +178,7 @@ func newFixture() (*fixture, error) {
 }
 
 func (f *fixture) close() {
+	f.tokenizer.Close()
 	f.stream.Close()
 	f.pipeline.Close()
 	f.chronological.Close()
@@ -302,7 +310,9 @@ func (a *args) boolean(name string, dflt bool) bool {
 	return dflt
 }
 
-// str: "..." with \xHH escapes, or bad-utf8 (the bytes FF FE).
+// str: "..." with \xHH escapes, or bad-utf8 (the bytes FF FE). A Go
+// string cannot be nil: `null` is a value Go cannot express (the compiler
+// refuses it), a failure of the row.
 func (a *args) str(name, dflt string) string {
 	if !a.mine(name) {
 		return dflt
@@ -310,6 +320,10 @@ func (a *args) str(name, dflt string) string {
 	v := a.r.value
 	if v == "bad-utf8" {
 		return "\xff\xfe"
+	}
+	if v == "null" {
+		a.fail("%s null: a Go string cannot be nil (the row belongs to the languages whose strings can be null)", name)
+		return dflt
 	}
 	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
 		a.fail("%s %s is not a Go string", name, v)
@@ -327,6 +341,27 @@ func (a *args) str(name, dflt string) string {
 		b.WriteByte(v[i])
 	}
 	return b.String()
+}
+
+// keep: head, tail or both_ends as cupel.KeepHead, KeepTail, KeepBothEnds;
+// another number as a Keep of that value.
+func (a *args) keep(name string, dflt cupel.Keep) cupel.Keep {
+	if !a.mine(name) {
+		return dflt
+	}
+	switch a.r.value {
+	case "head":
+		return cupel.KeepHead
+	case "tail":
+		return cupel.KeepTail
+	case "both_ends":
+		return cupel.KeepBothEnds
+	}
+	v, err := strconv.ParseInt(a.r.value, 10, 32)
+	if err != nil {
+		a.fail("%s %s is not a cupel.Keep", name, a.r.value)
+	}
+	return cupel.Keep(v)
 }
 
 // handle is h, nil for `null`, or h closed before the call for `closed`.
@@ -500,10 +535,73 @@ func call(f *fixture, a *args) (o outcome, ok bool) {
 	case "reason.name":
 		code := a.i64("code", 0)
 		o.result = cupel.Reason(code).String()
+	case "tokenizer.new":
+		var t *cupel.Tokenizer
+		t, o.err = cupel.NewTokenizer(a.str("name", cupel.O200kBase))
+		t.Close()
+	case "tokenizer.count":
+		var n int64
+		if n, o.err = handle(a, "tokenizer", f.tokenizer).Count(a.str("text", sentence)); o.err == nil {
+			o.result = strconv.FormatInt(n, 10)
+		}
+	case "tokenizer.count_many":
+		t := handle(a, "tokenizer", f.tokenizer)
+		var counts []int64
+		if counts, o.err = t.CountMany([]string{sentence, a.str("texts", "hello world")}); o.err == nil {
+			o.result = numbers(counts...)
+		}
+	case "tokenizer.truncate":
+		t, text := handle(a, "tokenizer", f.tokenizer), a.str("text", sentence)
+		var cut cupel.Truncation
+		cut, o.err = t.Truncate(text, a.i64("max_tokens", 4), a.keep("keep", cupel.KeepHead))
+		if o.err == nil {
+			o.result = numbers(int64(cut.HeadEnd), int64(cut.TailStart), cut.Tokens)
+			o.check = checkCut(t, text, cut)
+		}
+	case "items.push_text":
+		items, t, text := handle(a, "items", f.items), handle(a, "tokenizer", f.tokenizer), a.str("text", "hello world")
+		if o.err = items.PushText(t, text, a.f64("score", 0.5), a.str("kind", "Message")); o.err == nil {
+			o.check = checkPushed(f.items, text)
+		}
 	default:
 		return o, false
 	}
 	return o, true
+}
+
+// numbers is the table's way of writing several numbers: [12,1].
+func numbers(v ...int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return "[" + strings.Join(s, ",") + "]"
+}
+
+// checkCut is "" when cut is consistent with text: Head, Tail and Text are
+// the text's bytes at the offsets, and the pieces count what Tokens says.
+func checkCut(t *cupel.Tokenizer, text string, cut cupel.Truncation) string {
+	if cut.Head != text[:cut.HeadEnd] || cut.Tail != text[cut.TailStart:] || cut.Text != cut.Head+cut.Tail {
+		return fmt.Sprintf("the kept text %q", cut.Text)
+	}
+	counts, err := t.CountMany([]string{cut.Head, cut.Tail})
+	if err != nil || counts[0]+counts[1] != cut.Tokens {
+		return fmt.Sprintf("the tokens (%d for %q and %q)", cut.Tokens, cut.Head, cut.Tail)
+	}
+	return ""
+}
+
+// checkPushed is "" when the list holds the fixture's 3 items and a 4th
+// read back with 2 tokens and content text.
+func checkPushed(items *cupel.Items, text string) string {
+	if n := items.Len(); n != len(fixtureItems)+1 {
+		return fmt.Sprintf("the list (%d items)", n)
+	}
+	got, err := items.Get(len(fixtureItems))
+	if err != nil || got.Tokens != 2 || got.Content != text {
+		return fmt.Sprintf("the pushed item (%+v, %v)", got, err)
+	}
+	return ""
 }
 
 // checkItem is "" when got is fixture item index as made, else what differs.
@@ -581,7 +679,7 @@ func run(r row) (why string) {
 		return fmt.Sprintf("unknown op %s", r.op)
 	case a.err != nil:
 		return a.err.Error()
-	case !a.used:
+	case !a.used && r.arg != "-":
 		return fmt.Sprintf("op %s has no argument %s", r.op, r.arg)
 	}
 

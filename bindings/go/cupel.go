@@ -6,8 +6,8 @@
 //
 //	import cupel "github.com/libcupel/libcupel/bindings/go"
 //
-// Handles (Items, Budget, Slicer, Scorer, Placer, Pipeline, Report, Stream)
-// own native memory: call Close when done (idempotent; a finalizer frees a
+// Handles (Items, Budget, Slicer, Scorer, Placer, Pipeline, Report, Stream,
+// Tokenizer) own native memory: call Close when done (idempotent; a finalizer frees a
 // forgotten handle as a backstop). Items, Budget and Slicer are read-only
 // while slicing, so many goroutines may slice with the same ones at once; a
 // Report or Stream must be used by one goroutine at a time, and nothing may
@@ -896,7 +896,7 @@ func FindMinBudget(slicer *Slicer, items *Items, pinnedTokens int64, targetIndex
 }
 
 // LiveHandles is the number of native handles (items, budgets, slicers,
-// reports, streams) created and not yet freed in this process: for leak
+// reports, streams, tokenizers, ...) created and not yet freed in this process: for leak
 // checks, e.g. that finalizers free what was never closed.
 func LiveHandles() int {
 	return int(C.cupel_live_handles())
