@@ -49,6 +49,12 @@ fn csharp_tests_pass_under_mono() {
         "LoneSurrogates",
         "NegativeIndices",
         "DisposedArguments",
+        "TokenizerCounts",
+        "TokenizerTruncate",
+        "TokenizerFromTiktoken",
+        "TokenizerErrors",
+        "PushFromText",
+        "ConcurrentCounting",
     ] {
         assert!(
             out.contains(&format!("ok   {test}\n")),
@@ -84,6 +90,34 @@ fn csharp_readme_example_runs_as_printed() {
         readme_output(&readme),
         test_sh(&["--example"]),
         "the README does not show what the example prints"
+    );
+}
+
+#[test]
+fn csharp_readme_counting_tokens_runs_as_printed() {
+    if !have_mono() {
+        return;
+    }
+    let root = common::root();
+    let readme = readme();
+    let source = std::fs::read_to_string(root.join("bindings/csharp/example/Tokens.cs")).unwrap();
+    assert_eq!(
+        common::code_block_after(&readme, "## Counting tokens"),
+        source,
+        "the README's \"Counting tokens\" example is not bindings/csharp/example/Tokens.cs"
+    );
+    let printed = test_sh(&["--tokens"]);
+    assert_eq!(
+        common::code_block_after(&readme, "`bash test.sh --tokens` runs it"),
+        printed,
+        "the README does not show what example/Tokens.cs prints"
+    );
+    // What it prints is the library's: 12 tokens for the contract's
+    // sentence, and a both-ends cut that is the sentence's head and tail.
+    assert!(printed.starts_with("12 tokens\n"), "{printed}");
+    assert!(
+        printed.contains("5 tokens: \"Hello, world tokens.\"\n"),
+        "{printed}"
     );
 }
 

@@ -8,8 +8,8 @@
 // libcupel.dylib) where the runtime's loader finds it, e.g. LD_LIBRARY_PATH.
 //
 // Threads: Items, Budget and Slicer are read-only while slicing and may be
-// shared by many threads at once; a Report or Stream belongs to one thread
-// at a time. Using a handle after Dispose throws ObjectDisposedException.
+// shared by many threads at once, and a Tokenizer is immutable; a Report or
+// Stream belongs to one thread at a time. Using a handle after Dispose throws ObjectDisposedException.
 //
 // Arguments: a null reference where an object is needed throws
 // ArgumentNullException, a negative or too large index
@@ -307,6 +307,9 @@ namespace Cupel
         static readonly Args PinnedManyArgs = new Args("first#", "count=pinned#", "pinned");
         static readonly Args HintsArgs = new Args("first#", "count=hints#", "hints");
         static readonly Args ReadArgs = new Args("index#");
+        static readonly Args PushTextArgs = new Args("tokenizer", "text", "len=text", "score", "kind");
+        static readonly Args PushTextsArgs = new Args("tokenizer", "texts", "lens=texts", "scores", "kinds",
+            "count=texts");
 
         /// <summary>An empty list.</summary>
         public Items()
@@ -351,6 +354,50 @@ namespace Cupel
                 for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i], "kinds", i);
                 Native.Check(Native.cupel_items_push_many(h, (UIntPtr)tokens.Length,
                     tokens, scores, kindPtrs), PushManyArgs);
+            }
+        }
+
+        /// <summary>Adds one item made from text: its tokens are text's count
+        /// with tokenizer, its content the text (non-empty), its score and kind
+        /// as Push takes them (a null kind: "Message").</summary>
+        public void PushText(Tokenizer tokenizer, string text, double score, string kind = null)
+        {
+            var h = Native.Live(Handle, this);
+            var t = Native.Arg(tokenizer, "tokenizer");
+            var k = Native.Utf8Z(kind, "kind");
+            int len;
+            var bytes = Native.Text(text, "text", out len);
+            Native.Check(Native.cupel_items_push_text(h, t, bytes, (UIntPtr)len, score, k), PushTextArgs);
+        }
+
+        /// <summary>Adds texts.Length items made from texts at once, all or
+        /// nothing: item i has content texts[i] (non-empty), tokens its count
+        /// with tokenizer, score scores[i] and kind kinds[i] (kinds null, or a
+        /// null element: "Message"). The texts are counted on up to two
+        /// threads.</summary>
+        public void PushTexts(Tokenizer tokenizer, string[] texts, double[] scores, string[] kinds = null)
+        {
+            var h = Native.Live(Handle, this);
+            var t = Native.Arg(tokenizer, "tokenizer");
+            if (texts == null) throw Native.Null("texts");
+            if (scores == null) throw Native.Null("scores");
+            if (scores.Length != texts.Length || (kinds != null && kinds.Length != texts.Length))
+                throw new CupelArgumentException(Status.InvalidArgument, string.Format(
+                    "PushTexts: {0} texts, {1} scores and {2} kinds; the lengths must agree",
+                    texts.Length, scores.Length, kinds == null ? 0 : kinds.Length),
+                    scores.Length != texts.Length ? "scores" : "kinds", null);
+            if (texts.Length == 0) return;
+            using (var strings = new NativeStrings())
+            {
+                IntPtr[] kindPtrs = null;
+                if (kinds != null)
+                {
+                    kindPtrs = new IntPtr[kinds.Length];
+                    for (int i = 0; i < kinds.Length; i++) kindPtrs[i] = strings.Get(kinds[i], "kinds", i);
+                }
+                using (var packed = new Native.PackedTexts(texts, "texts"))
+                    Native.Check(Native.cupel_items_push_texts(h, t, (UIntPtr)texts.Length, packed.Pointers,
+                        packed.Lengths, scores, kindPtrs), PushTextsArgs);
             }
         }
 
@@ -927,6 +974,172 @@ namespace Cupel
         public void Dispose() { Handle.Dispose(); }
     }
 
+    // ---- text in: tokenizers ---------------------------------------------------
+
+    /// <summary>What <see cref="Tokenizer.Truncate"/> keeps of a text (the C
+    /// ABI's cupel_keep; the numbers never change).</summary>
+    public enum Keep
+    {
+        /// <summary>The beginning of the text.</summary>
+        Head = 0,
+        /// <summary>The end of the text.</summary>
+        Tail = 1,
+        /// <summary>The beginning and the end; the middle goes.</summary>
+        BothEnds = 2,
+    }
+
+    /// <summary>Owns one native cupel_tokenizer (freed by cupel_tokenizer_free).</summary>
+    public sealed class TokenizerHandle : SafeHandle
+    {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
+        public TokenizerHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native tokenizer is held.</summary>
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native tokenizer.</summary>
+        protected override bool ReleaseHandle() { Native.cupel_tokenizer_free(handle); return true; }
+    }
+
+    /// <summary>What <see cref="Tokenizer.Truncate"/> kept of a text: the
+    /// kept text is <c>text.Substring(0, HeadEnd) + text.Substring(TailStart)</c>,
+    /// both offsets in UTF-16 code units (string indices, never inside a
+    /// surrogate pair).</summary>
+    public struct Truncation
+    {
+        /// <summary>The kept text: the head followed by the tail, with no
+        /// marker between them (the whole text when it fits).</summary>
+        public string Text { get; private set; }
+        /// <summary>The head is the text's chars 0 .. HeadEnd - 1 (0 when only
+        /// the tail is kept).</summary>
+        public int HeadEnd { get; private set; }
+        /// <summary>The tail is the text's chars from TailStart to its end
+        /// (the text's length when only the head is kept).</summary>
+        public int TailStart { get; private set; }
+        /// <summary>The head's count plus the tail's, each counted on its
+        /// own; never more than the maxTokens asked for.</summary>
+        public long Tokens { get; private set; }
+
+        internal Truncation(string text, int headEnd, int tailStart, long tokens)
+        {
+            HeadEnd = headEnd;
+            TailStart = tailStart;
+            Tokens = tokens;
+            if (headEnd == text.Length) Text = text;
+            else if (headEnd == 0) Text = text.Substring(tailStart);
+            else Text = string.Concat(text.Substring(0, headEnd), text.Substring(tailStart));
+        }
+
+        /// <summary>"[HeadEnd, TailStart) cut, Tokens tokens".</summary>
+        public override string ToString()
+        {
+            return "[" + HeadEnd + ", " + TailStart + ") cut, " + Tokens + " tokens";
+        }
+    }
+
+    /// <summary>A tokenizer: a byte-level BPE vocabulary and its
+    /// pre-tokenization pattern. Counts are exactly tiktoken's
+    /// <c>encode_ordinary</c> for the same vocabulary (special tokens such as
+    /// <c>&lt;|endoftext|&gt;</c> are ordinary text). Immutable once made:
+    /// any number of threads may use one tokenizer at once. Texts go to the
+    /// library as UTF-8; a string with a lone surrogate is refused
+    /// (CupelArgumentException naming the argument), and offsets come back in
+    /// UTF-16 code units.</summary>
+    public sealed class Tokenizer : IDisposable
+    {
+        /// <summary>"o200k_base": GPT-4o, GPT-4.1, the o-series, GPT-5.</summary>
+        public const string O200kBase = "o200k_base";
+        /// <summary>"cl100k_base": GPT-4, GPT-3.5, text-embedding-3.</summary>
+        public const string Cl100kBase = "cl100k_base";
+
+        internal readonly TokenizerHandle Handle;
+
+        static readonly Args NewArgs = new Args("name");
+        static readonly Args TiktokenArgs = new Args("ranks", "ranks_len=ranks", "pattern") { Fallback = "ranks" };
+        static readonly Args CountArgs = new Args("text", "len=text");
+        static readonly Args CountManyArgs = new Args("texts", "lens=texts", "count=texts");
+        static readonly Args TruncateArgs = new Args("text", "len=text", "max_tokens", "keep");
+
+        private Tokenizer(TokenizerHandle handle) { Handle = handle; }
+
+        /// <summary>A tokenizer for a vocabulary built into the library:
+        /// <see cref="O200kBase"/> or <see cref="Cl100kBase"/>. An unknown
+        /// name throws CupelArgumentException whose message lists the known
+        /// ones; a library built without its vocabularies throws
+        /// CupelException (Status.Unsupported).</summary>
+        public Tokenizer(string name)
+        {
+            Native.Check(Native.cupel_tokenizer_new(Native.Utf8Z(name, "name"), out Handle), NewArgs);
+        }
+
+        /// <summary>A tokenizer from any vocabulary in tiktoken's file format
+        /// (the file's bytes: lines of <c>base64(token) rank</c>, as Llama 3
+        /// and the OpenAI encodings ship them) with its pre-tokenization
+        /// regular expression, as tiktoken writes it (null: o200k_base's).
+        /// The library keeps its own copy of the bytes. A malformed line, a
+        /// duplicate token or rank, or a missing single-byte token throws
+        /// CupelArgumentException for ranks, its message naming the line; a
+        /// pattern the library cannot compile, one for pattern.</summary>
+        public static Tokenizer FromTiktoken(byte[] ranks, string pattern = null)
+        {
+            if (ranks == null) throw Native.Null("ranks");
+            var p = Native.Utf8Z(pattern, "pattern");
+            TokenizerHandle h;
+            Native.Check(Native.cupel_tokenizer_from_tiktoken(ranks, (UIntPtr)ranks.Length, p, out h), TiktokenArgs);
+            return new Tokenizer(h);
+        }
+
+        /// <summary>The number of tokens of text ("" has 0).</summary>
+        public long Count(string text)
+        {
+            var h = Native.Live(Handle, this);
+            int len;
+            var bytes = Native.Text(text, "text", out len);
+            long n;
+            Native.Check(Native.cupel_tokenizer_count(h, bytes, (UIntPtr)len, out n), CountArgs);
+            return n;
+        }
+
+        /// <summary>The counts of texts, in order, all or nothing (a null or
+        /// lone-surrogate element throws, naming texts[i]). Large batches are
+        /// counted on two threads.</summary>
+        public long[] CountMany(string[] texts)
+        {
+            var h = Native.Live(Handle, this);
+            if (texts == null) throw Native.Null("texts");
+            var counts = new long[texts.Length];
+            if (texts.Length == 0) return counts;
+            using (var packed = new Native.PackedTexts(texts, "texts"))
+                Native.Check(Native.cupel_tokenizer_count_many(h, (UIntPtr)texts.Length, packed.Pointers, packed.Lengths,
+                    counts), CountManyArgs);
+            return counts;
+        }
+
+        /// <summary>Cuts text to at most maxTokens (&gt;= 0) tokens, keeping its
+        /// head, its tail or both ends, at token boundaries that are character
+        /// boundaries (the rules are the C header's cupel_tokenizer_truncate:
+        /// Keep.BothEnds gives the head ceil(maxTokens / 2) tokens, the tail
+        /// what is left). A text that fits is kept whole; maxTokens 0 keeps
+        /// nothing. The cost is about one count of the text.</summary>
+        public Truncation Truncate(string text, long maxTokens, Keep keep)
+        {
+            var h = Native.Live(Handle, this);
+            if (keep != Keep.Head && keep != Keep.Tail && keep != Keep.BothEnds)
+                throw new CupelArgumentException(Status.InvalidArgument, "keep is " + (int)keep +
+                    "; expected Keep.Head, Keep.Tail or Keep.BothEnds", "keep", null);
+            int len;
+            var bytes = Native.Text(text, "text", out len);
+            UIntPtr headEnd, tailStart;
+            long tokens;
+            Native.Check(Native.cupel_tokenizer_truncate(h, bytes, (UIntPtr)len, maxTokens, (int)keep,
+                out headEnd, out tailStart, out tokens), TruncateArgs);
+            int head = Native.CharsBefore(text, (long)(ulong)headEnd, len);
+            int tail = text.Length - Native.CharsAfter(text, len - (long)(ulong)tailStart, len);
+            return new Truncation(text, head, tail, tokens);
+        }
+
+        /// <summary>Frees the native tokenizer; a second call does nothing.</summary>
+        public void Dispose() { Handle.Dispose(); }
+    }
+
     /// <summary>NUL-terminated UTF-8 copies of strings in native memory, one per
     /// distinct string, freed on Dispose.</summary>
     internal sealed class NativeStrings : IDisposable
@@ -964,6 +1177,11 @@ namespace Cupel
         private readonly bool[] index;
 
         internal static readonly Args None = new Args();
+
+        /// <summary>The parameter a message that names none of the
+        /// arguments is about (null: none), e.g. the vocabulary's bytes for
+        /// "line 2 of the vocabulary ...".</summary>
+        internal string Fallback;
 
         /// <summary>Each spec is "c_name" (spelled in C# as its camelCase),
         /// "c_name=spelling" (spelled otherwise, the parameter of that name)
@@ -1030,7 +1248,7 @@ namespace Cupel
                 message.Append(k >= 0 && (subject || word.IndexOf('_') >= 0) ? spelling[k] : word);
                 i = end;
             }
-            string name = hit < 0 ? null : param[hit];
+            string name = hit < 0 ? Fallback : param[hit];
             var text = message.ToString();
             if (name != null && !Native.HasWord(text, name)) text = name + ": " + text;
             if (st == Status.NullPointer) return new ArgumentNullException(name, text);
@@ -1240,6 +1458,7 @@ namespace Cupel
         internal static ReportHandle Arg(Report x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
         internal static ScorerHandle Arg(Scorer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
         internal static PlacerHandle Arg(Placer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static TokenizerHandle Arg(Tokenizer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
 
         /// <summary>The length of a live list.</summary>
         internal static int Len(ItemsHandle items) { return (int)cupel_items_len(items); }
@@ -1265,6 +1484,139 @@ namespace Cupel
                     "{0} is not valid UTF-16: a lone surrogate U+{1:X4} at char {2} (UTF-8 cannot encode it)",
                     what, (int)ch, i), ParamOf(name), null);
             }
+        }
+
+        /// <summary>The most bytes one .NET array holds.</summary>
+        internal const long MaxBytes = 0x7FFFFFC7;
+
+        /// <summary>The UTF-8 length of s in bytes; a lone surrogate throws
+        /// CupelArgumentException naming name (or name[element]), as
+        /// CheckUtf16 does, and so does a text too long for one array.</summary>
+        internal static int Utf8Length(string s, string name, int element = -1)
+        {
+            long n = s.Length;
+            for (int i = 0; i < s.Length; i++)
+            {
+                char ch = s[i];
+                if (ch < 0x80) continue;
+                if (ch < 0x800) { n += 1; continue; }
+                if (ch < 0xD800 || ch > 0xDFFF) { n += 2; continue; }
+                if (ch <= 0xDBFF && i + 1 < s.Length && char.IsLowSurrogate(s[i + 1]))
+                {
+                    n += 2; // two chars, four bytes
+                    i++;
+                    continue;
+                }
+                CheckUtf16(s, name, element); // throws: this is the first lone surrogate
+            }
+            if (n > MaxBytes) throw TooLong(element < 0 ? name : name + "[" + element + "]", n);
+            return (int)n;
+        }
+
+        static CupelArgumentException TooLong(string what, long bytes)
+        {
+            return new CupelArgumentException(Status.InvalidArgument, string.Format(
+                "{0} is {1} bytes of UTF-8; one call takes at most {2}", what, bytes, MaxBytes), ParamOf(what), null);
+        }
+
+        /// <summary>text as UTF-8 in the first len bytes of this thread's
+        /// scratch buffer (not NUL-terminated: the library takes a length, so
+        /// a '\0' is text like any other). Null throws ArgumentNullException,
+        /// a lone surrogate CupelArgumentException, both naming name.</summary>
+        internal static byte[] Text(string text, string name, out int len)
+        {
+            if (text == null) throw Null(name);
+            len = Utf8Length(text, name);
+            var bytes = Bytes(len);
+            Strict.GetBytes(text, 0, text.Length, bytes, 0);
+            return bytes;
+        }
+
+        /// <summary>Texts as UTF-8, back to back in this thread's scratch
+        /// buffer, pinned until Dispose: Pointers[i] and Lengths[i] are text
+        /// i's, as the library's (texts, lens) arrays take them. A null or
+        /// lone-surrogate element throws, naming name[i].</summary>
+        internal sealed class PackedTexts : IDisposable
+        {
+            internal readonly IntPtr[] Pointers;
+            internal readonly UIntPtr[] Lengths;
+            GCHandle pin;
+
+            internal PackedTexts(string[] texts, string name)
+            {
+                var lens = new int[texts.Length];
+                long total = 0;
+                for (int i = 0; i < texts.Length; i++)
+                {
+                    if (texts[i] == null) throw Null(name + "[" + i + "]");
+                    lens[i] = Utf8Length(texts[i], name, i);
+                    total += lens[i];
+                }
+                if (total > MaxBytes) throw TooLong(name, total);
+                var buf = Bytes((int)total);
+                Pointers = new IntPtr[texts.Length];
+                Lengths = new UIntPtr[texts.Length];
+                pin = GCHandle.Alloc(buf, GCHandleType.Pinned);
+                var start = pin.AddrOfPinnedObject();
+                int at = 0;
+                for (int i = 0; i < texts.Length; i++)
+                {
+                    Strict.GetBytes(texts[i], 0, texts[i].Length, buf, at);
+                    Pointers[i] = IntPtr.Add(start, at);
+                    Lengths[i] = (UIntPtr)lens[i];
+                    at += lens[i];
+                }
+            }
+
+            public void Dispose()
+            {
+                if (pin.IsAllocated) pin.Free();
+            }
+        }
+
+        /// <summary>How many chars of s (valid UTF-16) its first `bytes` bytes
+        /// of UTF-8 (of `total`) encode, counting forward from the start; the
+        /// offset must be a character boundary.</summary>
+        internal static int CharsBefore(string s, long bytes, int total)
+        {
+            if (bytes == total) return s.Length;
+            long at = 0;
+            int i = 0;
+            while (at < bytes)
+            {
+                char ch = s[i];
+                if (ch < 0x80) { at += 1; i += 1; }
+                else if (ch < 0x800) { at += 2; i += 1; }
+                else if (char.IsHighSurrogate(ch)) { at += 4; i += 2; }
+                else { at += 3; i += 1; }
+            }
+            if (at != bytes) throw NotABoundary(bytes);
+            return i;
+        }
+
+        /// <summary>How many chars of s (valid UTF-16) its last `bytes` bytes
+        /// of UTF-8 (of `total`) encode, counting back from the end.</summary>
+        internal static int CharsAfter(string s, long bytes, int total)
+        {
+            if (bytes == total) return s.Length;
+            long at = 0;
+            int i = s.Length;
+            while (at < bytes)
+            {
+                char ch = s[i - 1];
+                if (ch < 0x80) { at += 1; i -= 1; }
+                else if (ch < 0x800) { at += 2; i -= 1; }
+                else if (char.IsLowSurrogate(ch)) { at += 4; i -= 2; }
+                else { at += 3; i -= 1; }
+            }
+            if (at != bytes) throw NotABoundary(total - bytes);
+            return s.Length - i;
+        }
+
+        static CupelException NotABoundary(long offset)
+        {
+            return new CupelException(Status.Internal, "the library returned byte offset " + offset +
+                ", inside a character");
         }
 
         /// <summary>s as NUL-terminated UTF-8 (null for null); a lone
@@ -1431,6 +1783,15 @@ namespace Cupel
         [DllImport(Lib)] internal static extern long cupel_report_total_tokens_considered(ReportHandle report);
         [DllImport(Lib)] internal static extern long cupel_report_tokens_over_budget(ReportHandle report);
         [DllImport(Lib)] internal static extern Status cupel_report_json(ReportHandle report, ItemsHandle items, [Out] byte[] buf, UIntPtr capacity, out UIntPtr outLen);
+
+        [DllImport(Lib)] internal static extern Status cupel_tokenizer_new(byte[] name, out TokenizerHandle tokenizer);
+        [DllImport(Lib)] internal static extern Status cupel_tokenizer_from_tiktoken(byte[] ranks, UIntPtr ranksLen, byte[] pattern, out TokenizerHandle tokenizer);
+        [DllImport(Lib)] internal static extern void cupel_tokenizer_free(IntPtr tokenizer);
+        [DllImport(Lib)] internal static extern Status cupel_tokenizer_count(TokenizerHandle tokenizer, byte[] text, UIntPtr len, out long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_tokenizer_count_many(TokenizerHandle tokenizer, UIntPtr count, IntPtr[] texts, UIntPtr[] lens, [Out] long[] tokens);
+        [DllImport(Lib)] internal static extern Status cupel_tokenizer_truncate(TokenizerHandle tokenizer, byte[] text, UIntPtr len, long maxTokens, int keep, out UIntPtr headEnd, out UIntPtr tailStart, out long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_items_push_text(ItemsHandle items, TokenizerHandle tokenizer, byte[] text, UIntPtr len, double score, byte[] kind);
+        [DllImport(Lib)] internal static extern Status cupel_items_push_texts(ItemsHandle items, TokenizerHandle tokenizer, UIntPtr count, IntPtr[] texts, UIntPtr[] lens, double[] scores, IntPtr[] kinds);
     }
 
     // ---- the pipeline ----------------------------------------------------------

@@ -5,6 +5,7 @@
 #
 #   bash test.sh              the binding's tests; prints "N passed, N failed" last
 #   bash test.sh --example    runs example/Example.cs (the README's example)
+#   bash test.sh --tokens     runs example/Tokens.cs (the README's "Counting tokens")
 #   bash test.sh --contract   runs the contract table (tests/contract/contract.txt,
 #                             or $CUPEL_CONTRACT): "contract cs: N passed, M failed"
 #   bash test.sh --demo | --cross FILE | --bench N   (see tests/*.rs)
@@ -34,6 +35,9 @@ case "${1:-}" in
   --example)
     build -out:"$out/Example.exe" "$here/example/Example.cs"
     exec mono "$out/Example.exe" ;;
+  --tokens)
+    build -out:"$out/Tokens.exe" "$here/example/Tokens.cs"
+    exec mono "$out/Tokens.exe" ;;
   --contract)
     build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
     exec mono --debug "$out/Contract.exe" ;;
@@ -52,6 +56,7 @@ esac
 # The tests run; every other program is compiled, so none rots unseen.
 build -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
 build -out:"$out/Example.exe" "$here/example/Example.cs"
+build -out:"$out/Tokens.exe" "$here/example/Tokens.cs"
 build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
 build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"

@@ -41,6 +41,9 @@ static class Contract
         { "items.close items", "Items" },
         { "pipeline.run pipeline", "Pipeline" },
         { "stream.push stream", "Stream" },
+        { "tokenizer.count tokenizer", "Tokenizer" },
+        { "tokenizer.count_many tokenizer", "Tokenizer" },
+        { "tokenizer.truncate tokenizer", "Tokenizer" },
         { "items.push_many score", "scores" },
         { "items.push_many kind", "kinds" },
         { "budget.set_output_reserve output_reserve", "tokens" },
@@ -81,6 +84,7 @@ static class Contract
         public static readonly double[] Scores = { 0.9, 0.5, 0.1 };
         public static readonly string[] Kinds = { "Message", "Document", "ToolOutput" };
         public static readonly string[] Contents = { "alpha", "beta", "gamma" };
+        public const string Sentence = "Hello, world! This is libcupel counting tokens.";
 
         public readonly Items Items = new Items();
         public readonly Budget Budget = new Budget(300, 250);
@@ -89,6 +93,7 @@ static class Contract
         public readonly Placer Chronological = Placer.Chronological();
         public readonly Pipeline Pipeline;
         public readonly Cupel.Stream Stream = new Cupel.Stream(100, 0);
+        public readonly Tokenizer Tokenizer = new Tokenizer("o200k_base");
         public readonly List<IDisposable> Made = new List<IDisposable>();
 
         public Fixture()
@@ -111,7 +116,7 @@ static class Contract
         public void Dispose()
         {
             foreach (var d in Made) d.Dispose();
-            foreach (var d in new IDisposable[] { Stream, Pipeline, Chronological, Kind, Priority, Recency, Greedy, Budget, Items })
+            foreach (var d in new IDisposable[] { Tokenizer, Stream, Pipeline, Chronological, Kind, Priority, Recency, Greedy, Budget, Items })
                 d.Dispose();
         }
     }
@@ -228,7 +233,50 @@ static class Contract
             throw Cannot(typeof(T).Name);
         }
 
-        public void Indices(int[] got) { Result = "[" + string.Join(", ", got) + "]"; }
+        /// <summary>keep: head, tail or both_ends (the table's spelling of
+        /// Keep.Head, Keep.Tail, Keep.BothEnds), or a number cast to Keep.</summary>
+        public Keep K(string arg, Keep dflt)
+        {
+            if (!Mine(arg)) return dflt;
+            switch (row.Value)
+            {
+                case "head": return Keep.Head;
+                case "tail": return Keep.Tail;
+                case "both_ends": return Keep.BothEnds;
+            }
+            int v;
+            if (!int.TryParse(row.Value, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out v)) throw Cannot("Keep");
+            return (Keep)v;
+        }
+
+        /// <summary>A result list as the table writes it: [a,b,c].</summary>
+        public void List<T>(IEnumerable<T> got) { Result = "[" + string.Join(",", got) + "]"; }
+
+        public void Indices(int[] got) { List(got); }
+
+        /// <summary>tokenizer.truncate: the kept text is the text's head and
+        /// tail by the returned char offsets.</summary>
+        public void Truncated(string text, Truncation t)
+        {
+            List(new long[] { t.HeadEnd, t.TailStart, t.Tokens });
+            if (t.HeadEnd < 0 || t.HeadEnd > t.TailStart || t.TailStart > text.Length)
+                CheckFailed = "offsets " + t + " outside the text";
+            else if (t.Text != text.Substring(0, t.HeadEnd) + text.Substring(t.TailStart))
+                CheckFailed = "the kept text \"" + t.Text + "\" is not the text's head and tail";
+        }
+
+        /// <summary>items.push_text: a fourth item with the text's tokens and content.</summary>
+        public void PushedText(Items items, string text, long tokens)
+        {
+            if (items.Count != 4)
+            {
+                CheckFailed = items.Count + " items, not 4";
+                return;
+            }
+            var item = items[3];
+            if (item.Tokens != tokens || item.Content != text)
+                CheckFailed = "item 3 reads back " + item.Tokens + " tokens and \"" + item.Content + "\"";
+        }
 
         /// <summary>items.get: item `index` read back equals the fixture's.</summary>
         public void Get(Items items, int index)
@@ -373,6 +421,28 @@ static class Contract
                 case "reason.name":
                     Result = ((Reason)I("code", 0)).Name();
                     return true;
+                case "tokenizer.new":
+                    f.Keep(new Tokenizer(S("name", "o200k_base")));
+                    return true;
+                case "tokenizer.count":
+                    Result = H("tokenizer", f.Tokenizer).Count(S("text", Fixture.Sentence)).ToString(CultureInfo.InvariantCulture);
+                    return true;
+                case "tokenizer.count_many":
+                    List(H("tokenizer", f.Tokenizer).CountMany(new[] { Fixture.Sentence, S("texts", "hello world") }));
+                    return true;
+                case "tokenizer.truncate":
+                {
+                    var text = S("text", Fixture.Sentence);
+                    Truncated(text, H("tokenizer", f.Tokenizer).Truncate(text, L("max_tokens", 4), K("keep", Keep.Head)));
+                    return true;
+                }
+                case "items.push_text":
+                {
+                    var text = S("text", "hello world");
+                    H("items", f.Items).PushText(H("tokenizer", f.Tokenizer), text, D("score", 0.5), S("kind", "Message"));
+                    PushedText(f.Items, text, 2);
+                    return true;
+                }
             }
             return false;
         }
@@ -402,6 +472,7 @@ static class Contract
     {
         if (r.Value == "end") return "3";
         if (r.Op == "items.push_many") return "11";
+        if (r.Op == "tokenizer.count_many" && r.Arg == "texts") return "1";
         if ((r.Op == "scorer.composite" && (r.Arg == "children" || r.Arg == "weights")) ||
             (r.Op == "placer.place" && (r.Arg == "indices" || r.Arg == "scores")))
             return "2";
@@ -447,7 +518,7 @@ static class Contract
                 known = true;
             }
             if (!known) return "unknown op " + r.Op;
-            if (!call.ArgUsed) return "op " + r.Op + " takes no argument " + r.Arg;
+            if (!call.ArgUsed && r.Arg != "-") return "op " + r.Op + " takes no argument " + r.Arg;
 
             if (r.Expect == "ok" || r.Expect.StartsWith("ok=", StringComparison.Ordinal))
             {

@@ -720,6 +720,283 @@ static class CupelTests
         True(failures == 0, "every thread got the single-threaded result (" + failures + " differed)");
     }
 
+    // ---- text in: tokenizers -------------------------------------------------
+
+    const string Sentence = "Hello, world! This is libcupel counting tokens.";
+    const string Japanese = "日本語のテキスト";
+    const string Emoji = "👋🌍 hello 👋🏽 emoji 🎉🎉🎉";
+
+    // Texts in many scripts, emoji (pairs, modifiers, ZWJ sequences), code
+    // and whitespace runs, for the round-trip properties.
+    static readonly string[] Mixed = {
+        Sentence, Japanese, Emoji, "",
+        "Привет, мир! Это проверка токенизатора на русском языке.",
+        "مرحبا بالعالم، هذا اختبار للعد الدقيق للرموز.",
+        "नमस्ते दुनिया, यह एक परीक्षण है।",
+        "👨‍👩‍👧‍👦 family, 🏳️‍🌈 flag, 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 math letters and 𠜎𠜱𠝹 rare CJK",
+        "fn main() {\n    let x = vec![1, 2, 3];\n    println!(\"{:?}\", x);\n}\n",
+        "   leading spaces\t\ttabs\r\n\r\nand CRLF   ",
+        "한국어 텍스트와 English mixed 混合 テキスト 123456789 numbers",
+        "a\0b with a NUL inside",
+    };
+
+    static void TokenizerCounts()
+    {
+        using (var o = new Tokenizer(Tokenizer.O200kBase))
+        using (var c = new Tokenizer(Tokenizer.Cl100kBase))
+        {
+            True(o.Count("hello world") == 2, "hello world is 2 tokens");
+            True(o.Count(Sentence) == 12, "the sentence is 12 tokens, got " + o.Count(Sentence));
+            True(o.Count("") == 0, "the empty text is 0 tokens");
+            True(o.Count(Japanese) == 6 && c.Count(Japanese) == 8, "日本語のテキスト: 6 in o200k, 8 in cl100k");
+            True(o.Count("<|endoftext|>") == 7, "special tokens are ordinary text");
+            True(o.Count("a\0b") == 3, "a NUL is text, not the end");
+            Equal(o.CountMany(new[] { "hello world", Sentence, "", "a" }), 2L, 12L, 0L, 1L);
+            Equal(o.CountMany(new string[0]));
+            // A large batch (counted on two threads) equals one count per text.
+            var texts = Enumerable.Range(0, 3000).Select(i => Mixed[i % Mixed.Length] + " #" + i).ToArray();
+            var many = o.CountMany(texts);
+            for (int i = 0; i < texts.Length; i++)
+                if (many[i] != o.Count(texts[i])) throw new Exception("CountMany[" + i + "] " + many[i] + " != Count " + o.Count(texts[i]));
+            True(c.CountMany(Mixed).SequenceEqual(Mixed.Select(c.Count)), "cl100k CountMany equals Count");
+            True(o.Count(Emoji) != c.Count(Emoji) || o.Count(Japanese) != c.Count(Japanese), "two vocabularies");
+        }
+    }
+
+    static void Cut(Tokenizer t, string text, long max, Keep keep, int head, int tail, long tokens)
+    {
+        var r = t.Truncate(text, max, keep);
+        if (r.HeadEnd != head || r.TailStart != tail || r.Tokens != tokens)
+            throw new Exception(keep + " " + max + " of \"" + text + "\": " + r + ", want [" + head + ", " + tail + ") " + tokens);
+        True(r.Text == text.Substring(0, head) + text.Substring(tail), "the kept text is head + tail");
+    }
+
+    static bool SplitsPair(string s, int at)
+    {
+        return at > 0 && at < s.Length && char.IsHighSurrogate(s[at - 1]) && char.IsLowSurrogate(s[at]);
+    }
+
+    static void TokenizerTruncate()
+    {
+        using (var o = new Tokenizer(Tokenizer.O200kBase))
+        {
+            int n = Sentence.Length; // 47: ASCII, chars are bytes
+            Cut(o, Sentence, 4, Keep.Head, 13, n, 4);       // "Hello, world!"
+            Cut(o, Sentence, 3, Keep.Tail, 0, 30, 3);       // " counting tokens."
+            Cut(o, Sentence, 5, Keep.BothEnds, 12, 39, 5);  // "Hello, world" + " tokens."
+            Cut(o, Sentence, 12, Keep.Head, n, n, 12);      // fits: all of it
+            Cut(o, Sentence, 1000, Keep.BothEnds, n, n, 12);
+            Cut(o, Sentence, 0, Keep.Tail, 0, n, 0);        // nothing
+            Cut(o, "", 5, Keep.BothEnds, 0, 0, 0);
+            True(ReferenceEquals(o.Truncate(Sentence, 12, Keep.Head).Text, Sentence), "a text that fits comes back as it is");
+            // Offsets in UTF-16 code units: 日本語のテキスト is 8 chars, 24 bytes.
+            Cut(o, Japanese, 3, Keep.Head, 4, 8, 3);        // 日本語の
+            Cut(o, Japanese, 3, Keep.Tail, 0, 4, 3);        // テキスト
+            Cut(o, Japanese, 4, Keep.BothEnds, 3, 5, 4);    // 日本語 + キスト
+            True(o.Truncate(Japanese, 4, Keep.BothEnds).Text == "日本語キスト", "日本語キスト");
+            // Emoji are surrogate pairs: 👋 is 2 chars (4 bytes).
+            Cut(o, Emoji, 5, Keep.BothEnds, 2, Emoji.Length - 2, 4);
+            True(o.Truncate(Emoji, 5, Keep.BothEnds).Text == "👋🎉", "👋🎉");
+            // Every budget, every keep, every text: the rules in C# units.
+            foreach (var text in Mixed)
+            {
+                long total = o.Count(text);
+                for (long max = 0; max <= total + 1; max++)
+                    foreach (var keep in new[] { Keep.Head, Keep.Tail, Keep.BothEnds })
+                    {
+                        var r = o.Truncate(text, max, keep);
+                        string head = text.Substring(0, r.HeadEnd), tail = text.Substring(r.TailStart);
+                        string where = keep + " " + max + " of \"" + text + "\" (" + r + ")";
+                        if (r.Text != head + tail) throw new Exception(where + ": the kept text is not head + tail");
+                        if (SplitsPair(text, r.HeadEnd) || SplitsPair(text, r.TailStart)) throw new Exception(where + ": splits a surrogate pair");
+                        if (r.Tokens > max) throw new Exception(where + ": over the budget");
+                        if (r.Tokens != o.Count(head) + o.Count(tail)) throw new Exception(where + ": tokens are not head's + tail's");
+                        if (max >= total && (r.HeadEnd != text.Length || r.TailStart != text.Length || r.Tokens != total))
+                            throw new Exception(where + ": the text fits but was cut");
+                        if (keep == Keep.Head && r.TailStart != text.Length) throw new Exception(where + ": Head keeps a tail");
+                        if (keep == Keep.Tail && r.HeadEnd != 0 && max < total) throw new Exception(where + ": Tail keeps a head");
+                        if (keep == Keep.BothEnds && max < total && o.Count(head) > (max + 1) / 2)
+                            throw new Exception(where + ": the head has more than ceil(max / 2) tokens");
+                    }
+            }
+            // A text cut to a budget is then pushed within it.
+            var kept = o.Truncate(Sentence, 6, Keep.BothEnds);
+            using (var items = new Items())
+            {
+                items.PushText(o, kept.Text, 0.5);
+                True(items[0].Tokens <= 6 + 1, "the joined pieces count at most one more at the seam");
+            }
+        }
+    }
+
+    // A vocabulary in tiktoken's format: the 256 single bytes (ranks 0..255)
+    // and the extra lines.
+    static byte[] TinyVocab(string extra, int skip = -1)
+    {
+        var sb = new System.Text.StringBuilder();
+        for (int b = 0; b < 256; b++)
+            if (b != skip) sb.Append(Convert.ToBase64String(new[] { (byte)b })).Append(' ').Append(b).Append('\n');
+        return System.Text.Encoding.ASCII.GetBytes(sb + extra);
+    }
+
+    static string B64(string s) { return Convert.ToBase64String(System.Text.Encoding.UTF8.GetBytes(s)); }
+
+    static void TokenizerFromTiktoken()
+    {
+        var vocab = TinyVocab(B64("ab") + " 256\n" + B64("abc") + " 257\n" + B64("he") + " 258\n" + B64("ll") + " 259\n"
+            + B64("hell") + " 260\n" + B64("hello") + " 261\n");
+        using (var t = Tokenizer.FromTiktoken(vocab))
+        {
+            True(t.Count("abc abd") == 4, "abc | ' ', ab, d: 4, got " + t.Count("abc abd"));
+            True(t.Count("hello") == 1 && t.Count("help") == 3, "hello is one token, help three");
+            True(t.Count("日") == 3, "an unknown character is its three bytes");
+            Equal(t.CountMany(new[] { "hello", "abc", "xyz" }), 1L, 1L, 3L);
+            Cut(t, "hello abc", 2, Keep.Head, 6, 9, 2);   // "hello", " " (" abc" is " ", "abc")
+            Cut(t, "hello abc", 1, Keep.Head, 5, 9, 1);   // "hello"
+            Cut(t, "日本", 1, Keep.Head, 0, 2, 0);        // one byte of 日 is no character
+            Cut(t, "日本", 3, Keep.Tail, 0, 1, 3);        // 本
+        }
+        // A pattern of its own (the general engine): one piece per character.
+        using (var t = Tokenizer.FromTiktoken(vocab, "."))
+            True(t.Count("abc") == 3 && t.Count("hello") == 5, "one piece per character");
+
+        ThrowsArg<CupelArgumentException>(() => Tokenizer.FromTiktoken(vocab, "(unclosed"), "pattern", "unclosed group");
+        ThrowsArg<CupelArgumentException>(() => Tokenizer.FromTiktoken(vocab, "a\uD800"), "pattern", "lone surrogate");
+        // A malformed vocabulary names its line (the 256 byte lines come first).
+        ThrowsArg<CupelArgumentException>(() => Tokenizer.FromTiktoken(TinyVocab(B64("ab") + " 256\nnot base64 at all 257\n")),
+            "ranks", "line 258");
+        ThrowsArg<CupelArgumentException>(() => Tokenizer.FromTiktoken(TinyVocab(B64("ab") + " 256\n" + B64("abc") + " 256\n")),
+            "ranks", "line 258: rank 256 is already the rank of line 257");
+        ThrowsArg<CupelArgumentException>(() => Tokenizer.FromTiktoken(TinyVocab("", 0x41)), "ranks", "single byte 0x41");
+        ThrowsArg<CupelArgumentException>(() => Tokenizer.FromTiktoken(new byte[0]), "ranks", "no tokens");
+        ThrowsArg<ArgumentNullException>(() => Tokenizer.FromTiktoken(null), "ranks", "ranks is null");
+    }
+
+    static void TokenizerErrors()
+    {
+        long live = Library.LiveHandles;
+        var o = new Tokenizer("o200k_base");
+        True(Library.LiveHandles == live + 1, "a tokenizer is a live handle");
+        var e = ThrowsArg<CupelArgumentException>(() => new Tokenizer("gpt2"), "name", "\"gpt2\" is no known encoding");
+        True(e.Message.Contains("\"o200k_base\" and \"cl100k_base\""), "the message lists the known ones: " + e.Message);
+        True(e.Status == Status.InvalidArgument && e.NativeMessage.StartsWith("name \"gpt2\""), "status and native message");
+        ThrowsArg<CupelArgumentException>(() => new Tokenizer(""), "name", "known ones");
+        ThrowsArg<ArgumentNullException>(() => new Tokenizer(null), "name", "name");
+        ThrowsArg<CupelArgumentException>(() => new Tokenizer("o200k\uDC00"), "name", "lone surrogate");
+
+        ThrowsArg<ArgumentNullException>(() => o.Count(null), "text", "text is null");
+        ThrowsArg<CupelArgumentException>(() => o.Count("ok \uD800 then"), "text", "lone surrogate U+D800 at char 3");
+        ThrowsArg<ArgumentNullException>(() => o.CountMany(null), "texts", "texts is null");
+        ThrowsArg<ArgumentNullException>(() => o.CountMany(new[] { "a", null }), "texts", "texts[1] is null");
+        ThrowsArg<CupelArgumentException>(() => o.CountMany(new[] { "a", "b", "\uDC00" }), "texts", "texts[2]");
+        ThrowsArg<ArgumentNullException>(() => o.Truncate(null, 3, Keep.Head), "text", "text is null");
+        ThrowsArg<CupelArgumentException>(() => o.Truncate("\uD83D", 3, Keep.Head), "text", "lone surrogate");
+        var neg = ThrowsArg<CupelArgumentException>(() => o.Truncate(Sentence, -1, Keep.Head), "maxTokens", "maxTokens is -1");
+        True(neg.NativeMessage.Contains("max_tokens is -1"), "the library's words: " + neg.NativeMessage);
+        ThrowsArg<CupelArgumentException>(() => o.Truncate(Sentence, long.MinValue, Keep.Tail), "maxTokens", "-9223372036854775808");
+        ThrowsArg<CupelArgumentException>(() => o.Truncate(Sentence, 3, (Keep)7), "keep", "keep is 7; expected Keep.Head");
+
+        o.Dispose();
+        True(Library.LiveHandles == live, "Dispose frees it");
+        ThrowsArg<ObjectDisposedException>(() => o.Count("a"), "Tokenizer", "disposed");
+        ThrowsArg<ObjectDisposedException>(() => o.CountMany(new[] { "a" }), "Tokenizer", "disposed");
+        ThrowsArg<ObjectDisposedException>(() => o.Truncate("a", 1, Keep.Head), "Tokenizer", "disposed");
+        using (var items = new Items())
+        {
+            ThrowsArg<ObjectDisposedException>(() => items.PushText(o, "a", 0.5), "tokenizer", "the Tokenizer was disposed");
+            ThrowsArg<ObjectDisposedException>(() => items.PushTexts(o, new[] { "a" }, new[] { 0.5 }), "tokenizer", "disposed");
+            True(items.Count == 0, "nothing pushed");
+        }
+        o.Dispose(); // twice: a no-op
+    }
+
+    static void PushFromText()
+    {
+        using (var o = new Tokenizer("o200k_base"))
+        using (var items = new Items())
+        {
+            items.PushText(o, Sentence, 0.9, "Document");
+            items.PushText(o, Japanese, 0.5);
+            items.PushText(o, Emoji, 0.25, "ToolOutput");
+            items.PushText(o, "a\0b", 0.1);
+            True(items.Count == 4, "four items");
+            Item first = items[0], second = items[1], third = items[2], fourth = items[3];
+            True(first.Tokens == 12 && first.Content == Sentence && first.Score == 0.9 && first.Kind == "Document", "the sentence: " + first);
+            True(second.Tokens == 6 && second.Content == Japanese && second.Kind == "Message", "日本語のテキスト: " + second);
+            True(third.Tokens == o.Count(Emoji) && third.Content == Emoji && third.Kind == "ToolOutput", "the emoji: " + third);
+            True(fourth.Tokens == 3 && fourth.Content == "a\0b", "a NUL inside content");
+
+            // Errors change nothing.
+            ThrowsArg<CupelArgumentException>(() => items.PushText(o, "", 0.5), "text", "text is empty");
+            ThrowsArg<ArgumentNullException>(() => items.PushText(o, null, 0.5), "text", "text is null");
+            ThrowsArg<CupelArgumentException>(() => items.PushText(o, "x\uD800", 0.5), "text", "lone surrogate");
+            ThrowsArg<CupelArgumentException>(() => items.PushText(o, "x", double.NaN), "score", "score is NaN");
+            ThrowsArg<CupelArgumentException>(() => items.PushText(o, "x", 0.5, " "), "kind", "kind");
+            ThrowsArg<ArgumentNullException>(() => items.PushText(null, "x", 0.5), "tokenizer", "tokenizer is null");
+            True(items.Count == 4, "no item added by a failed PushText");
+
+            // The bulk form, all or nothing.
+            var texts = new[] { "hello world", "two words", "a" };
+            ThrowsArg<CupelArgumentException>(() => items.PushTexts(o, new[] { "x", "", "y" }, new[] { 0.5, 0.5, 0.5 }),
+                "texts", "texts[1] is empty");
+            ThrowsArg<ArgumentNullException>(() => items.PushTexts(o, new[] { "x", null }, new[] { 0.5, 0.5 }), "texts", "texts[1] is null");
+            ThrowsArg<CupelArgumentException>(() => items.PushTexts(o, new[] { "x", "\uDC00y" }, new[] { 0.5, 0.5 }), "texts", "texts[1]");
+            ThrowsArg<CupelArgumentException>(() => items.PushTexts(o, texts, new[] { 0.5, 0.5, double.PositiveInfinity }),
+                "scores", "scores[2]");
+            ThrowsArg<CupelArgumentException>(() => items.PushTexts(o, texts, new[] { 0.5, 0.5, 0.5 }, new[] { "Document", "", null }),
+                "kinds", "kinds[1]");
+            ThrowsArg<CupelArgumentException>(() => items.PushTexts(o, texts, new[] { 0.5, 0.5 }), "scores", "lengths must agree");
+            ThrowsArg<CupelArgumentException>(() => items.PushTexts(o, texts, new[] { 0.5, 0.5, 0.5 }, new[] { "a" }), "kinds", "lengths");
+            ThrowsArg<ArgumentNullException>(() => items.PushTexts(o, null, new double[0]), "texts", "texts is null");
+            ThrowsArg<ArgumentNullException>(() => items.PushTexts(o, texts, null), "scores", "scores is null");
+            ThrowsArg<ArgumentNullException>(() => items.PushTexts(null, texts, new[] { 0.5, 0.5, 0.5 }), "tokenizer", "tokenizer is null");
+            True(items.Count == 4, "no item added by a failed PushTexts");
+
+            items.PushTexts(o, texts, new[] { 0.5, 0.25, 0.75 }, new[] { "Document", null, "ToolOutput" });
+            items.PushTexts(o, new[] { Japanese, Emoji }, new[] { 0.1, 0.2 });
+            items.PushTexts(o, new string[0], new double[0]);
+            True(items.Count == 9, "five more items");
+            var back = Enumerable.Range(4, 5).Select(i => items[i]).ToArray();
+            Equal(back.Select(i => i.Tokens), 2L, 2L, 1L, 6L, o.Count(Emoji));
+            Equal(back.Select(i => i.Content), "hello world", "two words", "a", Japanese, Emoji);
+            Equal(back.Select(i => i.Kind), "Document", "Message", "ToolOutput", "Message", "Message");
+            Equal(back.Select(i => i.Score), 0.5, 0.25, 0.75, 0.1, 0.2);
+
+            // Strings in, a selection out: no token count written by hand.
+            using (var g = Slicer.Greedy())
+            using (var b = new Budget(20, 20))
+            {
+                var chosen = g.Slice(items, b);
+                True(chosen.Sum(i => items[i].Tokens) <= 20 && chosen.Length > 0, "the chosen texts fit 20 tokens");
+            }
+        }
+    }
+
+    // One tokenizer, many threads: every count and cut is the single-threaded one.
+    static void ConcurrentCounting()
+    {
+        using (var o = new Tokenizer("o200k_base"))
+        {
+            var texts = Enumerable.Range(0, 400).Select(i => Mixed[i % Mixed.Length] + new string('x', i % 7) + i).ToArray();
+            var counts = texts.Select(o.Count).ToArray();
+            var cuts = texts.Select(t => o.Truncate(t, 5, Keep.BothEnds).Text).ToArray();
+            int failures = 0;
+            var threads = Enumerable.Range(0, 8).Select(w => new Thread(() =>
+            {
+                for (int round = 0; round < 3; round++)
+                {
+                    for (int i = w; i < texts.Length; i += 3)
+                        if (o.Count(texts[i]) != counts[i] || o.Truncate(texts[i], 5, Keep.BothEnds).Text != cuts[i])
+                            Interlocked.Increment(ref failures);
+                    if (!o.CountMany(texts).SequenceEqual(counts)) Interlocked.Increment(ref failures);
+                }
+            })).ToList();
+            threads.ForEach(t => t.Start());
+            threads.ForEach(t => t.Join());
+            True(failures == 0, "every thread got the single-threaded result (" + failures + " differed)");
+        }
+    }
+
     // Drops handles undisposed; not inlined, so its frame is gone after.
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     static void ForgetHandles()
@@ -776,6 +1053,12 @@ static class CupelTests
             new KeyValuePair<string, Action>("NegativeIndices", NegativeIndices),
             new KeyValuePair<string, Action>("DisposedArguments", DisposedArguments),
             new KeyValuePair<string, Action>("ConcurrentSlicing", ConcurrentSlicing),
+            new KeyValuePair<string, Action>("TokenizerCounts", TokenizerCounts),
+            new KeyValuePair<string, Action>("TokenizerTruncate", TokenizerTruncate),
+            new KeyValuePair<string, Action>("TokenizerFromTiktoken", TokenizerFromTiktoken),
+            new KeyValuePair<string, Action>("TokenizerErrors", TokenizerErrors),
+            new KeyValuePair<string, Action>("PushFromText", PushFromText),
+            new KeyValuePair<string, Action>("ConcurrentCounting", ConcurrentCounting),
             new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
         };
         int passed = 0, failed = 0;
