@@ -146,3 +146,32 @@ fn the_readme_python_example_prints_what_the_readme_shows() {
     let c_shown = common::code_block_after(&readme, "<!-- output of examples/quickstart.c -->");
     assert_eq!(shown.trim_end(), c_shown.trim_end());
 }
+
+#[test]
+fn the_counting_tokens_example_is_the_file_and_prints_what_the_readme_shows() {
+    let readme = read(&common::root().join("README.md"));
+    let file = read(&common::root().join("examples/tokens.c"));
+    // Every line of the README's excerpt is a line of the file, in order.
+    let excerpt = common::code_block_after(&readme, "## Counting tokens");
+    let lines: Vec<&str> = file.lines().map(str::trim).collect();
+    let mut at = 0;
+    for want in excerpt
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .skip(1)
+    {
+        at += lines[at..]
+            .iter()
+            .position(|l| *l == want)
+            .unwrap_or_else(|| {
+                panic!("README's line {want:?} is not in examples/tokens.c (in order)")
+            });
+    }
+    let src = common::root().join("examples/tokens.c");
+    let exe = common::out_dir("docs").join("tokens");
+    common::build_c_program(&[&src], &exe, &[]);
+    let out = common::run(&mut Command::new(&exe), "examples/tokens.c");
+    let shown = common::code_block_after(&readme, "<!-- output of examples/tokens.c -->");
+    assert_eq!(out.trim_end(), shown.trim_end());
+}
