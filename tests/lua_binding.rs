@@ -1,8 +1,8 @@
 //! The LuaJIT binding (bindings/lua): its cdef file matches the header, its
 //! test suite and the binding contract pass under Debian's luajit, the
-//! README's example is the file that runs and prints what the README shows,
-//! and the LuaRocks package installs into a fresh tree and runs the example
-//! from there.
+//! README's two examples (the pipeline, and "Counting tokens") are the files
+//! that run and print what the README shows, and the LuaRocks package
+//! installs into a fresh tree and runs both examples from there.
 
 mod common;
 
@@ -36,6 +36,29 @@ fn readme_example() -> (String, String) {
         common::code_block_after(&readme, "## Example"),
         common::code_block_after(&readme, "It prints:"),
     )
+}
+
+/// The "Counting tokens" example (the code block after that heading) and
+/// the output it shows (the code block after the next "It prints:").
+fn readme_tokens_example() -> (String, String) {
+    let readme = readme();
+    let section = &readme[readme
+        .find("## Counting tokens")
+        .expect("the README has no \"## Counting tokens\" section")..];
+    (
+        common::code_block_after(section, "## Counting tokens"),
+        common::code_block_after(section, "It prints:"),
+    )
+}
+
+/// The README's examples: its code, the file it must equal, its output.
+fn readme_examples() -> [(String, &'static str, String); 2] {
+    let (code, output) = readme_example();
+    let (tokens_code, tokens_output) = readme_tokens_example();
+    [
+        (code, "example.lua", output),
+        (tokens_code, "example_tokens.lua", tokens_output),
+    ]
 }
 
 /// The rockspec for this version of the library.
@@ -77,6 +100,11 @@ fn lua_tests_pass() {
         "ok   items read back as tables: every attribute, absent ones nil, 1-based",
         "ok   reason names come from cupel_reason_str",
         "ok   marginal_items and find_min_budget take the C ABI's argument order",
+        "ok   a tokenizer counts: the built-in encodings, many texts at once, NUL bytes",
+        "ok   a tiktoken vocabulary from bytes: counts by hand, its pattern, truncation in 1-based bytes",
+        "ok   truncating non-ASCII text with the built-in encodings keeps whole characters",
+        "ok   items from text: one, many with attributes, all or nothing",
+        "ok   tokenizer errors name the argument, the line or the byte",
     ] {
         assert!(out.contains(name), "{name:?} did not pass:\n{out}");
     }
@@ -93,25 +121,24 @@ fn lua_contract() {
 }
 
 #[test]
-fn lua_readme_example_runs_as_printed() {
+fn lua_readme_examples_run_as_printed() {
     if !common::have_toolchain("luajit", "Debian's luajit") {
         return;
     }
     let root = common::root();
-    let (code, output) = readme_example();
-    let source = std::fs::read_to_string(root.join("bindings/lua/example.lua")).unwrap();
-    assert_eq!(code, source, "the README's example is not example.lua");
-    let out = common::run(
-        Command::new("luajit")
-            .arg(root.join("bindings/lua/example.lua"))
-            .env("LUA_PATH", root.join("bindings/lua/?.lua"))
-            .env("CUPEL_LIB", lib()),
-        "example.lua",
-    );
-    assert_eq!(
-        out, output,
-        "example.lua does not print what the README shows"
-    );
+    for (code, file, output) in readme_examples() {
+        let path = root.join("bindings/lua").join(file);
+        let source = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(code, source, "the README's example is not {file}");
+        let out = common::run(
+            Command::new("luajit")
+                .arg(&path)
+                .env("LUA_PATH", root.join("bindings/lua/?.lua"))
+                .env("CUPEL_LIB", lib()),
+            file,
+        );
+        assert_eq!(out, output, "{file} does not print what the README shows");
+    }
 }
 
 #[test]
@@ -142,7 +169,7 @@ fn copy_files(from: &Path, to: &Path) {
 }
 
 #[test]
-fn lua_rock_installs_into_a_fresh_tree_and_runs_the_readme_example() {
+fn lua_rock_installs_into_a_fresh_tree_and_runs_the_readme_examples() {
     if !common::have_toolchain("luajit", "Debian's luajit")
         || !common::have_toolchain("luarocks", "Debian's luarocks")
     {
@@ -231,14 +258,12 @@ fn lua_rock_installs_into_a_fresh_tree_and_runs_the_readme_example() {
         Path::new(&found).with_file_name("cupel_cdef.h").exists(),
         "the rock did not install cupel_cdef.h beside cupel.lua"
     );
-    let (code, output) = readme_example();
-    std::fs::write(scratch.join("example.lua"), code).unwrap();
-    let out = luajit_in_scratch(
-        &["example.lua"],
-        "the README example from the installed rock",
-    );
-    assert_eq!(
-        out, output,
-        "the installed rock's example does not print what the README shows"
-    );
+    for (code, file, output) in readme_examples() {
+        std::fs::write(scratch.join(file), code).unwrap();
+        let out = luajit_in_scratch(&[file], "the README example from the installed rock");
+        assert_eq!(
+            out, output,
+            "the installed rock's {file} does not print what the README shows"
+        );
+    }
 }

@@ -32,6 +32,11 @@ local ALIAS = {}
 -- The arguments whose values are item indices (0-based in the table).
 local INDEX_ARGS = { index = true, target_index = true, indices = true }
 
+-- The keep values of truncation, as this binding spells them.
+local KEEP = { head = cupel.KEEP_HEAD, tail = cupel.KEEP_TAIL, both_ends = cupel.KEEP_BOTH_ENDS }
+
+local SENTENCE = "Hello, world! This is libcupel counting tokens."
+
 local SENTINELS = { "18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295" }
 
 -- A `closed` row's message holds one of these words, in any case.
@@ -120,6 +125,7 @@ local function fixture()
   fx.chronological = cupel.chronological()
   fx.pipeline = cupel.pipeline({ scorer = fx.recency, slicer = fx.greedy, placer = fx.chronological })
   fx.stream = cupel.stream(100)
+  fx.tokenizer = cupel.tokenizer("o200k_base")
   return fx
 end
 
@@ -163,6 +169,10 @@ local function value_of(row, fx, name, default)
     return 2 ^ 63
   elseif v == "2^64" then
     return 2 ^ 64
+  elseif KEEP[v] then
+    return KEEP[v]
+  elseif v == "-" then
+    unsupported("the value - for " .. name .. " (it replaces no argument)")
   elseif v == "true" then
     return true
   elseif v == "false" then
@@ -343,6 +353,52 @@ OPS["reason.name"] = function(A)
   return cupel.reason_name(A("code", 0))
 end
 
+OPS["tokenizer.new"] = function(A)
+  cupel.tokenizer(A("name", "o200k_base"))
+end
+
+local function tokenizer_methods(fx)
+  return getmetatable(fx.tokenizer)
+end
+
+OPS["tokenizer.count"] = function(A, fx)
+  return tostring(tokenizer_methods(fx).count(A("tokenizer", fx.tokenizer), A("text", SENTENCE)))
+end
+
+-- The replaced text is the list's last element; `n` keeps a nil one in the list.
+OPS["tokenizer.count_many"] = function(A, fx)
+  local counts = tokenizer_methods(fx).count_many(A("tokenizer", fx.tokenizer),
+    { SENTENCE, A("texts", "hello world"), n = 2 })
+  return "[" .. table.concat(counts, ",") .. "]"
+end
+
+-- The table's [head_end, tail_start, tokens] are 0-based offsets; this
+-- binding's are 1-based string.sub positions: head_end, the last byte of the
+-- head, is the same number, and tail_start, the first byte of the tail, is
+-- one more. The kept text must be those two pieces.
+OPS["tokenizer.truncate"] = function(A, fx)
+  local text = A("text", SENTENCE)
+  local kept, head_end, tail_start, tokens = tokenizer_methods(fx).truncate(A("tokenizer", fx.tokenizer), text,
+    A("max_tokens", 4), A("keep", cupel.KEEP_HEAD))
+  local result = ("[%d,%d,%d]"):format(head_end, tail_start - 1, tokens)
+  if kept ~= text:sub(1, head_end) .. text:sub(tail_start) then
+    return result, ("the kept text %q is not text:sub(1, %d) .. text:sub(%d)"):format(kept, head_end, tail_start)
+  end
+  return result
+end
+
+OPS["items.push_text"] = function(A, fx)
+  local text = A("text", "hello world")
+  local at = item_methods(fx).push_text(A("items", fx.items), A("tokenizer", fx.tokenizer), text, A("score", 0.5),
+    A("kind", "Message"))
+  local n = fx.items:len()
+  local got = fx.items:get(4)
+  if at ~= 4 or n ~= 4 or got.tokens ~= 2 or got.content ~= text then
+    return nil, ("push_text gave index %s; %d items, item 4 has %s tokens and content %q"):format(tostring(at), n,
+      tostring(got.tokens), tostring(got.content))
+  end
+end
+
 -- ---- checks -------------------------------------------------------------------------------------
 
 -- Whether `msg` holds `word` with no letter, digit or '_' on either side.
@@ -362,6 +418,7 @@ local function positions_of(row, value)
   local p = {}
   if row.value == "end" then p[#p + 1] = tostring(#FIXTURE + 1) end
   if row.op == "items.push_many" then p[#p + 1] = "12" end
+  if row.op == "tokenizer.count_many" and row.arg == "texts" then p[#p + 1] = "2" end
   if (row.op == "scorer.composite" and (row.arg == "children" or row.arg == "weights"))
       or (row.op == "placer.place" and (row.arg == "indices" or row.arg == "scores")) then
     p[#p + 1] = "3"

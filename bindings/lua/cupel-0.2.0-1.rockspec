@@ -15,8 +15,9 @@ description = {
   summary = "libcupel for LuaJIT: fit scored context into a language model's token budget",
   detailed = [[
 The Cupel context pipeline (score, deduplicate, slice, place, explain) from
-LuaJIT through ffi, for Neovim plugins and any LuaJIT host: 1-based indices,
-collector-freed handles, errors as tables. Needs LuaJIT (the ffi module) and
+LuaJIT through ffi, for Neovim plugins and any LuaJIT host, with exact token
+counting and truncation (o200k_base, cl100k_base, any tiktoken file): 1-based
+indices and byte positions, collector-freed handles, errors as tables. Needs LuaJIT (the ffi module) and
 the libcupel shared library.]],
   license = "MIT",
 }

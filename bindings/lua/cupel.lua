@@ -18,7 +18,14 @@
 -- other statuses as it returns them. A handle used after :free() raises
 -- status cupel.CLOSED (-1, a status of this binding only) named "CLOSED".
 -- Messages name the argument as this binding spells it (the Lua parameter, or
--- list[3].kind for a field of a pushed item). A failed call changes nothing.
+-- list[3].kind for a field of a pushed item), and positions in messages are
+-- 1-based too (a byte of a string, an element of a list). A failed call
+-- changes nothing.
+--
+-- Texts (tokenizers, items pushed from text) are Lua strings of UTF-8 bytes
+-- taken with their length: they may hold NUL bytes, and invalid UTF-8 is
+-- refused naming the argument and the bad byte. Offsets into a text are byte
+-- positions, 1-based as string.sub takes them.
 -- @module cupel
 
 local ffi = require("ffi")
@@ -44,6 +51,9 @@ M.CLOSED = -1
 M.OVERFLOW_THROW, M.OVERFLOW_TRUNCATE, M.OVERFLOW_PROCEED = 0, 1, 2
 M.SCARCITY_DEGRADE, M.SCARCITY_ERROR = 0, 1
 M.DECAY_EXPONENTIAL, M.DECAY_STEP, M.DECAY_WINDOW = 0, 1, 2
+--- What `Tokenizer:truncate` keeps of a text: its beginning, its end, or both
+-- (the middle goes). The values are the strings themselves; either spelling works.
+M.KEEP_HEAD, M.KEEP_TAIL, M.KEEP_BOTH_ENDS = "head", "tail", "both_ends"
 
 local NULL_POINTER, INVALID_ARGUMENT = 1, 2
 
@@ -216,6 +226,17 @@ local function str(name, v)
   invalid("%s must be a string, got %s", name, describe(v))
 end
 
+-- v as a text: any Lua string (NUL bytes included; the C library takes its
+-- length and checks that it is UTF-8).
+local function text_of(name, v)
+  if type(v) == "string" then
+    return v
+  elseif v == nil then
+    null(name)
+  end
+  invalid("%s must be a string, got %s", name, describe(v))
+end
+
 local function boolean(name, v)
   if type(v) == "boolean" then
     return v
@@ -234,6 +255,19 @@ local function list_of(name, v)
   invalid("%s must be a table, got %s", name, describe(v))
 end
 
+-- The length of list `t` (named `name`): t.n when set (table.pack's
+-- convention, so that a nil last element is reported, not dropped), else #t.
+local function list_length(name, t)
+  if t.n == nil then
+    return #t
+  end
+  local n = whole(name .. ".n", t.n)
+  if type(n) ~= "number" or n < 0 or n >= 2 ^ 31 then
+    invalid("%s.n is %s; expected the list's length (>= 0)", name, show(n))
+  end
+  return n
+end
+
 -- Optional arguments: nil gives the default.
 local function opt(check, name, v, default)
   if v == nil then
@@ -244,8 +278,9 @@ end
 
 -- The C library's message in this binding's terms: `arrays` maps a C array
 -- name to how this binding spells element k (1-based: a format or a
--- function), and item indices ("item 3", "(items 0, 1") become 1-based, or
--- what `item` makes of them.
+-- function), item indices ("item 3", "(items 0, 1") become 1-based, or
+-- what `item` makes of them, and the 0-based offset of a bad UTF-8 byte
+-- becomes its 1-based position ("(at byte 3)", as string.sub counts).
 local function lua_terms(msg, arrays, item)
   for name, to in pairs(arrays or {}) do
     msg = msg:gsub("%f[%w_]" .. name .. "%[(%d+)%]", function(k)
@@ -266,6 +301,9 @@ local function lua_terms(msg, arrays, item)
     return "(items " .. list:gsub("%d+", function(k)
       return tostring(tonumber(k) + 1)
     end)
+  end)
+  msg = msg:gsub("%(invalid byte at offset (%d+)%)", function(k)
+    return ("(at byte %d)"):format(tonumber(k) + 1)
   end)
   return msg
 end
@@ -304,6 +342,7 @@ local Scorer = make_class("Scorer", "scorer")
 local Placer = make_class("Placer", "placer")
 local Pipeline = make_class("Pipeline", "pipeline")
 local Stream = make_class("Stream", "stream")
+local Tokenizer = make_class("Tokenizer", "tokenizer")
 
 -- The C pointer of handle argument `v`, which must be a live `class`.
 local function ptr_of(class, name, v)
@@ -351,12 +390,9 @@ end
 local ATTRIBUTES = { "content", "timestamp", "priority", "pinned", "relevance_hint", "source", "tags",
   "metadata", "group" }
 
--- Checks item table `it`, whose fields are named by at(field), and returns
--- what is pushed: tokens, score, kind, and whether it has other attributes.
-local function checked_item(it, at)
-  local tokens = i64(at("tokens"), it.tokens)
-  local score = opt(number, at("score"), it.score, 0)
-  local kind = opt(str, at("kind"), it.kind, nil)
+-- Checks the attributes of item table `it` beyond tokens, score and kind
+-- (fields named by at(field)); returns whether it has any.
+local function checked_attributes(it, at)
   local more = false
   for _, k in ipairs(ATTRIBUTES) do
     if it[k] ~= nil then more = true end
@@ -380,7 +416,16 @@ local function checked_item(it, at)
     end
     opt(u64, at("group"), it.group)
   end
-  return tokens, score, kind, more
+  return more
+end
+
+-- Checks item table `it`, whose fields are named by at(field), and returns
+-- what is pushed: tokens, score, kind, and whether it has other attributes.
+local function checked_item(it, at)
+  local tokens = i64(at("tokens"), it.tokens)
+  local score = opt(number, at("score"), it.score, 0)
+  local kind = opt(str, at("kind"), it.kind, nil)
+  return tokens, score, kind, checked_attributes(it, at)
 end
 
 -- Sets the attributes of item table `it` on item `at` (0-based) of `h`;
@@ -485,6 +530,107 @@ function Items:add(item)
     return "item " .. at
   end)
   return at
+end
+
+--- Adds one item made from a text: its tokens are the text's count with
+-- `tokenizer`, its content is the text.
+-- @param tokenizer a Tokenizer
+-- @param text a non-empty UTF-8 string
+-- @param score its score (finite; default 0)
+-- @param kind its kind (default "Message")
+-- @return the new item's index (1-based)
+function Items:push_text(tokenizer, text, score, kind)
+  local h = me(Items, self)
+  local t = ptr_of(Tokenizer, "tokenizer", tokenizer)
+  local s = text_of("text", text)
+  local sc = opt(number, "score", score, 0)
+  local k = opt(str, "kind", kind, nil)
+  local at = tonumber(C.cupel_items_len(h)) + 1
+  check(C.cupel_items_push_text(h, t, s, #s, sc, k))
+  return at
+end
+
+-- Fields a text item must not have: the text gives them.
+local FROM_TEXT = { tokens = "its tokens are its text's count", content = "its content is its text" }
+
+--- Adds items made from texts, all or nothing: each item's tokens are its
+-- text's count with `tokenizer` (counted on up to two threads), its content
+-- the text.
+-- @param tokenizer a Tokenizer
+-- @param list a list whose elements are strings (the text; score 0, kind
+-- "Message") or item tables as `Items:push` takes, with `text` (a non-empty
+-- UTF-8 string) in place of `tokens` and `content`: { text = "...", score = 0,
+-- kind = "Message", timestamp, priority, pinned, relevance_hint, source, tags,
+-- metadata, group }. list.n, when set, is its length (a nil element is then
+-- reported by its position).
+-- @return self
+function Items:push_texts(tokenizer, list)
+  local h = me(Items, self)
+  local t = ptr_of(Tokenizer, "tokenizer", tokenizer)
+  list = list_of("list", list)
+  local n = list_length("list", list)
+  if n == 0 then
+    return self
+  end
+  local first = tonumber(C.cupel_items_len(h))
+  local texts = ffi.new("const char *[?]", n)
+  local lens = ffi.new("size_t[?]", n)
+  local scores = ffi.new("double[?]", n)
+  local kinds = ffi.new("const char *[?]", n)
+  local names, keep, more = {}, {}, false -- the texts' names; the strings, kept alive for the call
+  for i = 1, n do
+    local it, s = list[i], nil
+    local function at(field)
+      return ("list[%d].%s"):format(i, field)
+    end
+    if type(it) == "string" then
+      names[i] = ("list[%d]"):format(i)
+      s = it
+    elseif type(it) == "table" and not Handle[getmetatable(it)] then
+      for field, why in pairs(FROM_TEXT) do
+        if it[field] ~= nil then
+          invalid("%s is set; an item pushed from a text has none: %s", at(field), why)
+        end
+      end
+      names[i] = at("text")
+      s = text_of(names[i], it.text)
+      scores[i - 1] = opt(number, at("score"), it.score, 0)
+      kinds[i - 1] = opt(str, at("kind"), it.kind, nil)
+      more = checked_attributes(it, at) or more
+    elseif it == nil then
+      null(("list[%d]"):format(i))
+    else
+      invalid("list[%d] must be a string or a table, got %s", i, describe(it))
+    end
+    keep[i], texts[i - 1], lens[i - 1] = s, s, #s
+  end
+  local function attributes(on, base, name)
+    for i = 1, n do
+      if type(list[i]) == "table" then
+        set_attributes(on, base + i - 1, list[i], name(i))
+      end
+    end
+  end
+  if more then
+    -- A trial run on a scratch list of blank items: the attributes the C
+    -- library refuses are found before anything is added to `h`.
+    local out = ffi.new("cupel_items *[1]")
+    check(C.cupel_items_new(out))
+    local scratch = ffi.gc(out[0], C.cupel_items_free)
+    check(C.cupel_items_push_many(scratch, n, ffi.new("int64_t[?]", n), ffi.new("double[?]", n), nil))
+    attributes(scratch, 0, function(i) return ("list[%d]"):format(i) end)
+    ffi.gc(scratch, nil)
+    C.cupel_items_free(scratch)
+  end
+  check(C.cupel_items_push_texts(h, t, n, texts, lens, scores, kinds), {
+    texts = function(k) return names[k] end,
+    scores = function(k) return ("list[%d].score"):format(k) end,
+    kinds = function(k) return ("list[%d].kind"):format(k) end,
+  })
+  if more then
+    attributes(h, first, function(i) return "item " .. (first + i) end)
+  end
+  return self
 end
 
 --- The number of items.
@@ -680,6 +826,122 @@ function M.items(list)
     items:push(list)
   end
   return items
+end
+
+-- ---- tokenizers ------------------------------------------------------------------
+
+--- A tokenizer (a cupel_tokenizer handle): a vocabulary and its
+-- pre-tokenization pattern, counting exactly as tiktoken's encode_ordinary
+-- (special tokens such as <|endoftext|> are ordinary text). Create one with
+-- `cupel.tokenizer` or `cupel.tokenizer_from_tiktoken`. It never changes once
+-- made. Texts are UTF-8 strings (NUL bytes allowed); offsets are 1-based bytes.
+-- @type Tokenizer
+
+--- Creates a tokenizer for a built-in encoding.
+-- @param name "o200k_base" (GPT-4o, GPT-4.1, o-series, GPT-5) or
+-- "cl100k_base" (GPT-4, GPT-3.5, text-embedding-3); another name raises
+-- INVALID_ARGUMENT, listing the known ones
+-- @return a Tokenizer handle
+function M.tokenizer(name)
+  local n = str("name", name)
+  return new(Tokenizer, "cupel_tokenizer", function(out) return C.cupel_tokenizer_new(n, out) end,
+    C.cupel_tokenizer_free)
+end
+
+--- Creates a tokenizer from any byte-level BPE vocabulary in tiktoken's file
+-- format (lines of `base64(token) rank`, as Llama 3 and the OpenAI encodings
+-- ship it). The library keeps its own copy.
+-- @param ranks the file's bytes, a string (e.g. io.open(path, "rb"):read("*a"))
+-- @param pattern the pre-tokenization regular expression as tiktoken writes
+-- it (nil: o200k_base's)
+-- @return a Tokenizer handle; a malformed vocabulary raises INVALID_ARGUMENT
+-- naming its line, a bad pattern naming the problem and its byte (1-based)
+function M.tokenizer_from_tiktoken(ranks, pattern)
+  local r = text_of("ranks", ranks)
+  local p = opt(str, "pattern", pattern, nil)
+  local out = ffi.new("cupel_tokenizer *[1]")
+  local status = tonumber(C.cupel_tokenizer_from_tiktoken(ffi.cast("const uint8_t *", r), #r, p, out))
+  if status ~= 0 then
+    local m = C.cupel_last_error()
+    m = m ~= nil and ffi.string(m) or M.STATUS[status] or "failed"
+    -- the pattern's byte offsets, 0-based in C, as 1-based positions
+    m = m:gsub("^(pattern: .* at byte )(%d+)$", function(what, k) return what .. (tonumber(k) + 1) end)
+    raise(status, m)
+  end
+  return setmetatable({ ptr = ffi.gc(out[0], C.cupel_tokenizer_free), free_fn = C.cupel_tokenizer_free },
+    Tokenizer)
+end
+
+--- Counts the tokens of a text.
+-- @param text a UTF-8 string
+-- @return the number of tokens
+function Tokenizer:count(text)
+  local h = me(Tokenizer, self)
+  local s = text_of("text", text)
+  local out = ffi.new("int64_t[1]")
+  check(C.cupel_tokenizer_count(h, s, #s, out))
+  return int_result(out[0])
+end
+
+--- Counts many texts at once (on two threads for large batches), all or nothing.
+-- @param texts a list of UTF-8 strings (texts.n, when set, is its length, so
+-- that a nil element is reported by its position)
+-- @return the counts, in the order of `texts`
+function Tokenizer:count_many(texts)
+  local h = me(Tokenizer, self)
+  texts = list_of("texts", texts)
+  local n = list_length("texts", texts)
+  local ptrs = ffi.new("const char *[?]", math.max(n, 1))
+  local lens = ffi.new("size_t[?]", math.max(n, 1))
+  for i = 1, n do
+    local s = text_of(("texts[%d]"):format(i), texts[i])
+    ptrs[i - 1], lens[i - 1] = s, #s
+  end
+  local out = ffi.new("int64_t[?]", math.max(n, 1))
+  check(C.cupel_tokenizer_count_many(h, n, ptrs, lens, out), { texts = "texts[%d]" })
+  local counts = {}
+  for i = 1, n do counts[i] = int_result(out[i - 1]) end
+  return counts
+end
+
+local KEEP = { head = 0, tail = 1, both_ends = 2 }
+
+--- Cuts a text to at most `max_tokens` tokens, keeping its head, its tail or
+-- both ends, at token boundaries that are character boundaries (the C ABI's
+-- cupel_tokenizer_truncate gives the exact rules). No marker is inserted:
+-- `text:sub(1, head_end) .. "[...]" .. text:sub(tail_start)` writes one (whose
+-- tokens the caller reserves first; a token may span a seam).
+-- @param text a UTF-8 string
+-- @param max_tokens the most tokens to keep (>= 0)
+-- @param keep "head" (default), "tail" or "both_ends" (cupel.KEEP_HEAD,
+-- KEEP_TAIL, KEEP_BOTH_ENDS); with both_ends the head gets ceil(max_tokens / 2)
+-- @return kept, head_end, tail_start, tokens: the kept text, which is
+-- `text:sub(1, head_end) .. text:sub(tail_start)` (1-based inclusive byte
+-- positions, as string.sub takes them: head_end 0 keeps no head, tail_start
+-- #text + 1 no tail; a text that fits gives #text and #text + 1), and the
+-- head's count plus the tail's (each counted on its own; never above max_tokens)
+function Tokenizer:truncate(text, max_tokens, keep)
+  local h = me(Tokenizer, self)
+  local s = text_of("text", text)
+  local max = i64("max_tokens", max_tokens)
+  local k = 0
+  if keep ~= nil then
+    k = KEEP[keep]
+    if k == nil then
+      if type(keep) ~= "string" then
+        invalid('keep must be "head", "tail" or "both_ends", got %s', describe(keep))
+      end
+      invalid('keep is %s; expected "head", "tail" or "both_ends"', describe(keep))
+    end
+  end
+  local head, tail, tokens = ffi.new("size_t[1]"), ffi.new("size_t[1]"), ffi.new("int64_t[1]")
+  check(C.cupel_tokenizer_truncate(h, s, #s, max, k, head, tail, tokens))
+  local head_end, tail_start = tonumber(head[0]), tonumber(tail[0]) + 1
+  local kept = s
+  if head_end < #s then
+    kept = s:sub(1, head_end) .. s:sub(tail_start)
+  end
+  return kept, head_end, tail_start, int_result(tokens[0])
 end
 
 -- ---- budget ------------------------------------------------------------------------

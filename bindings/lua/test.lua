@@ -328,13 +328,257 @@ test("reason names come from cupel_reason_str", function()
   raises(function() cupel.reason_name(1.5) end, "INVALID_ARGUMENT", "code is 1.5")
 end)
 
+-- ---- tokenizers --------------------------------------------------------------------
+
+local SENTENCE = "Hello, world! This is libcupel counting tokens."
+
+local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+local function base64(s)
+  local out = {}
+  for i = 1, #s, 3 do
+    local a, b, c = s:byte(i, i + 2)
+    local n = a * 65536 + (b or 0) * 256 + (c or 0)
+    local q = {}
+    for k = 3, 0, -1 do
+      local d = math.floor(n / 64 ^ k) % 64
+      q[#q + 1] = B64:sub(d + 1, d + 1)
+    end
+    if not b then
+      q[3], q[4] = "=", "="
+    elseif not c then
+      q[4] = "="
+    end
+    out[#out + 1] = table.concat(q)
+  end
+  return table.concat(out)
+end
+
+-- A tiktoken file: every single byte (rank = the byte, except `skip`), then
+-- `merges` in rank order from 256. Counts with it are computed by hand.
+local function vocabulary(merges, skip)
+  local lines = {}
+  for b = 0, 255 do
+    if b ~= skip then lines[#lines + 1] = base64(string.char(b)) .. " " .. b end
+  end
+  for i, m in ipairs(merges or {}) do lines[#lines + 1] = base64(m) .. " " .. (255 + i) end
+  return table.concat(lines, "\n") .. "\n"
+end
+
+-- 日 and 本 are three bytes each (E6 97 A5, E6 9C AC): with these merges
+-- "日本" is one token and every other byte of a text one token.
+local NI, HON = "日", "本"
+local NIHON_MERGES = { NI:sub(1, 2), NI, HON:sub(1, 2), HON, NI .. HON, "ab" }
+
+-- Whether byte `i` of `s` starts a character (or is one past the end).
+local function char_start(s, i)
+  local b = s:byte(i)
+  return b == nil or b < 0x80 or b >= 0xC0
+end
+
+test("a tokenizer counts: the built-in encodings, many texts at once, NUL bytes", function()
+  local o200k, cl100k = cupel.tokenizer("o200k_base"), cupel.tokenizer("cl100k_base")
+  assert(o200k:count(SENTENCE) == 12, o200k:count(SENTENCE))
+  assert(o200k:count("hello world") == 2 and cl100k:count("hello world") == 2)
+  assert(cl100k:count("Hello, world!") == 4, "Hello|,| world|!")
+  assert(o200k:count("") == 0 and type(o200k:count("x")) == "number")
+  assert(o200k:count("<|endoftext|>") > 1, "special tokens are ordinary text")
+  local texts = { SENTENCE, "", "日本語のテキスト", "👍🏽 🇯🇵 👨‍👩‍👧", "a\0b", ("word "):rep(300) }
+  for _, tok in ipairs({ o200k, cl100k }) do
+    local counts = tok:count_many(texts)
+    assert(#counts == #texts)
+    for i, t in ipairs(texts) do
+      assert(counts[i] == tok:count(t), ("texts[%d]: %d in count_many, %d alone"):format(i, counts[i], tok:count(t)))
+    end
+  end
+  local many = {}
+  for i = 1, 3000 do many[i] = ("item %d: %s"):format(i, i % 2 == 0 and "日本語" or "text") end
+  local counts = o200k:count_many(many)
+  assert(#counts == 3000 and counts[1] == o200k:count(many[1]) and counts[3000] == o200k:count(many[3000]))
+  same(o200k:count_many({}), {}, "no texts")
+  same(o200k:count_many({ "a", "b", n = 1 }), { o200k:count("a") }, "texts.n is the length")
+  assert(cupel.tokenizer_from_tiktoken(vocabulary()):count("a\0b") == 3, "NUL bytes are text")
+end)
+
+test("a tiktoken vocabulary from bytes: counts by hand, its pattern, truncation in 1-based bytes", function()
+  local tok = cupel.tokenizer_from_tiktoken(vocabulary(NIHON_MERGES))
+  local text = "日本語のテキスト" -- 24 bytes: 日本 is 1 token, the 6 other characters 3 each
+  assert(tok:count(text) == 19, tok:count(text))
+  assert(tok:count("ab") == 1 and cupel.tokenizer_from_tiktoken(vocabulary(NIHON_MERGES), "."):count("ab") == 2,
+    "the pattern splits before the merges")
+  -- { max_tokens, keep, kept, head_end, tail_start, tokens }
+  for _, case in ipairs({
+    { 19, "head", text, 24, 25, 19 }, -- fits: all of it
+    { 0, "both_ends", "", 0, 25, 0 },
+    { 1, "head", "日本", 6, 25, 1 },
+    { 3, "head", "日本", 6, 25, 1 }, -- bytes 7 and 8 end tokens but no character
+    { 4, "head", "日本語", 9, 25, 4 },
+    { 2, "tail", "", 0, 25, 0 },
+    { 5, "tail", "ト", 0, 22, 3 },
+    { 6, "tail", "スト", 0, 19, 6 },
+    { 4, "both_ends", "日本ト", 6, 22, 4 }, -- head 2 tokens at most (1 used), tail 3
+    { 6, "both_ends", "日本ト", 6, 22, 4 },
+    { 4, nil, "日本語", 9, 25, 4 }, -- keep defaults to head
+  }) do
+    local kept, head_end, tail_start, tokens = tok:truncate(text, case[1], case[2])
+    local got = table.concat({ kept, head_end, tail_start, tokens }, " ")
+    local want = table.concat({ case[3], case[4], case[5], case[6] }, " ")
+    assert(got == want, ("max %d, %s: got %s, want %s"):format(case[1], tostring(case[2]), got, want))
+    assert(text:sub(1, head_end) .. text:sub(tail_start) == kept)
+  end
+end)
+
+test("truncating non-ASCII text with the built-in encodings keeps whole characters", function()
+  local texts = {
+    "日本語のテキスト",
+    "Emoji: 👍🏽 and 🇯🇵 and 👨‍👩‍👧‍👦, with ünïcödé and Ελληνικά and русский текст.",
+    SENTENCE,
+  }
+  for _, name in ipairs({ "o200k_base", "cl100k_base" }) do
+    local tok = cupel.tokenizer(name)
+    for _, text in ipairs(texts) do
+      local total = tok:count(text)
+      for _, keep in ipairs({ cupel.KEEP_HEAD, cupel.KEEP_TAIL, cupel.KEEP_BOTH_ENDS }) do
+        local last_head, last_tail = -1, #text + 2
+        for max = 0, total + 1 do
+          local where = ("%s, %s, max %d on %q"):format(name, keep, max, text)
+          local kept, head_end, tail_start, tokens = tok:truncate(text, max, keep)
+          local head, tail = text:sub(1, head_end), text:sub(tail_start)
+          assert(head .. tail == kept, where .. ": the kept text is not head .. tail")
+          assert(0 <= head_end and head_end < tail_start and tail_start <= #text + 1, where)
+          assert(char_start(text, head_end + 1) and char_start(text, tail_start), where .. ": a split character")
+          -- counting the pieces checks that they are UTF-8
+          assert(tokens == tok:count(head) + tok:count(tail) and tokens <= max, where .. ": " .. tokens .. " tokens")
+          if max >= total then
+            assert(kept == text and head_end == #text and tail_start == #text + 1 and tokens == total, where)
+          end
+          if keep == "head" then
+            assert(tail_start == #text + 1 and head_end >= last_head, where)
+          elseif keep == "tail" and max < total then
+            assert(head_end == 0 and tail_start <= last_tail, where)
+          end
+          if max > 0 and max < total and keep ~= "both_ends" and #text > 20 then
+            assert(tokens > 0, where .. ": nothing kept")
+          end
+          last_head, last_tail = head_end, tail_start
+        end
+      end
+    end
+  end
+end)
+
+test("items from text: one, many with attributes, all or nothing", function()
+  local tok = cupel.tokenizer("o200k_base")
+  local items = cupel.items({ { tokens = 1 } })
+  assert(items:push_text(tok, "hello world", 0.5, "Document") == 2)
+  local it = items:get(2)
+  assert(it.tokens == 2 and it.content == "hello world" and it.kind == "Document" and it.score == 0.5)
+  assert(items:push_text(tok, SENTENCE) == 3 and items:get(3).score == 0 and items:get(3).kind == "Message")
+  local texts = { "日本語のテキスト", "👍🏽 done", SENTENCE }
+  assert(items:push_texts(tok, {
+    texts[1],
+    { text = texts[2], score = 0.25, kind = "ToolOutput", timestamp = 7, tags = { "t" }, group = 3 },
+    { text = texts[3], pinned = true },
+  }) == items)
+  assert(items:len() == 6)
+  for i, text in ipairs(texts) do
+    local got = items:get(3 + i)
+    assert(got.tokens == tok:count(text) and got.content == text, "item " .. (3 + i))
+  end
+  local two = items:get(5)
+  assert(two.score == 0.25 and two.kind == "ToolOutput" and two.timestamp == 7 and two.tags[1] == "t" and two.group == 3)
+  assert(items:get(6).pinned and not items:get(4).pinned and items:get(4).kind == "Message")
+  items:push_texts(tok, {})
+  raises(function() items:push_texts(tok, { "ok", "ok", { text = "" } }) end, "INVALID_ARGUMENT",
+    "list[3].text is empty")
+  raises(function() items:push_texts(tok, { "ok", "a\255b" }) end, "INVALID_ARGUMENT",
+    "list[2] is not valid UTF-8 (at byte 2)")
+  raises(function() items:push_texts(tok, { "ok", { text = "x", score = 0 / 0 } }) end, "INVALID_ARGUMENT",
+    "list[2].score is NaN")
+  raises(function() items:push_texts(tok, { "ok", { text = "x", kind = "" } }) end, "INVALID_ARGUMENT", "list[2].kind")
+  raises(function() items:push_texts(tok, { "ok", { text = "x", tags = { "a", "\255" } } }) end, "INVALID_ARGUMENT",
+    "list[2]: tag is not valid UTF-8")
+  raises(function() items:push_texts(tok, { { text = "x", tokens = 3 } }) end, "INVALID_ARGUMENT",
+    "list[1].tokens is set")
+  raises(function() items:push_texts(tok, { { text = "x", content = "y" } }) end, "INVALID_ARGUMENT",
+    "list[1].content is set")
+  raises(function() items:push_texts(tok, { "ok", { score = 1 } }) end, "NULL_POINTER", "list[2].text is nil")
+  raises(function() items:push_texts(tok, { "ok", nil, n = 2 }) end, "NULL_POINTER", "list[2] is nil")
+  raises(function() items:push_texts(tok, { "ok", 5 }) end, "INVALID_ARGUMENT", "list[2] must be a string or a table")
+  raises(function() items:push_text(tok, "") end, "INVALID_ARGUMENT", "text is empty")
+  raises(function() items:push_text(tok, "\255") end, "INVALID_ARGUMENT", "text is not valid UTF-8 (at byte 1)")
+  raises(function() items:push_text(tok, "x", 0 / 0) end, "INVALID_ARGUMENT", "score is NaN")
+  raises(function() items:push_text(nil, "x") end, "NULL_POINTER", "tokenizer is nil")
+  raises(function() items:push_text(cupel.greedy(), "x") end, "INVALID_ARGUMENT",
+    "tokenizer must be a cupel Tokenizer, got a cupel Slicer")
+  raises(function() items:push_texts(nil, { "x" }) end, "NULL_POINTER", "tokenizer is nil")
+  assert(items:len() == 6, "nothing was added: " .. items:len())
+  -- from text to a selected context, with no token counted by hand
+  -- (items 2 and 5, the densest, fill the budget exactly)
+  local sel = cupel.slice(cupel.greedy(), items, cupel.budget({ max_tokens = tok:count(texts[2]) + 2 }))
+  table.sort(sel)
+  same(sel, { 2, 5 }, "selected")
+end)
+
+test("tokenizer errors name the argument, the line or the byte", function()
+  raises(function() cupel.tokenizer("gpt2") end, "INVALID_ARGUMENT",
+    'name "gpt2" is no known encoding; the known ones are "o200k_base" and "cl100k_base"')
+  raises(function() cupel.tokenizer(nil) end, "NULL_POINTER", "name is nil")
+  raises(function() cupel.tokenizer(200) end, "INVALID_ARGUMENT", "name must be a string")
+  raises(function() cupel.tokenizer_from_tiktoken(nil) end, "NULL_POINTER", "ranks is nil")
+  raises(function() cupel.tokenizer_from_tiktoken("") end, "INVALID_ARGUMENT", "the vocabulary has no tokens")
+  local v = vocabulary()
+  raises(function() cupel.tokenizer_from_tiktoken(v .. "YWI=\n") end, "INVALID_ARGUMENT",
+    'line 257 of the vocabulary ("YWI="): expected `base64-token rank`')
+  raises(function() cupel.tokenizer_from_tiktoken(v .. "YWI= 5\n") end, "INVALID_ARGUMENT",
+    "line 257: rank 5 is already the rank of line 6")
+  raises(function() cupel.tokenizer_from_tiktoken(vocabulary({}, 7)) end, "INVALID_ARGUMENT",
+    "no token for the single byte 0x07")
+  raises(function() cupel.tokenizer_from_tiktoken(v, "(") end, "INVALID_ARGUMENT", "pattern: unclosed group at byte 1")
+  raises(function() cupel.tokenizer_from_tiktoken(v, "a**") end, "INVALID_ARGUMENT", "nested quantifier at byte 3")
+  raises(function() cupel.tokenizer_from_tiktoken(v, "a\0") end, "INVALID_ARGUMENT", "pattern holds a NUL byte")
+  local tok = cupel.tokenizer("o200k_base")
+  raises(function() tok:count(nil) end, "NULL_POINTER", "text is nil")
+  raises(function() tok:count(5) end, "INVALID_ARGUMENT", "text must be a string, got number 5")
+  raises(function() tok:count("ab\255") end, "INVALID_ARGUMENT", "text is not valid UTF-8 (at byte 3)")
+  raises(function() tok:count_many(nil) end, "NULL_POINTER", "texts is nil")
+  raises(function() tok:count_many({ "a", "b", "c\254" }) end, "INVALID_ARGUMENT",
+    "texts[3] is not valid UTF-8 (at byte 2)")
+  raises(function() tok:count_many({ "a", nil, n = 2 }) end, "NULL_POINTER", "texts[2] is nil")
+  raises(function() tok:count_many({ "a", {} }) end, "INVALID_ARGUMENT", "texts[2] must be a string, got table")
+  raises(function() tok:count_many({ n = -1 }) end, "INVALID_ARGUMENT", "texts.n is -1")
+  raises(function() tok:truncate(SENTENCE, -1) end, "INVALID_ARGUMENT", "max_tokens is -1; it must be >= 0")
+  raises(function() tok:truncate(SENTENCE, 2.5) end, "INVALID_ARGUMENT", "max_tokens is 2.5; expected an integer")
+  raises(function() tok:truncate(SENTENCE, 2 ^ 63) end, "INVALID_ARGUMENT", "max_tokens is 9.2233720368547758e+18")
+  raises(function() tok:truncate(SENTENCE, nil) end, "NULL_POINTER", "max_tokens is nil")
+  raises(function() tok:truncate(SENTENCE, 3, "middle") end, "INVALID_ARGUMENT",
+    'keep is string "middle"; expected "head", "tail" or "both_ends"')
+  raises(function() tok:truncate(SENTENCE, 3, 1) end, "INVALID_ARGUMENT", 'keep must be "head", "tail" or "both_ends"')
+  raises(function() tok:truncate("\255", 3) end, "INVALID_ARGUMENT", "text is not valid UTF-8 (at byte 1)")
+  local kept, _, _, n = tok:truncate(SENTENCE, 2 ^ 53)
+  assert(kept == SENTENCE and n == 12, "a huge budget keeps everything")
+  raises(function() cupel.items():push_text(tok, "x", 0.5, "") end, "INVALID_ARGUMENT", "kind")
+  local items = cupel.items()
+  tok:free()
+  tok:free() -- idempotent
+  raises(function() tok:count("x") end, "CLOSED", "tokenizer was freed")
+  raises(function() tok:truncate("x", 1) end, "CLOSED", "tokenizer was freed")
+  raises(function() tok:count_many({ "x" }) end, "CLOSED", "tokenizer was freed")
+  raises(function() items:push_text(tok, "x") end, "CLOSED", "tokenizer was freed")
+  raises(function() items:push_texts(tok, { "x" }) end, "CLOSED", "tokenizer was freed")
+  assert(items:len() == 0)
+end)
+
 test("the collector frees what was dropped", function()
   collectgarbage("collect")
   collectgarbage("collect")
   local before = cupel.live_handles()
-  for _ = 1, 200 do
+  local vocab = vocabulary(NIHON_MERGES)
+  for i = 1, 200 do
     local items = cupel.items({ { tokens = 1, score = 0.1 } })
     cupel.slice(cupel.greedy(), items, cupel.budget({ max_tokens = 10 }))
+    local tok = i % 20 == 0 and cupel.tokenizer_from_tiktoken(vocab) or cupel.tokenizer("o200k_base")
+    items:push_texts(tok, { "hello", "world" })
   end
   collectgarbage("collect")
   collectgarbage("collect")
