@@ -2,11 +2,15 @@
 //! cupel.wasm, writes seeded random pipelines (every scorer, slicer,
 //! placer, overflow strategy, groups) with what the native library makes of
 //! them, and runs `node --test`, which checks its own cases and that the
-//! WebAssembly build places the same items for the same reasons. Runs the
-//! binding contract table (tests/contract/contract.txt) through the JS API.
-//! Then `npm pack`, an install of the tarball into a fresh empty project
-//! (no network: the package has no dependencies), and the README's example
-//! run there, its output compared with the README's.
+//! WebAssembly build places the same items for the same reasons. The same
+//! for the tokenizers: texts (the corpus, slices of it, adversarial and
+//! random text in many scripts) with the native counts and truncations in
+//! bytes, which the JS test compares with its own in UTF-16 units, and
+//! tiktoken files loaded from bytes. Runs the binding contract table
+//! (tests/contract/contract.txt) through the JS API. Then `npm pack`, an
+//! install of the tarball into a fresh empty project (no network: the
+//! package has no dependencies), and the README's two examples run there,
+//! their output compared with the README's.
 
 mod common;
 
@@ -19,6 +23,7 @@ mod cases;
 use std::process::Command;
 
 use common::Rng;
+use cupel::text::tokenizer::{Keep, Tokenizer};
 use pipeline_ref::{ours_raw, Case, ScorerSpec, SlicerSpec, REFERENCE_MS};
 use serde_json::{json, Value};
 
@@ -167,6 +172,153 @@ fn cross_cases() -> Value {
     Value::Array(all)
 }
 
+/// The manifest directory of the tiktoken-rs crate (its vocabulary files),
+/// from `cargo metadata`.
+fn tiktoken_assets() -> std::path::PathBuf {
+    let out = Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--manifest-path"])
+        .arg(common::root().join("Cargo.toml"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo metadata failed");
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let pkg = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "tiktoken-rs")
+        .expect("tiktoken-rs in the dependency graph");
+    std::path::PathBuf::from(pkg["manifest_path"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .join("assets")
+}
+
+/// The largest character boundary of `s` at or below `at`.
+fn floor_boundary(s: &str, mut at: usize) -> usize {
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Texts for the tokenizer cross-check: the corpus (prose in many scripts,
+/// code, JSON, logs, CRLF, emoji), slices of it cut at arbitrary character
+/// boundaries, inputs that stress offsets and splitters, and random text
+/// over an alphabet with astral characters (two UTF-16 units each).
+fn token_texts() -> Vec<String> {
+    let dir = common::root().join("tests/text/corpus");
+    let mut corpus: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_none_or(|x| x != "md"))
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read_to_string(&p).unwrap())
+        })
+        .collect();
+    corpus.sort();
+    assert!(
+        corpus.len() >= 8,
+        "the corpus is missing: {}",
+        dir.display()
+    );
+    let mut rng = Rng(0x26_0000_0000_0001);
+    let mut texts: Vec<String> = corpus.iter().map(|(_, t)| t.clone()).collect();
+    for (_, t) in &corpus {
+        for _ in 0..4 {
+            let a = floor_boundary(t, rng.below(t.len() as u64) as usize);
+            let b = floor_boundary(t, (a + 1 + rng.below(600) as usize).min(t.len()));
+            if b > a {
+                texts.push(t[a..b].to_string());
+            }
+        }
+    }
+    for t in [
+        "日本語のテキスト",
+        "日本語のテキストを数えます。漢字とかなとカナ、そして English も。",
+        "🦀🦀🦀 crabs 🦀 and 👩‍👩‍👧‍👦 a family, 👍🏽 a thumb, 🇯🇵 a flag",
+        "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝕞𝕒𝕥𝕙 𝟘𝟙𝟚 and 𠀀𠀁𠀂 (CJK extension B)",
+        "e\u{301}a\u{308}o\u{302} combining marks",
+        "<|endoftext|> is ordinary text here <|fim_prefix|>",
+        "a NUL \0 inside, and a tab\t",
+        "",
+        " ",
+    ] {
+        texts.push(t.to_string());
+    }
+    texts.push("🦀".repeat(300));
+    texts.push("a".repeat(3000));
+    texts.push(" ".repeat(1000));
+    texts.push("漢".repeat(700));
+    texts.push("\r\n".repeat(300));
+    texts.push("1".repeat(1000));
+    const ALPHABET: &[&str] = &[
+        "a", "Z", "é", "ß", "中", "ア", "한", "я", "\u{301}", "0", "7", "٣", " ", "  ", "\t", "\n",
+        "\r\n", "\u{a0}", "'s", ".", ",", "!", "😀", "👍🏽", "\u{200d}", "\u{fe0f}", "𝔘", "𠀀", "€",
+    ];
+    for _ in 0..120 {
+        let n = 1 + rng.below(80) as usize;
+        texts.push(
+            (0..n)
+                .map(|_| ALPHABET[rng.below(ALPHABET.len() as u64) as usize])
+                .collect(),
+        );
+    }
+    texts
+}
+
+/// The tokenizer cross-check: texts, and for each built-in encoding the
+/// native counts and truncations (byte offsets) by every keep at several
+/// budgets; and tiktoken files with their patterns and native counts.
+fn token_cases() -> Value {
+    let texts = token_texts();
+    let keeps = [
+        ("head", Keep::Head),
+        ("tail", Keep::Tail),
+        ("both_ends", Keep::BothEnds),
+    ];
+    let mut encodings = serde_json::Map::new();
+    for name in ["o200k_base", "cl100k_base"] {
+        let t = Tokenizer::builtin(name).unwrap();
+        let counts: Vec<usize> = texts.iter().map(|x| t.count(x)).collect();
+        let mut cuts = Vec::new();
+        for (i, x) in texts.iter().enumerate() {
+            let n = counts[i];
+            let mut maxes = vec![0, 1, 2, 3, 5, n / 3, n / 2, n.saturating_sub(1), n, n + 1];
+            maxes.sort_unstable();
+            maxes.dedup();
+            for m in maxes {
+                for (keep_name, keep) in keeps {
+                    let c = t.truncate(x, m, keep);
+                    cuts.push(json!([i, m, keep_name, c.head_end, c.tail_start, c.tokens]));
+                }
+            }
+        }
+        encodings.insert(name.into(), json!({ "counts": counts, "cuts": cuts }));
+    }
+    // r50k/p50k's pattern (the general engine), as tests/text.rs writes it.
+    const GPT2: &str =
+        r"'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s";
+    let assets = tiktoken_assets();
+    let mut files = Vec::new();
+    for (file, pattern) in [
+        (
+            "cl100k_base.tiktoken",
+            Some(cupel::text::pretok::Pattern::CL100K),
+        ),
+        ("r50k_base.tiktoken", Some(GPT2)),
+        ("o200k_base.tiktoken", None),
+    ] {
+        let path = assets.join(file);
+        let bytes = std::fs::read(&path).unwrap();
+        let t = Tokenizer::from_tiktoken(&bytes, pattern).unwrap();
+        let counts: Vec<usize> = texts.iter().map(|x| t.count(x)).collect();
+        files.push(json!({ "path": path, "pattern": pattern, "counts": counts }));
+    }
+    json!({ "texts": texts, "encodings": encodings, "files": files })
+}
+
 #[test]
 fn node_tests_pass_and_wasm_agrees_with_native() {
     if !common::have_toolchain("node", "Debian's nodejs") || !have_wasm_target() {
@@ -176,16 +328,23 @@ fn node_tests_pass_and_wasm_agrees_with_native() {
     let dir = common::out_dir("js_binding");
     let cases = dir.join("cross_cases.json");
     std::fs::write(&cases, cross_cases().to_string()).unwrap();
+    let token_cases_path = dir.join("token_cases.json");
+    std::fs::write(&token_cases_path, token_cases().to_string()).unwrap();
     let root = common::root();
     let out = common::run(
         Command::new("node")
             .args(["--test", "--test-reporter=spec", "bindings/js/test/"])
             .current_dir(&root)
-            .env("CUPEL_CROSS_CASES", &cases),
+            .env("CUPEL_CROSS_CASES", &cases)
+            .env("CUPEL_TOKEN_CASES", &token_cases_path),
         "node --test",
     );
     print!("{out}");
     assert!(out.contains("wasm agrees with native"), "{out}");
+    assert!(
+        out.contains("tokenizers in wasm agree with native"),
+        "{out}"
+    );
     assert!(
         out.contains("ℹ fail 0") && out.contains("ℹ skipped 0"),
         "{out}"
@@ -319,6 +478,8 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         "index.d.ts",
         "cupel.wasm",
         "example.mjs",
+        "tokens.mjs",
+        "LICENSE-vocabularies.txt",
         "README.md",
         "package.json",
     ] {
@@ -348,6 +509,36 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         out,
         block_after(&readme, "<!-- output -->"),
         "the README's output block"
+    );
+
+    // "Counting tokens": tokens.mjs, its output, and the vocabularies inside
+    // the module (with their licence notice, in the package).
+    let tokens = block_after(&readme, "<!-- example: tokens.mjs");
+    assert_eq!(
+        tokens,
+        std::fs::read_to_string(installed.join("tokens.mjs")).unwrap(),
+        "the README's token example and tokens.mjs differ"
+    );
+    std::fs::write(project.join("tokens.mjs"), tokens).unwrap();
+    let out = common::run(
+        Command::new("node").arg("tokens.mjs").current_dir(&project),
+        "the README's token example",
+    );
+    print!("{out}");
+    assert_eq!(
+        out,
+        block_after(&readme, "<!-- output: tokens.mjs -->"),
+        "the README's token output block"
+    );
+    assert!(readme.contains("## Counting tokens"));
+    assert!(
+        readme.contains("vocabularies are inside the module"),
+        "the README says where the vocabularies are"
+    );
+    assert_eq!(
+        std::fs::read(installed.join("LICENSE-vocabularies.txt")).unwrap(),
+        std::fs::read(root.join("src/text/data/LICENSE")).unwrap(),
+        "the vocabularies' licence notice in the package"
     );
 
     // One Node.js version everywhere: package.json's engines, the README,

@@ -36,6 +36,10 @@ export declare const Overflow: Readonly<{ Throw: 0; Truncate: 1; Proceed: 2 }>;
 export declare const Scarcity: Readonly<{ Degrade: 0; Error: 1 }>;
 /** The DecayScorer's curves. */
 export declare const DecayCurve: Readonly<{ Exponential: 0; Step: 1; Window: 2 }>;
+/** What `Tokenizer.truncate` keeps of a text: the beginning, the end, or both ends (the middle goes). */
+export declare const Keep: Readonly<{ Head: 0; Tail: 1; BothEnds: 2 }>;
+/** A value of `Keep`. */
+export type KeepValue = (typeof Keep)[keyof typeof Keep];
 
 /**
  * A failure of the library that is not an argument error (scarcity,
@@ -94,6 +98,18 @@ export interface Item {
    * each other in push order (a tool call and its result are never split).
    */
   group?: Integer | null;
+}
+
+/**
+ * One element of `Items.pushTexts`: an `Item` whose tokens are the count
+ * of `text` and whose content is `text` (so it has neither `tokens` nor
+ * `content`).
+ */
+export interface TextItem extends Omit<Item, "tokens" | "content"> {
+  /** Not empty; no lone surrogate (a NUL is ordinary text). */
+  text: string;
+  tokens?: never;
+  content?: never;
 }
 
 /**
@@ -168,6 +184,18 @@ declare class Handle {
 export declare class Items extends Handle {
   /** Adds one item or an array of them, all or nothing. */
   push(items: Item | Item[]): this;
+  /**
+   * Adds one item made from a text: its tokens are the text's count with
+   * `tokenizer`, its content the text (not empty). `score` default 0,
+   * `kind` default "Message".
+   */
+  pushText(tokenizer: Tokenizer, text: string, score?: number, kind?: string | null): this;
+  /**
+   * Adds items made from texts (counted together), all or nothing: each a
+   * string (score 0, kind "Message") or a `TextItem` record. Errors name
+   * `texts[k]` or `texts[k].field`.
+   */
+  pushTexts(tokenizer: Tokenizer, texts: (string | TextItem)[]): this;
   /** Item `index` as the library holds it. */
   get(index: number): ItemRecord;
   /** Sets item `index`'s content (not empty; byte-identical contents are deduplicated). */
@@ -239,6 +267,41 @@ export declare class Stream extends Handle {
   push(tokens: Integer, score: number, group?: Integer): boolean;
   /** The taken indices in the order taken; the stream takes no more pushes. */
   finish(): number[];
+}
+
+/** What `Tokenizer.truncate` kept. */
+export interface Cut {
+  /** The kept text: `text.slice(0, headEnd) + text.slice(tailStart)`, no marker between. */
+  text: string;
+  /** The head is `text.slice(0, headEnd)`: a JavaScript string index (UTF-16 code units). */
+  headEnd: number;
+  /** The tail is `text.slice(tailStart)`; `text.length` when there is none. */
+  tailStart: number;
+  /** The head's count plus the tail's (each counted on its own); at most maxTokens. */
+  tokens: number;
+}
+
+/**
+ * A tokenizer: a vocabulary and its pre-tokenization pattern, immutable.
+ * Counts are tiktoken's `encode_ordinary` lengths (special tokens such as
+ * `<|endoftext|>` are ordinary text). Texts are strings with no lone
+ * surrogate (a RangeError naming the argument and the index).
+ */
+export declare class Tokenizer extends Handle {
+  /** The built-in encoding's name, or null for a vocabulary loaded from a file. */
+  readonly name: string | null;
+  /** The number of tokens of `text`. */
+  count(text: string): number;
+  /** The counts of `texts`, in order. Errors name `texts[k]`. */
+  countMany(texts: string[]): number[];
+  /**
+   * Cuts `text` to at most `maxTokens` (>= 0) tokens, keeping its head
+   * (the default), its tail, or both ends (the head gets ceil(maxTokens / 2)
+   * tokens). Offsets are JavaScript string indices; cuts fall on token
+   * boundaries of the whole text, never inside a surrogate pair. A text
+   * that fits is kept whole.
+   */
+  truncate(text: string, maxTokens: Integer, keep?: KeepValue): Cut;
 }
 
 /** The options of `Cupel.budget`. */
@@ -338,6 +401,18 @@ export declare class Cupel {
   marginalItems(slicer: Slicer, items: Items, budget: Budget, pinnedTokens: Integer, slackTokens: Integer): number[];
   /** The smallest budget selecting item `targetIndex`, or null if none up to `searchCeiling` (the C ABI's argument order). */
   findMinBudget(slicer: Slicer, items: Items, pinnedTokens: Integer, targetIndex: number, searchCeiling: Integer): number | bigint | null;
+  /**
+   * A tokenizer for a built-in encoding, "o200k_base" or "cl100k_base"
+   * (inside cupel.wasm: nothing is fetched). An unknown name is a
+   * RangeError listing the known ones.
+   */
+  tokenizer(name: "o200k_base" | "cl100k_base" | (string & {})): Tokenizer;
+  /**
+   * A tokenizer from a tiktoken vocabulary file's bytes (`base64(token) rank`
+   * lines) and its pre-tokenization pattern (null or omitted: o200k_base's).
+   * A malformed line is a RangeError naming the line.
+   */
+  tokenizerFromTiktoken(ranks: ArrayBuffer | ArrayBufferView, pattern?: string | null): Tokenizer;
   /** A StreamSlice up to `targetTokens`, deciding `batchSize` items at a time (0: 32). */
   stream(targetTokens: Integer, batchSize?: number): Stream;
 }

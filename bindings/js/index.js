@@ -7,6 +7,12 @@
 // `using` where the runtime has explicit resource management); a
 // FinalizationRegistry frees forgotten handles as a backstop.
 //
+// Text in: the o200k_base and cl100k_base vocabularies are inside
+// cupel.wasm (nothing is fetched), and a Tokenizer counts and truncates
+// JavaScript strings exactly as tiktoken's encode_ordinary does. Its
+// offsets are JavaScript string indices (UTF-16 code units), converted
+// from the library's UTF-8 byte offsets.
+//
 // Errors. Every argument is checked here before it reaches the module, in
 // the caller's terms (the parameter names below, camelCase): a value of the
 // wrong type, null where a value is needed, or a disposed handle throws a
@@ -64,6 +70,11 @@ export const Overflow = Object.freeze({ Throw: 0, Truncate: 1, Proceed: 2 });
 export const Scarcity = Object.freeze({ Degrade: 0, Error: 1 });
 /** The DecayScorer's curves. */
 export const DecayCurve = Object.freeze({ Exponential: 0, Step: 1, Window: 2 });
+/**
+ * What `Tokenizer.truncate` keeps of a text (`cupel_keep`): the beginning,
+ * the end, or both ends (the middle goes).
+ */
+export const Keep = Object.freeze({ Head: 0, Tail: 1, BothEnds: 2 });
 
 const BRAND = Symbol("libcupel.error");
 
@@ -201,21 +212,63 @@ function bool(v, name) {
 const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
+ * Refuses a string `v` (named `name`) that holds a lone surrogate: it has
+ * no UTF-8 form, and TextEncoder would replace it silently.
+ */
+function wellFormed(v, name) {
+  const ok = typeof v.isWellFormed === "function" ? v.isWellFormed() : !LONE_SURROGATE.test(v);
+  if (ok) return;
+  const bad = v.search(LONE_SURROGATE);
+  const unit = v.charCodeAt(bad).toString(16).toUpperCase();
+  throw rangeError(`${name} holds a lone surrogate (U+${unit}) at index ${bad}: it has no UTF-8 form`);
+}
+
+/**
  * A string argument that has a UTF-8 form the library reads whole: no lone
  * surrogate (TextEncoder would replace it silently) and no NUL (the
  * library's strings end there).
  */
 function text(v, name) {
   if (typeof v !== "string") throw typeError(`${name} is ${describe(v)}; expected a string`, v);
-  const bad = v.search(LONE_SURROGATE);
-  if (bad >= 0) {
-    const unit = v.charCodeAt(bad).toString(16).toUpperCase();
-    throw rangeError(`${name} holds a lone surrogate (U+${unit}) at index ${bad}: it has no UTF-8 form`);
-  }
+  wellFormed(v, name);
   const nul = v.indexOf("\0");
   if (nul >= 0) throw rangeError(`${name} holds a NUL character at index ${nul}: the library's strings end at NUL`);
   return v;
 }
+
+/**
+ * A text for the tokenizer, as its UTF-8 bytes: a string with no lone
+ * surrogate. A NUL is ordinary text here (the length goes with the bytes).
+ */
+function textBytes(v, name) {
+  if (typeof v !== "string") throw typeError(`${name} is ${describe(v)}; expected a string`, v);
+  wellFormed(v, name);
+  return encoder.encode(v);
+}
+
+/**
+ * The UTF-16 code units (JavaScript string length) of the UTF-8 bytes
+ * `b[from .. to)`, whole characters: one per lead byte, two for a
+ * four-byte character (a surrogate pair).
+ */
+function utf16Units(b, from, to) {
+  let n = 0;
+  for (let i = from; i < to; i++) {
+    const c = b[i];
+    if ((c & 0xc0) !== 0x80) n += c >= 0xf0 ? 2 : 1;
+  }
+  return n;
+}
+
+/** A `Keep` value, checked. */
+function keepOf(v) {
+  const k = int(v, "keep", I32);
+  if (k < 0 || k > 2) throw rangeError(`keep is ${describe(v)}; expected Keep.Head (0), Keep.Tail (1) or Keep.BothEnds (2)`);
+  return k;
+}
+
+/** `text` under another name, for methods whose parameter is called `text`. */
+const checkedString = text;
 
 /** An options object (undefined: none). */
 function options(v, name) {
@@ -291,6 +344,29 @@ class Arena {
     mem[ptr + bytes.length] = 0;
     return ptr;
   }
+  /** A copy of `bytes` (a Uint8Array; no NUL added): the pointer. */
+  bytes(bytes) {
+    const ptr = this.alloc(Math.max(bytes.length, 1));
+    this.lib.u8().set(bytes, ptr);
+    return ptr;
+  }
+  /**
+   * Many byte strings in one block: [pointers, lengths] as arrays of
+   * size_t for a `const char *const *texts, const size_t *lens` pair.
+   */
+  byteStrings(list) {
+    const total = list.reduce((n, b) => n + b.length, 0);
+    const block = this.alloc(Math.max(total, 1));
+    const ptrs = [];
+    let at = block;
+    const mem = this.lib.u8();
+    for (const b of list) {
+      mem.set(b, at);
+      ptrs.push(at);
+      at += b.length;
+    }
+    return [this.u32s(ptrs), this.u32s(list.map((b) => b.length))];
+  }
   /** Arrays of checked values. Allocate everything first: a grown memory detaches older views. */
   i64s(values) {
     const ptr = this.alloc(8 * Math.max(values.length, 1));
@@ -338,6 +414,7 @@ const FREE = {
   Placer: "cupel_placer_free",
   Pipeline: "cupel_pipeline_free",
   Stream: "cupel_stream_free",
+  Tokenizer: "cupel_tokenizer_free",
 };
 
 /** What every handle shares: its native pointer, and dispose(). */
@@ -398,6 +475,7 @@ const RECEIVER = {
   Placer: "placer",
   Pipeline: "pipeline",
   Stream: "stream",
+  Tokenizer: "tokenizer",
 };
 
 /** The fields of one item to push, checked. `at(field)` names a field in messages. */
@@ -461,6 +539,31 @@ function checkItem(it, where, at) {
   return c;
 }
 
+/**
+ * Element `k` of `Items.pushTexts`'s texts, checked: a string, or a record
+ * with `text` and the fields of an item but `tokens` and `content`.
+ */
+function checkTextItem(t, k) {
+  const where = `texts[${k}]`;
+  if (typeof t === "string") {
+    const bytes = textBytes(t, where);
+    if (bytes.length === 0) throw rangeError(`${where} is empty; an item's content must be non-empty`);
+    return { bytes, score: 0, kind: null, attrs: false, record: false };
+  }
+  if (t === null || typeof t !== "object" || Array.isArray(t)) {
+    throw typeError(`${where} is ${describe(t)}; expected a string or a record with a text field`, t);
+  }
+  for (const field of ["tokens", "content"]) {
+    if (t[field] != null) {
+      throw typeError(`${where}.${field} is given; a text's item takes its tokens (its count) and content (the text) from ${where}.text`, t[field]);
+    }
+  }
+  const bytes = textBytes(t.text, `${where}.text`);
+  if (bytes.length === 0) throw rangeError(`${where}.text is empty; an item's content must be non-empty`);
+  const c = checkItem({ ...t, tokens: 0, content: null }, where, (f) => `${where}.${f}`);
+  return { ...c, bytes, record: true };
+}
+
 /** Scored candidates. Build with `cupel.items([...])`. */
 export class Items extends Handle {
   /**
@@ -506,10 +609,20 @@ export class Items extends Handle {
       // The library names its parallel arrays: tokens[k], scores[k], kinds[k].
       (m) => m.replace(/\b(tokens|scores|kinds)\[(\d+)\]/g, (_, f, k) => (single ? field[f] : `items[${k}].${field[f]}`)),
     );
-    // The attributes cannot fail now: every value was checked above, and
-    // the indices exist.
+    this.#attributes(first, checked);
+    return this;
+  }
+
+  /**
+   * Sets the attributes of the items `first + k` pushed from `checked[k]`.
+   * They cannot fail now: every value was checked before the push, and the
+   * indices exist.
+   */
+  #attributes(first, checked) {
+    const h = this.self();
+    const lib = this.lib;
     const x = lib.x;
-    for (let k = 0; k < n; k++) {
+    for (let k = 0; k < checked.length; k++) {
       const c = checked[k];
       if (!c.attrs) continue;
       const i = first + k;
@@ -529,6 +642,64 @@ export class Items extends Handle {
         return st.find((s) => s !== 0) ?? 0;
       });
     }
+  }
+
+  /**
+   * Adds one item made from a text: its tokens are the text's count with
+   * `tokenizer`, its content the text (not empty), its score `score`
+   * (default 0) and its kind `kind` (default "Message"), through
+   * `cupel_items_push_text`. Nothing is added if an argument is bad.
+   * Returns this list.
+   */
+  pushText(tokenizer, text, score = 0, kind = null) {
+    const h = this.self();
+    const lib = this.lib;
+    const tp = lib.ptrOf(tokenizer, Tokenizer, "tokenizer");
+    const bytes = textBytes(text, "text");
+    if (bytes.length === 0) throw rangeError("text is empty; an item's content must be non-empty");
+    const s = dbl(score, "score");
+    const k = kind == null ? null : checkedString(kind, "kind");
+    lib.call((a) => lib.x.cupel_items_push_text(h, tp, a.bytes(bytes), bytes.length, s, a.str(k)));
+    return this;
+  }
+
+  /**
+   * Adds items made from texts, all or nothing, through
+   * `cupel_items_push_texts` (the texts are counted together). Each
+   * element of `texts` is a string (score 0, kind "Message") or a record:
+   * an `Item` with `text` in place of `tokens` and `content` (its tokens
+   * are the text's count with `tokenizer`, its content the text), and any
+   * of the other fields. Returns this list.
+   */
+  pushTexts(tokenizer, texts) {
+    const h = this.self();
+    const lib = this.lib;
+    const tp = lib.ptrOf(tokenizer, Tokenizer, "tokenizer");
+    const checked = array(texts, "texts").map((t, k) => checkTextItem(t, k));
+    const n = checked.length;
+    if (n === 0) return this;
+    const first = this.length;
+    lib.call(
+      (a) => {
+        const [ptrs, lens] = a.byteStrings(checked.map((c) => c.bytes));
+        const kindPtrs = new Map();
+        const kinds = checked.map((c) => {
+          if (c.kind === null) return 0;
+          let p = kindPtrs.get(c.kind);
+          if (p === undefined) kindPtrs.set(c.kind, (p = a.str(c.kind)));
+          return p;
+        });
+        const scores = a.f64s(checked.map((c) => c.score));
+        return lib.x.cupel_items_push_texts(h, tp, n, ptrs, lens, scores, a.u32s(kinds));
+      },
+      // The library names its parallel arrays: texts[k], scores[k], kinds[k].
+      (m) =>
+        m.replace(/\b(texts|scores|kinds)\[(\d+)\]/g, (_, f, k) => {
+          const field = { texts: "text", scores: "score", kinds: "kind" }[f];
+          return checked[k]?.record || f !== "texts" ? `texts[${k}].${field}` : `texts[${k}]`;
+        }),
+    );
+    this.#attributes(first, checked);
     return this;
   }
 
@@ -851,9 +1022,84 @@ export class Stream extends Handle {
   }
 }
 
+/**
+ * A tokenizer: a vocabulary and its pre-tokenization pattern. Build with
+ * `cupel.tokenizer(name)` or `cupel.tokenizerFromTiktoken(bytes, pattern)`.
+ * Counts are tiktoken's `encode_ordinary` lengths (special tokens such as
+ * `<|endoftext|>` are ordinary text). Offsets are JavaScript string
+ * indices (UTF-16 code units). Texts are strings with no lone surrogate.
+ */
+export class Tokenizer extends Handle {
+  /** Made by cupel.tokenizer() or cupel.tokenizerFromTiktoken(). */
+  constructor(lib, ptr, free) {
+    super(lib, ptr, free);
+    /** The built-in encoding's name ("o200k_base", "cl100k_base"), or null for a loaded vocabulary. */
+    this.name = null;
+  }
+
+  /** The number of tokens of `text`. */
+  count(text) {
+    const h = this.self();
+    const lib = this.lib;
+    const bytes = textBytes(text, "text");
+    return lib.call((a) => {
+      const p = a.bytes(bytes);
+      const out = a.out(8);
+      return [lib.x.cupel_tokenizer_count(h, p, bytes.length, out), () => int64Out(lib.i64At(out))];
+    });
+  }
+
+  /** The counts of `texts` (an array of strings), in order; one call for all of them. */
+  countMany(texts) {
+    const h = this.self();
+    const lib = this.lib;
+    const list = array(texts, "texts").map((t, k) => textBytes(t, `texts[${k}]`));
+    if (list.length === 0) return [];
+    return lib.call((a) => {
+      const [ptrs, lens] = a.byteStrings(list);
+      const out = a.alloc(8 * list.length);
+      const st = lib.x.cupel_tokenizer_count_many(h, list.length, ptrs, lens, out);
+      return [st, () => Array.from(new BigInt64Array(lib.x.memory.buffer, out, list.length), int64Out)];
+    });
+  }
+
+  /**
+   * Cuts `text` to at most `maxTokens` tokens (an integer >= 0), keeping
+   * its beginning (`Keep.Head`, the default), its end (`Keep.Tail`) or both
+   * (`Keep.BothEnds`: the head gets ceil(maxTokens / 2) tokens, the tail
+   * what the head left). Returns `{ text, headEnd, tailStart, tokens }`:
+   * the kept text `text.slice(0, headEnd) + text.slice(tailStart)` (no
+   * marker between; a host that writes one reserves its tokens first), the
+   * offsets as JavaScript string indices (UTF-16 code units, never inside
+   * a surrogate pair), and the head's count plus the tail's. A text that
+   * fits is kept whole (`headEnd` = `tailStart` = `text.length`); cuts
+   * fall on token boundaries of the whole text. Costs about one count.
+   */
+  truncate(text, maxTokens, keep = Keep.Head) {
+    const h = this.self();
+    const lib = this.lib;
+    const bytes = textBytes(text, "text");
+    const max = int(maxTokens, "maxTokens", I64);
+    const k = keepOf(keep);
+    const [headByte, tailByte, tokens] = lib.call((a) => {
+      const p = a.bytes(bytes);
+      const out = a.out(16);
+      const st = lib.x.cupel_tokenizer_truncate(h, p, bytes.length, max, k, out, out + 4, out + 8);
+      return [st, () => [lib.u32At(out), lib.u32At(out + 4), int64Out(lib.i64At(out + 8))]];
+    });
+    let headEnd = headByte;
+    let tailStart = tailByte;
+    if (bytes.length !== text.length) {
+      // Not ASCII: byte offsets to UTF-16 ones (both are character boundaries).
+      headEnd = utf16Units(bytes, 0, headByte);
+      tailStart = headEnd + utf16Units(bytes, headByte, tailByte);
+    }
+    return { text: text.slice(0, headEnd) + text.slice(tailStart), headEnd, tailStart, tokens };
+  }
+}
 
 /** The handle classes by name (for messages). */
-const HANDLES = { Items, Budget, Slicer, Scorer, Placer, Pipeline, Stream };
+const HANDLES = { Items, Budget, Slicer, Scorer, Placer, Pipeline, Stream, Tokenizer };
 
 /** The library: factories for every handle, and the calls between them. */
 export class Cupel {
@@ -1322,6 +1568,36 @@ export class Cupel {
       return [this.x.cupel_find_min_budget(sp, ip, pinned, target, ceiling, out), () => this.i64At(out)];
     });
     return b < 0n ? null : int64Out(b);
+  }
+  /**
+   * A tokenizer for a built-in encoding: "o200k_base" (GPT-4o, GPT-4.1,
+   * o-series, GPT-5) or "cl100k_base" (GPT-4, GPT-3.5, text-embedding-3).
+   * Both vocabularies are inside cupel.wasm: nothing is fetched. The first
+   * tokenizer of an encoding indexes it (a few milliseconds); later ones
+   * share that. An unknown name is a RangeError listing the known ones.
+   */
+  tokenizer(name) {
+    const n = text(name, "name");
+    const t = this.make(Tokenizer, (out, a) => this.x.cupel_tokenizer_new(a.str(n), out));
+    t.name = n;
+    return t;
+  }
+  /**
+   * A tokenizer from any byte-level BPE vocabulary in tiktoken's file format
+   * (lines of `base64(token) rank`, as Llama 3 and the OpenAI encodings ship
+   * them): `ranks` the file's bytes (an ArrayBuffer or a typed array such as
+   * a Uint8Array or Buffer), `pattern` the pre-tokenization regular
+   * expression as tiktoken writes it (null or omitted: o200k_base's). A
+   * malformed line is a RangeError naming the line; a pattern that does not
+   * compile, one naming the problem and its place.
+   */
+  tokenizerFromTiktoken(ranks, pattern = null) {
+    let bytes;
+    if (ranks instanceof ArrayBuffer) bytes = new Uint8Array(ranks);
+    else if (ArrayBuffer.isView(ranks)) bytes = new Uint8Array(ranks.buffer, ranks.byteOffset, ranks.byteLength);
+    else throw typeError(`ranks is ${describe(ranks)}; expected the file's bytes (an ArrayBuffer or a typed array such as Uint8Array)`, ranks);
+    const pat = pattern === null ? null : text(pattern, "pattern");
+    return this.make(Tokenizer, (out, a) => this.x.cupel_tokenizer_from_tiktoken(a.bytes(bytes), bytes.length, a.str(pat), out));
   }
   /** A StreamSlice taking items up to `targetTokens`, `batchSize` at a time (0: the default, 32). */
   stream(targetTokens, batchSize = 0) {

@@ -7,7 +7,7 @@
 // or names an argument its op does not take. `node --test` runs it too.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { load, CupelError } from "../index.js";
+import { load, CupelError, Keep } from "../index.js";
 
 const LANG = "js";
 
@@ -79,7 +79,11 @@ function namesLanguage(where) {
  * two (a number and a BigInt: both must be refused alike).
  */
 function valuesOf(v) {
+  if (v === "-") return [undefined]; // no argument replaced: the op's defaults
   if (v === "null") return [null];
+  if (v === "head") return [Keep.Head];
+  if (v === "tail") return [Keep.Tail];
+  if (v === "both_ends") return [Keep.BothEnds];
   if (v === "end") return [3];
   if (v === "bad-utf8") return ["\uD800"];
   if (v === "nan") return [NaN];
@@ -99,6 +103,9 @@ function valuesOf(v) {
 
 // ---- the fixture and the ops ----------------------------------------------------
 
+/** The table's SENTENCE: 47 bytes, 12 tokens in o200k_base. */
+const SENTENCE = "Hello, world! This is libcupel counting tokens.";
+
 const FIXTURE = [
   { tokens: 100, score: 0.9, kind: "Message", content: "alpha", timestamp: 1000 },
   { tokens: 200, score: 0.5, kind: "Document", content: "beta", timestamp: 2000 },
@@ -115,6 +122,7 @@ function fixture(cupel) {
     kind: cupel.scorers.kind(),
     chronological: cupel.chronological(),
     stream: cupel.stream(100),
+    tokenizer: cupel.tokenizer("o200k_base"),
   };
   f.pipeline = cupel.pipeline({ scorer: f.recency, slicer: f.greedy, placer: f.chronological });
   f.all = Object.values(f);
@@ -211,11 +219,28 @@ const OPS = {
     ) ?? "none",
   "stream.push": (f, arg, handle) => void handle("stream", f.stream).push(arg("tokens", 10), arg("score", 0.5)),
   "reason.name": (f, arg, handle, check, cupel) => cupel.reasonName(arg("code", 0)),
+  "tokenizer.new": (f, arg, handle, check, cupel) => cupel.tokenizer(arg("name", "o200k_base")).dispose(),
+  "tokenizer.count": (f, arg, handle) => handle("tokenizer", f.tokenizer).count(arg("text", SENTENCE)),
+  "tokenizer.count_many": (f, arg, handle) => handle("tokenizer", f.tokenizer).countMany([SENTENCE, arg("texts", "hello world")]),
+  "tokenizer.truncate": (f, arg, handle, check) => {
+    const text = arg("text", SENTENCE);
+    const cut = handle("tokenizer", f.tokenizer).truncate(text, arg("max_tokens", 4), arg("keep", Keep.Head));
+    // The kept text is the text's head and tail, in the same units as the offsets.
+    if (cut.text !== text.slice(0, cut.headEnd) + text.slice(cut.tailStart)) check(`the kept text ${JSON.stringify(cut.text)}`);
+    return [cut.headEnd, cut.tailStart, cut.tokens];
+  },
+  "items.push_text": (f, arg, handle, check) => {
+    const text = arg("text", "hello world");
+    handle("items", f.items).pushText(handle("tokenizer", f.tokenizer), text, arg("score", 0.5), arg("kind", "Message"));
+    if (f.items.length !== 4) check(`the list holds ${f.items.length} items, not 4`);
+    const item = f.items.get(3);
+    if (item.tokens !== 2 || item.content !== text) check(`item 3 reads back ${item.tokens} tokens and ${JSON.stringify(item.content)}`);
+  },
 };
 
-/** A result as the table writes it: [i, j], a number, a name. */
+/** A result as the table writes it: [i,j], a number, a name. */
 function show(result) {
-  if (Array.isArray(result)) return `[${result.join(", ")}]`;
+  if (Array.isArray(result)) return `[${result.join(",")}]`;
   return String(result);
 }
 
@@ -223,6 +248,7 @@ function show(result) {
 function positionOf(row) {
   if (row.value === "end") return "3";
   if (row.op === "items.push_many") return "11";
+  if (row.op === "tokenizer.count_many" && row.arg === "texts") return "1";
   if (
     (row.op === "scorer.composite" && (row.arg === "children" || row.arg === "weights")) ||
     (row.op === "placer.place" && (row.arg === "indices" || row.arg === "scores"))
@@ -267,7 +293,7 @@ function runOnce(cupel, row, value) {
     } catch (error) {
       outcome = { error };
     }
-    if (!used.has(row.arg)) return `op ${row.op} takes no argument ${row.arg}`;
+    if (row.arg !== "-" && !used.has(row.arg)) return `op ${row.op} takes no argument ${row.arg}`;
     const { result, error } = outcome;
     if (row.expect === "ok" || row.expect.startsWith("ok=")) {
       if (error) return `expected ok, got ${error.constructor.name}: ${error.message}`;

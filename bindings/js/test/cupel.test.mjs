@@ -3,7 +3,8 @@
 // The cross check against the native library reads the cases
 // tests/js_binding.rs writes (CUPEL_CROSS_CASES); run alone, without them,
 // it is skipped loudly. contract.mjs beside this file runs the binding
-// contract table; readback.test.mjs and errors.test.mjs test the rest.
+// contract table; readback.test.mjs, errors.test.mjs and tokenizer.test.mjs
+// (counting, truncation, items from text) test the rest.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
