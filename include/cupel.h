@@ -433,7 +433,8 @@ const char *cupel_status_str(int status);
 
 /**
  * The number of handles of every kind (items, budgets, slicers,
- * reports, streams) created by a `_new` function and not yet freed, in
+ * scorers, placers, pipelines, reports, streams, tokenizers) created by
+ * a `_new` function and not yet freed, in
  * the whole process. For leak checks in hosts and bindings: a test
  * that drops its handles to a finalizer can see them freed.
  */

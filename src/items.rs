@@ -184,7 +184,7 @@ impl Items {
     }
 
     /// Validates one item; `at` names it in messages (e.g. "tokens[3]").
-    fn check(item: &NewItem<'_>, index: Option<usize>) -> Result<()> {
+    pub fn check(item: &NewItem<'_>, index: Option<usize>) -> Result<()> {
         // Formatted only into an error message: no allocation per valid item.
         let at = |field| At { field, index };
         if !item.score.is_finite() {

@@ -309,22 +309,37 @@ ffi_fn! {
                 arg_slice(scores, count, "scores")?,
             )
         };
-        let kinds: Vec<Option<&str>> = if kinds.is_null() {
-            vec![None; count]
+        let kinds = if kinds.is_null() {
+            None
         } else {
             // SAFETY: `kinds` is NULL or `count` pointers (the caller's promise).
-            let k = unsafe { arg_slice(kinds, count, "kinds") }?;
-            k.iter()
-                .enumerate()
-                .map(|(i, &p)| {
-                    // SAFETY: kinds[i] is NULL or a string (the caller's promise).
-                    let check = |name: &str| unsafe { arg_opt_str(p, name) };
-                    named(check, || format!("kinds[{i}]"))
-                })
-                .collect::<Result<_>>()?
+            Some(unsafe { arg_slice(kinds, count, "kinds") }?)
         };
-        let texts = texts_of(ptrs, lens)?;
-        push_texts(&mut items.inner, &tokenizer.inner, &texts, scores, &kinds, true)
+        // Element by element, so that the message names the first bad one.
+        let mut texts = Vec::with_capacity(count);
+        let mut kind_of = Vec::with_capacity(count);
+        for i in 0..count {
+            // SAFETY: texts[i] is NULL or `lens[i]` readable bytes (the caller's promise).
+            let check = |name: &str| unsafe { arg_text(ptrs[i], lens[i], name) };
+            let text = named(check, || format!("texts[{i}]"))?;
+            let kind = match kinds {
+                None => None,
+                Some(k) => {
+                    // SAFETY: kinds[i] is NULL or a string (the caller's promise).
+                    let check = |name: &str| unsafe { arg_opt_str(k[i], name) };
+                    named(check, || format!("kinds[{i}]"))?
+                }
+            };
+            if text.is_empty() {
+                return Err(Error::InvalidArgument(format!(
+                    "texts[{i}] is empty; an item's content must be non-empty"
+                )));
+            }
+            crate::items::Items::check(&NewItem { tokens: 0, score: scores[i], kind }, Some(i))?;
+            texts.push(text);
+            kind_of.push(kind);
+        }
+        push_texts(&mut items.inner, &tokenizer.inner, &texts, scores, &kind_of, true)
     }
 }
 

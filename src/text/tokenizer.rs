@@ -266,10 +266,12 @@ impl<'t> Layout<'t> {
         let mut starts = Vec::new();
         let mut before = vec![0];
         let mut n = 0;
-        tk.pattern.split(text, |s, e| {
-            starts.push(s);
-            n += bpe::count(&tk.vocab, &bytes[s..e]);
-            before.push(n);
+        PIECES.with_borrow_mut(|cache| {
+            tk.pattern.split(text, |s, e| {
+                starts.push(s);
+                n += cache.count(&tk.vocab, &bytes[s..e]);
+                before.push(n);
+            })
         });
         starts.push(text.len());
         Layout {
@@ -345,14 +347,16 @@ impl<'t> Layout<'t> {
         let bytes = self.text.as_bytes();
         let mut n = 0;
         let mut synced = None;
-        tk.pattern.split_while(&self.text[b..], |s, e| {
-            n += bpe::count(&tk.vocab, &bytes[b + s..b + e]);
-            let end = b + e;
-            if end < len && self.starts.binary_search(&end).is_ok() {
-                synced = Some(end);
-                return false;
-            }
-            true
+        PIECES.with_borrow_mut(|cache| {
+            tk.pattern.split_while(&self.text[b..], |s, e| {
+                n += cache.count(&tk.vocab, &bytes[b + s..b + e]);
+                let end = b + e;
+                if end < len && self.starts.binary_search(&end).is_ok() {
+                    synced = Some(end);
+                    return false;
+                }
+                true
+            })
         });
         match synced {
             Some(end) => n + self.total() - self.before[self.piece_at(end)],

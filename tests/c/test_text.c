@@ -238,6 +238,12 @@ static void test_push_text(void) {
   CHECK_OK(cupel_items_content(items, 3, &s, &len));
   CHECK(len == 1 && s[0] == 'a');
   CHECK_OK(cupel_items_push_texts(items, o, 0, NULL, NULL, NULL, NULL));
+  /* The first bad element in index order is the one named. */
+  texts[2] = "\xff";
+  scores[1] = 0.0 / 0.0;
+  CHECK_STATUS(cupel_items_push_texts(items, o, 3, texts, lens, scores, kinds), CUPEL_ERROR_INVALID_ARGUMENT);
+  CHECK_MSG("scores[1]");
+  CHECK(cupel_items_len(items) == 4);
   CHECK(cupel_items_len(items) == 4);
 
   cupel_items_free(items);
