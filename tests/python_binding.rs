@@ -4,7 +4,8 @@
 //! the package has no extension module), and THE WHEEL FILE installed into
 //! a fresh CPython venv and a fresh PyPy venv (Debian's PyPy is Python 3.9:
 //! the floor). In each, from a scratch directory outside the source tree:
-//! the README's example (its output must be the README's output block),
+//! the README's two examples, "Example" and "Counting tokens" (each one's
+//! output must be the output block that follows it),
 //! the pytest suite, the binding contract runner, the demo (the C demo's
 //! selection, its data found relative to the script) and the cross-binding
 //! driver.
@@ -186,20 +187,31 @@ fn from_the_wheel(python: &str, label: &str) {
         cmd
     };
 
-    // The README's example, run from the scratch directory: its output is
-    // the README's output block.
+    // The README's examples, run from the scratch directory: each one's
+    // output is the output block after it in its section.
     let readme = std::fs::read_to_string(root.join("bindings/python/README.md")).unwrap();
-    let example = common::code_block_after(&readme, "## Example");
-    let expected = common::code_block_after(&readme, "Output (checked by");
-    std::fs::write(scratch.join("example.py"), &example).unwrap();
-    let out = common::run(
-        python_cmd().arg("example.py"),
-        &format!("the README example under {label}"),
-    );
-    assert_eq!(
-        out, expected,
-        "{label}: the README example's output differs from the README's output block"
-    );
+    for (heading, file) in [
+        ("## Example", "example.py"),
+        ("## Counting tokens", "counting.py"),
+    ] {
+        // The section: from its heading to the next one.
+        let start = readme
+            .find(heading)
+            .unwrap_or_else(|| panic!("no {heading:?} in the README"));
+        let rest = &readme[start + heading.len()..];
+        let section = &rest[..rest.find("\n## ").unwrap_or(rest.len())];
+        let example = common::code_block_after(section, "```python");
+        let expected = common::code_block_after(section, "Output (checked by");
+        std::fs::write(scratch.join(file), &example).unwrap();
+        let out = common::run(
+            python_cmd().arg(file),
+            &format!("the README's {heading:?} example under {label}"),
+        );
+        assert_eq!(
+            out, expected,
+            "{label}: the README's {heading:?} example's output differs from its output block"
+        );
+    }
 
     // The pytest suite, importing the installed package.
     let out = common::run(

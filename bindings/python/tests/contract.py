@@ -44,6 +44,10 @@ FIXTURE = [  # tokens, score, kind, content, timestamp
     (200, 0.5, "Document", "beta", 2000),
     (50, 0.1, "ToolOutput", "gamma", 3000),
 ]
+SENTENCE = "Hello, world! This is libcupel counting tokens."  # 47 bytes (and str indices), 12 tokens
+
+# The table's keep values, as this binding spells them.
+KEEPS = {"head": cupel.Keep.HEAD, "tail": cupel.Keep.TAIL, "both_ends": cupel.Keep.BOTH_ENDS}
 
 
 class Unrunnable(Exception):
@@ -86,9 +90,10 @@ class Fixture:
         self.chronological = cupel.Chronological()
         self.pipeline = cupel.Pipeline(scorer=self.recency, slicer=self.greedy, placer=self.chronological)
         self.stream = cupel.Stream(100, 0)
+        self.tokenizer = cupel.Tokenizer("o200k_base")
 
     def close(self):
-        for h in (self.stream, self.pipeline, self.chronological, self.kind, self.priority, self.recency,
+        for h in (self.tokenizer, self.stream, self.pipeline, self.chronological, self.kind, self.priority, self.recency,
                   self.greedy, self.budget, self.items):
             h.close()
 
@@ -105,8 +110,10 @@ def parse_value(text: str):
         return 2 ** int(text[2:])
     if text == "bad-utf8":
         return "\ud800"  # a lone surrogate: strings are code points
-    if text in ("end", "closed", "wrong-handle"):
+    if text in ("end", "closed", "wrong-handle", "-"):
         return Special(text)
+    if text in KEEPS:
+        return KEEPS[text]
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
         return re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text[1:-1])
     if re.fullmatch(r"-?[0-9]+", text):
@@ -163,7 +170,8 @@ class Args:
 
 
 def fmt_indices(ix):
-    return "[" + ", ".join(str(i) for i in ix) + "]"
+    """A list of numbers as the table writes results: [i,j], no spaces."""
+    return "[" + ",".join(str(i) for i in ix) + "]"
 
 
 def check_item(got, index):
@@ -177,6 +185,16 @@ def check_item(got, index):
             return f"{what} read back as {getattr(got, what)!r}, not {want!r}"
     if not isinstance(got, cupel.Item):
         return f"items.get returned a {type(got).__name__}, not an Item"
+    return None
+
+
+def check_pushed_text(items):
+    """items.push_text's check: a fourth item of 2 tokens, content "hello world"."""
+    if len(items) != len(FIXTURE) + 1:
+        return f"the list holds {len(items)} items, not {len(FIXTURE) + 1}"
+    got = items.get(len(FIXTURE))
+    if (got.tokens, got.content) != (2, "hello world"):
+        return f"item {len(FIXTURE)} read back {got.tokens} tokens and {got.content!r}, not 2 and 'hello world'"
     return None
 
 
@@ -273,6 +291,30 @@ def call(row: Row, f: Fixture, a: Args):
         a.handle("stream", f.stream, f.items).push(tokens=a.get("tokens", 10), score=a.get("score", 0.5))
     elif op == "reason.name":
         return cupel.Reason(a.get("code", 0)).spec_name, None
+    elif op == "tokenizer.new":
+        cupel.Tokenizer(name=a.get("name", "o200k_base")).close()
+    elif op == "tokenizer.count":
+        n = a.handle("tokenizer", f.tokenizer, f.items).count(text=a.get("text", SENTENCE))
+        return str(n), None
+    elif op == "tokenizer.count_many":
+        counts = a.handle("tokenizer", f.tokenizer, f.items).count_many(
+            texts=[SENTENCE, a.get("texts", "hello world")])
+        return fmt_indices(counts), None
+    elif op == "tokenizer.truncate":
+        text = a.get("text", SENTENCE)
+        cut = a.handle("tokenizer", f.tokenizer, f.items).truncate(text=text, max_tokens=a.get("max_tokens", 4),
+                                                                   keep=a.get("keep", cupel.Keep.HEAD))
+        if cut.text != text[:cut.head_end] + text[cut.tail_start:]:
+            return None, f"the kept text {cut.text!r} is not text[:{cut.head_end}] + text[{cut.tail_start}:]"
+        return fmt_indices([cut.head_end, cut.tail_start, cut.tokens]), None
+    elif op == "items.push_text":
+        items = a.handle("items", f.items, f.budget)
+        index = items.push_text(tokenizer=a.handle("tokenizer", f.tokenizer, f.items),
+                                text=a.get("text", "hello world"), score=a.get("score", 0.5),
+                                kind=a.get("kind", "Message"))
+        if index != len(FIXTURE):
+            return None, f"push_text returned index {index}, not {len(FIXTURE)}"
+        return None, check_pushed_text(items)
     else:
         raise Unrunnable(f"unknown op {op}")
     return None, None
@@ -289,6 +331,8 @@ def position_of(row: Row):
         return str(len(FIXTURE))
     if row.op == "items.push_many":
         return "11"
+    if (row.op, row.arg) == ("tokenizer.count_many", "texts"):
+        return "1"
     if (row.op, row.arg) in (("scorer.composite", "children"), ("scorer.composite", "weights"),
                              ("placer.place", "indices"), ("placer.place", "scores")):
         return "2"
@@ -301,6 +345,8 @@ def run_row(row: Row):
     """None when the row passes, else why it failed."""
     if row.expect != "ok" and not row.expect.startswith("ok=") and row.expect not in ERRORS:
         raise Unrunnable(f"row {row.id}: expect {row.expect!r} cannot be checked")
+    if (row.arg == "-") != (row.value == "-"):
+        raise Unrunnable(f"row {row.id}: `-` (no argument replaced) must be both the arg and the value")
     f = Fixture()
     try:
         a = Args(row, f)
@@ -311,7 +357,7 @@ def run_row(row: Row):
             raise
         except Exception as e:  # the outcome under test
             error = e
-        if row.arg not in a.asked:
+        if row.arg != "-" and row.arg not in a.asked:
             raise Unrunnable(f"row {row.id}: op {row.op} has no argument {row.arg}")
 
         if row.expect == "ok" or row.expect.startswith("ok="):

@@ -68,6 +68,13 @@ def test_a_row_not_naming_py_is_skipped(tmp_path, capsys, table):
     ("readback-item", {"expect": "value"}, "but the call succeeded"),
     ("null-run-items", {"expect": "ok"}, "expected ok, got ArgumentTypeError"),
     ("reason-scored", {"expect": "ok=Pinned"}, "expected Pinned, got Scored"),
+    ("tokenizer-count-sentence", {"expect": "ok=11"}, "expected 11, got 12"),
+    ("tokenizer-count-many", {"expect": "ok=[12,2]"}, "expected [12,2], got [12,1]"),
+    ("tokenizer-truncate-both", {"expect": "ok=[6,40,4]"}, "expected [6,40,4], got [6,39,4]"),
+    ("tokenizer-truncate-tail", {"value": "head"}, "expected [0,28,4], got [13,47,4]"),
+    ("tokenizer-unknown-name", {"value": '"cl100k_base"'}, "but the call succeeded"),
+    ("tokenizer-utf8-in-many", {"expect": "null"}, "expected TypeError (null), got InvalidArgumentError"),
+    ("push-text", {"value": '"hello"'}, "item 3 read back 1 tokens and 'hello'"),
 ])
 def test_a_wrong_row_fails(tmp_path, capsys, table, row_id, fields, why):
     code, out = run(tmp_path, capsys, replace_row(table, row_id, **fields))
@@ -82,6 +89,9 @@ def test_a_wrong_row_fails(tmp_path, capsys, table, row_id, fields, why):
     ("nan-score", {"arg": "scor"}, "op items.push has no argument scor"),
     ("nan-score", {"value": "NaN?"}, "unknown value"),
     ("nan-score", {"where": "py,rust"}, "unknown language 'rust'"),
+    ("tokenizer-count-sentence", {"value": '"x"'}, "`-` (no argument replaced) must be both"),
+    ("tokenizer-count", {"arg": "-"}, "`-` (no argument replaced) must be both"),
+    ("tokenizer-truncate-tail", {"arg": "kep"}, "op tokenizer.truncate has no argument kep"),
 ])
 def test_a_row_the_runner_cannot_run_stops_it(tmp_path, capsys, table, row_id, fields, why):
     code, out = run(tmp_path, capsys, replace_row(table, row_id, **fields))
@@ -105,6 +115,22 @@ def test_a_binding_defect_fails_rows(tmp_path, capsys, table, monkeypatch):
     assert "FAILED end-content: expected IndexError (range), got InvalidArgumentError" in out
     # A negative index then fails in ctypes (not a CupelError at all).
     assert "FAILED negative-content-index: " in out
+
+
+def test_a_tokenizer_defect_fails_rows(tmp_path, capsys, table, monkeypatch):
+    # A binding that ignored keep, or lost the element position in count_many.
+    monkeypatch.setattr(cupel, "_keep", lambda v: cupel.Keep.HEAD)
+    code, out = run(tmp_path, capsys, table)
+    assert code == 1
+    assert "FAILED tokenizer-truncate-tail: expected [0,28,4], got [13,47,4]" in out
+    assert "FAILED tokenizer-truncate-both: " in out
+    monkeypatch.undo()
+    real = cupel._Texts.__init__
+    monkeypatch.setattr(cupel._Texts, "__init__", lambda self, texts, name: real(self, list(texts)[::-1], name))
+    code, out = run(tmp_path, capsys, table)
+    assert code == 1
+    assert "FAILED tokenizer-count-many: expected [12,1], got [1,12]" in out
+    assert "FAILED tokenizer-utf8-in-many: message " in out and "does not give position 1" in out
 
 
 def test_a_message_without_the_name_fails(tmp_path, capsys, table, monkeypatch):

@@ -11,6 +11,12 @@ Records are dicts, dataclasses or any objects with the item fields (see
 `Item`); `items.get(i)` reads item i back as an `Item`. Every handle is a
 context manager (and is freed by the garbage collector otherwise).
 
+Text in: `cupel.Tokenizer("o200k_base")` (or "cl100k_base", or any tiktoken
+vocabulary file through `Tokenizer.from_tiktoken`) counts tokens exactly as
+tiktoken does and truncates text to a token budget (`truncate`, ranges in
+str indices); `items.push_text(tokenizer, text, score)` and
+`items.extend_texts(...)` push items whose tokens are their text's count.
+
 Arguments are checked before they reach the C library, and every failure
 names the argument as this package spells it:
 
@@ -35,10 +41,12 @@ import array
 import ctypes as C
 import dataclasses
 import enum
+import itertools
 import json as _json
 import math
 import numbers
 import operator
+import os
 from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _native as N
@@ -46,8 +54,9 @@ from . import _native as N
 __all__ = [
     "ArgumentTypeError", "Budget", "CapacityError", "Chronological", "ClosedError", "CountConstrainedKnapsack",
     "CountQuota", "CupelError", "Decision", "Greedy", "IndexOutOfRangeError", "InvalidArgumentError", "Item",
-    "Items", "Knapsack", "Overflow", "OverflowError_", "Pipeline", "Placer", "Quota", "Reason", "Report",
-    "Scarcity", "ScarcityError", "Scorer", "Shortfall", "Slicer", "Status", "Stream", "UShaped",
+    "Items", "Keep", "Knapsack", "Overflow", "OverflowError_", "Pipeline", "Placer", "Quota", "Reason", "Report",
+    "Scarcity", "ScarcityError", "Scorer", "Shortfall", "Slicer", "Status", "Stream", "Tokenizer", "Truncation",
+    "UShaped",
     "UnsupportedError", "abi_version", "find_min_budget", "live_handles", "marginal_items", "reason_name",
     "scorers", "slice", "version",
 ]
@@ -599,6 +608,60 @@ class Items(_Handle):
             _check(_lib.cupel_items_set_relevance_hints(h, first, n, f64(rh)))
         if gr is not None:
             _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", gr))))
+        return self
+
+    def push_text(self, tokenizer: "Tokenizer", text: str, score: float = 0.0, kind: Optional[str] = None) -> int:
+        """Appends one item made from `text` (a non-empty str) and returns its
+        index: its tokens are `tokenizer.count(text)` and its content is
+        `text` (NUL characters included: the text goes with its length).
+        `kind` None is the default kind "Message". Fails with nothing added."""
+        h = self._raw
+        t = _ptr(tokenizer, Tokenizer, "tokenizer")
+        b = _text_arg(text, "text")
+        _check(_lib.cupel_items_push_text(h, t, b, len(b), _f64(score, "score"), _opt_str(kind, "kind")))
+        return len(self) - 1
+
+    @classmethod
+    def from_texts(cls, tokenizer: "Tokenizer", texts: Iterable[str], scores: Optional[Sequence[float]] = None, *,
+                   kinds: Optional[Sequence[Optional[str]]] = None) -> "Items":
+        """Items made from `texts` (see `extend_texts`): item i has content
+        `texts[i]`, its count with `tokenizer` as its tokens, score
+        `scores[i]` (default 0.0) and kind `kinds[i]` (None: "Message")."""
+        items = cls()
+        try:
+            items.extend_texts(tokenizer, texts, scores, kinds=kinds)
+        except BaseException:
+            items.close()
+            raise
+        return items
+
+    def extend_texts(self, tokenizer: "Tokenizer", texts: Iterable[str], scores: Optional[Sequence[float]] = None,
+                     *, kinds: Optional[Sequence[Optional[str]]] = None) -> "Items":
+        """Adds one item per text, all or nothing, in one native call
+        (cupel_items_push_texts, which counts the texts on up to two threads):
+        item i has content `texts[i]` (a non-empty str), tokens
+        `tokenizer.count(texts[i])`, score `scores[i]` (`scores` None: 0.0
+        each) and kind `kinds[i]` (`kinds` None, or a None element: the
+        default kind "Message"). Errors name the element (`texts[3]`,
+        `scores[0]`, `kinds[2]`); on error nothing is added."""
+        h = self._raw
+        t = _ptr(tokenizer, Tokenizer, "tokenizer")
+        packed = _Texts(texts, "texts")
+        n = packed.n
+        for name, col in (("scores", scores), ("kinds", kinds)):
+            if col is None:
+                continue
+            if isinstance(col, (str, bytes)) or not hasattr(col, "__len__"):
+                raise _bad_type(name, col, "a sequence")
+            if len(col) != n:
+                raise _invalid(f"{name} has {len(col)} values for {n} texts; one per text")
+        if n == 0:
+            return self
+        sc = (C.c_double * n)(*_float_column(list(scores), "scores[{}]")) if scores is not None else (C.c_double * n)()
+        kd = None
+        if kinds is not None:
+            kd = (C.c_char_p * n)(*[None if k is None else _str(k, f"kinds[{i}]") for i, k in enumerate(kinds)])
+        _check(_lib.cupel_items_push_texts(h, t, n, packed.ptrs, packed.lens, sc, kd))
         return self
 
     def _at(self, index: Any) -> Tuple[int, int]:
@@ -1285,3 +1348,220 @@ class Stream(_Handle):
         out = (C.c_size_t * max(n.value, 1))()
         _check(_lib.cupel_stream_finish(h, out, n.value, C.byref(n)))
         return list(out[: n.value])
+
+
+# ---- text in: tokenizers ---------------------------------------------------------
+
+
+class Keep(enum.IntEnum):
+    """What `Tokenizer.truncate` keeps of a text (the C ABI's `cupel_keep`).
+    `truncate` also takes the strings "head", "tail" and "both_ends"."""
+
+    HEAD = 0
+    """The beginning of the text."""
+    TAIL = 1
+    """The end of the text."""
+    BOTH_ENDS = 2
+    """The beginning and the end; the middle goes."""
+
+
+_KEEP_NAMES = {"head": Keep.HEAD, "tail": Keep.TAIL, "both_ends": Keep.BOTH_ENDS}
+
+
+def _keep(v: Any) -> Keep:
+    """A keep argument: a `Keep` (or its int value), or one of the strings
+    "head", "tail", "both_ends" (any case)."""
+    wanted = "a cupel.Keep or one of 'head', 'tail', 'both_ends'"
+    if isinstance(v, str):
+        k = _KEEP_NAMES.get(v.lower())
+        if k is None:
+            raise _invalid(f"keep is {v!r}; it must be {wanted}")
+        return k
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise _bad_type("keep", v, wanted)
+    i = operator.index(v)
+    if i not in Keep._value2member_map_:
+        raise _invalid(f"keep is {i}; it must be {wanted} (Keep values are 0, 1 and 2)")
+    return Keep(i)
+
+
+def _text_arg(v: Any, name: str) -> bytes:
+    """A text to count: a str as UTF-8 bytes. NUL characters are text like
+    any other (texts go to the library with their length); a lone surrogate
+    is refused, naming `name` and its position."""
+    if not isinstance(v, str):
+        raise _bad_type(name, v, "a str")
+    return _utf8(v, name)
+
+
+class _Texts:
+    """Many texts as the C ABI takes them: their UTF-8 packed into one
+    buffer, with an array of the texts' addresses in it (`ptrs`) and one of
+    their byte lengths (`lens`). Errors name the element, `name[i]`."""
+
+    def __init__(self, texts: Any, name: str) -> None:
+        if texts is None or isinstance(texts, (str, bytes)) or not isinstance(texts, Iterable):
+            raise _bad_type(name, texts, "a sequence of str")
+        col = list(texts)
+        if not set(map(type, col)) <= {str}:
+            for i, t in enumerate(col):
+                if not isinstance(t, str):
+                    raise _bad_type(f"{name}[{i}]", t, "a str")
+        try:
+            encoded = [t.encode("utf-8") for t in col]
+        except UnicodeEncodeError:
+            for i, t in enumerate(col):
+                _utf8(t, f"{name}[{i}]")
+            raise
+        self.n = n = len(encoded)
+        lens = [len(b) for b in encoded]
+        # One copy the library reads in place: its addresses do not move
+        # (PyPy may move a bytes object; a ctypes buffer stays put).
+        self._buf = C.create_string_buffer(b"".join(encoded))
+        base = C.addressof(self._buf)
+        self.lens = (C.c_size_t * max(n, 1))(*lens)
+        offsets = list(itertools.accumulate(lens, initial=0))[:n]
+        self.ptrs = (C.c_void_p * max(n, 1))(*[base + o for o in offsets])
+
+
+@dataclasses.dataclass(frozen=True)
+class Truncation:
+    """What `Tokenizer.truncate` kept of a text. `head_end` and `tail_start`
+    are str indices (code points) into the text that was cut: the kept text
+    is `text[:head_end] + text[tail_start:]`, and `tokens` (at most the
+    `max_tokens` asked for) is the head's count plus the tail's, each
+    counted on its own. Nothing was cut when `head_end == tail_start ==
+    len(text)`."""
+
+    text: str  # the kept text: the head, then the tail, no marker between
+    head_end: int
+    tail_start: int
+    tokens: int
+
+    @property
+    def head(self) -> str:
+        """The kept beginning, `text[:head_end]` of the text that was cut
+        (empty under Keep.TAIL)."""
+        return self.text[: self.head_end]
+
+    @property
+    def tail(self) -> str:
+        """The kept end, `text[tail_start:]` of the text that was cut (empty
+        under Keep.HEAD unless nothing was cut): a host writes its marker
+        between `head` and `tail`."""
+        return self.text[self.head_end:]
+
+
+class Tokenizer(_Handle):
+    """Exact token counts: a byte-level BPE vocabulary and its
+    pre-tokenization pattern, counting as tiktoken's `encode_ordinary` does
+    (special tokens such as "<|endoftext|>" are ordinary text).
+    `Tokenizer("o200k_base")` (GPT-4o, GPT-4.1, o-series, GPT-5) and
+    `Tokenizer("cl100k_base")` (GPT-4, GPT-3.5) are built into the library;
+    `Tokenizer.from_tiktoken(ranks, pattern)` loads any tiktoken vocabulary
+    file. Immutable: any number of threads may count with one tokenizer at
+    once (ctypes releases the GIL during each call). A context manager;
+    `close()` frees it."""
+
+    _free = _lib.cupel_tokenizer_free
+    _noun = "tokenizer"
+
+    def __init__(self, name: str) -> None:
+        """The built-in encoding `name`: "o200k_base" or "cl100k_base". An
+        unknown name is a ValueError listing the known ones."""
+        n = _str(name, "name")
+        super().__init__(lambda out: _lib.cupel_tokenizer_new(n, out))
+        self.name: Optional[str] = name
+        """The built-in encoding's name; None for a loaded vocabulary."""
+
+    @classmethod
+    def from_tiktoken(cls, ranks: Union[bytes, bytearray, memoryview], pattern: Optional[str] = None) -> "Tokenizer":
+        """A tokenizer for any vocabulary in tiktoken's file format: `ranks`
+        are the file's bytes (lines of `base64(token) rank`, as Llama 3 and
+        the OpenAI encodings ship them; any bytes-like object), `pattern` the
+        pre-tokenization regular expression as tiktoken writes it (None:
+        o200k_base's). A malformed line, a duplicate token or rank or a
+        missing single-byte token is a ValueError naming the line; a pattern
+        the library cannot compile a ValueError naming the problem. The
+        library keeps its own copy of the vocabulary."""
+        if isinstance(ranks, bytes):
+            data = ranks
+        else:
+            try:
+                data = memoryview(ranks).tobytes()
+            except TypeError:
+                raise _bad_type("ranks", ranks, "bytes (a tiktoken file's contents)") from None
+        pat = _opt_str(pattern, "pattern")
+        tokenizer = cls.__new__(cls)
+        _Handle.__init__(tokenizer, lambda out: _lib.cupel_tokenizer_from_tiktoken(data, len(data), pat, out))
+        tokenizer.name = None
+        return tokenizer
+
+    @classmethod
+    def from_tiktoken_file(cls, path: Union[str, "os.PathLike[str]"], pattern: Optional[str] = None) -> "Tokenizer":
+        """`from_tiktoken` on the bytes of the file at `path` (OSError when
+        it cannot be read)."""
+        with open(path, "rb") as fh:
+            data = fh.read()
+        return cls.from_tiktoken(data, pattern)
+
+    def __repr__(self) -> str:
+        what = repr(self.name) if getattr(self, "name", None) else "a tiktoken file"
+        return f"<cupel.Tokenizer {what}{' (closed)' if self.closed else ''}>"
+
+    def count(self, text: str) -> int:
+        """The number of tokens of `text` (a str; "" counts 0)."""
+        h = self._raw
+        b = _text_arg(text, "text")
+        n = C.c_int64()
+        _check(_lib.cupel_tokenizer_count(h, b, len(b), C.byref(n)))
+        return n.value
+
+    def count_many(self, texts: Iterable[str]) -> List[int]:
+        """The counts of `texts` (any iterable of str), in order, in one
+        native call (large batches are counted on two threads). All or
+        nothing: an error names the element, `texts[i]`."""
+        h = self._raw
+        packed = _Texts(texts, "texts")
+        n = packed.n
+        if n == 0:
+            return []
+        out = (C.c_int64 * n)()
+        _check(_lib.cupel_tokenizer_count_many(h, n, packed.ptrs, packed.lens, out))
+        return list(out)
+
+    def truncate(self, text: str, max_tokens: int, keep: Union[Keep, str] = Keep.HEAD) -> Truncation:
+        """Cuts `text` to at most `max_tokens` (>= 0) tokens, keeping its
+        beginning (Keep.HEAD, "head"), its end (Keep.TAIL, "tail") or both
+        (Keep.BOTH_ENDS, "both_ends": the head gets ceil(max_tokens / 2)
+        tokens, the tail the rest). Cuts fall where a token of the whole
+        text starts or ends, on a character boundary, as far out as
+        `max_tokens` allows; a text that fits is kept whole, `max_tokens` 0
+        keeps nothing. Returns a `Truncation`: the kept text and its ranges
+        as str indices into `text`. Joining the head and the tail (or a
+        marker between them) may change the count by a token at each seam.
+        The cost is about one count of the text."""
+        h = self._raw
+        b = _text_arg(text, "text")
+        m = _i64(max_tokens, "max_tokens")
+        if m < 0:
+            raise _invalid(f"max_tokens is {m}; it must be >= 0")
+        k = _keep(keep)
+        head, tail, tokens = C.c_size_t(), C.c_size_t(), C.c_int64()
+        _check(_lib.cupel_tokenizer_truncate(h, b, len(b), m, int(k), C.byref(head), C.byref(tail), C.byref(tokens)))
+        head_end, tail_start = _code_points(text, b, head.value), _code_points(text, b, tail.value)
+        return Truncation(text[:head_end] + text[tail_start:], head_end, tail_start, tokens.value)
+
+
+def _code_points(text: str, utf8: bytes, offset: int) -> int:
+    """The str index of byte `offset` (a character boundary) of `utf8`, the
+    UTF-8 of `text`."""
+    if len(utf8) == len(text) or offset == 0:  # ASCII: bytes are code points
+        return offset
+    if offset == len(utf8):
+        return len(text)
+    # Decode the shorter side: the code points before the offset, or those
+    # after it taken from the length.
+    if offset <= len(utf8) // 2:
+        return len(utf8[:offset].decode("utf-8"))
+    return len(text) - len(utf8[offset:].decode("utf-8"))

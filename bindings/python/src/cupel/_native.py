@@ -162,5 +162,15 @@ for _name, _res, _args in [
     ("cupel_report_cap_excluded_count", size_t, [p]),
     ("cupel_report_cap_excluded", status, [p, size_t, C.POINTER(size_t)]),
     ("cupel_report_json", status, [p, p, C.c_char_p, size_t, C.POINTER(size_t)]),
+    ("cupel_tokenizer_new", status, [s, pp]),
+    ("cupel_tokenizer_from_tiktoken", status, [s, size_t, s, pp]),
+    ("cupel_tokenizer_free", None, [p]),
+    ("cupel_tokenizer_count", status, [p, s, size_t, C.POINTER(i64)]),
+    # Texts go in as addresses into one packed buffer (see cupel._texts).
+    ("cupel_tokenizer_count_many", status, [p, size_t, pp, C.POINTER(size_t), C.POINTER(i64)]),
+    ("cupel_tokenizer_truncate", status, [p, s, size_t, i64, C.c_int, C.POINTER(size_t), C.POINTER(size_t),
+                                          C.POINTER(i64)]),
+    ("cupel_items_push_text", status, [p, p, s, size_t, f64, s]),
+    ("cupel_items_push_texts", status, [p, p, size_t, pp, C.POINTER(size_t), C.POINTER(f64), C.POINTER(s)]),
 ]:
     _decl(_name, _res, *_args)
