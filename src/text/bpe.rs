@@ -100,24 +100,30 @@ fn compatible(vocab: &Vocab, piece: &[u8], split: usize) -> bool {
 /// heaps stay in cache where one heap over the whole piece would not.
 fn merge_long(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     let n = piece.len();
+    // Repetitive text (a run of one character, a separator line) gives the
+    // same chunks and the same seams over and over: the last few of each
+    // are remembered, by their exact bytes.
+    let mut chunks = Memo::<Vec<usize>>::default();
+    let mut seams = Memo::<bool>::default();
     // Encodes piece[a..b] onto `next` (a stack: last token first), its first
     // token marked to be checked.
-    let encode = |a: usize, b: usize, next: &mut Vec<(usize, bool)>, scratch: &mut Vec<usize>| {
-        scratch.clear();
-        merge_heap(vocab, &piece[a..b], |e| scratch.push(a + e));
-        let first = scratch.len() - 1;
+    let mut encode = |a: usize, b: usize, next: &mut Vec<(usize, bool)>| {
+        let ends = chunks.get_or(&piece[a..b], 0, || {
+            let mut ends = Vec::new();
+            merge_heap(vocab, &piece[a..b], |e| ends.push(e));
+            ends
+        });
+        let first = ends.len() - 1;
         next.extend(
-            scratch
-                .iter()
+            ends.iter()
                 .rev()
                 .enumerate()
-                .map(|(k, &e)| (e, k == first)),
+                .map(|(k, &e)| (a + e, k == first)),
         );
     };
     let mut next: Vec<(usize, bool)> = Vec::with_capacity(n / 2);
-    let mut scratch = Vec::new();
     for a in (0..n).step_by(CHUNK).rev() {
-        encode(a, (a + CHUNK).min(n), &mut next, &mut scratch);
+        encode(a, (a + CHUNK).min(n), &mut next);
     }
     // The output: token ends, every neighbouring pair compatible.
     let mut out: Vec<usize> = Vec::with_capacity(n / 2);
@@ -132,7 +138,9 @@ fn merge_long(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
         } else {
             0
         };
-        if !check || compatible(vocab, &piece[prev_start..e], prev_end - prev_start) {
+        let split = prev_end - prev_start;
+        let pair = &piece[prev_start..e];
+        if !check || *seams.get_or(pair, split, || compatible(vocab, pair, split)) {
             out.push(e);
             if check {
                 width = 1;
@@ -154,11 +162,42 @@ fn merge_long(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
         if let Some(last) = next.last_mut() {
             last.1 = true;
         }
-        encode(from, to, &mut next, &mut scratch);
+        encode(from, to, &mut next);
         width *= 2;
     }
     for e in out {
         end(e);
+    }
+}
+
+/// The last few results of a function of a byte string (and a number),
+/// most recent first: repetitive text asks the same questions in a row.
+struct Memo<T> {
+    entries: Vec<(Vec<u8>, usize, T)>,
+}
+
+impl<T> Default for Memo<T> {
+    fn default() -> Self {
+        Memo { entries: Vec::new() }
+    }
+}
+
+impl<T> Memo<T> {
+    const SIZE: usize = 16;
+
+    /// `f()`'s value for (`key`, `k`), computed once while remembered.
+    fn get_or(&mut self, key: &[u8], k: usize, f: impl FnOnce() -> T) -> &T {
+        match self.entries.iter().position(|(b, j, _)| *j == k && b == key) {
+            Some(i) => {
+                let hit = self.entries.remove(i);
+                self.entries.insert(0, hit);
+            }
+            None => {
+                self.entries.truncate(Self::SIZE - 1);
+                self.entries.insert(0, (key.to_vec(), k, f()));
+            }
+        }
+        &self.entries[0].2
     }
 }
 
