@@ -178,7 +178,9 @@ struct Memo<T> {
 
 impl<T> Default for Memo<T> {
     fn default() -> Self {
-        Memo { entries: Vec::new() }
+        Memo {
+            entries: Vec::new(),
+        }
     }
 }
 
@@ -187,7 +189,11 @@ impl<T> Memo<T> {
 
     /// `f()`'s value for (`key`, `k`), computed once while remembered.
     fn get_or(&mut self, key: &[u8], k: usize, f: impl FnOnce() -> T) -> &T {
-        match self.entries.iter().position(|(b, j, _)| *j == k && b == key) {
+        match self
+            .entries
+            .iter()
+            .position(|(b, j, _)| *j == k && b == key)
+        {
             Some(i) => {
                 let hit = self.entries.remove(i);
                 self.entries.insert(0, hit);
