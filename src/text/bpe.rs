@@ -526,6 +526,34 @@ mod tests {
     }
 
     #[test]
+    fn the_memo_keeps_the_most_recent_entries() {
+        let mut m = Memo::<usize>::default();
+        let mut calls = 0;
+        for k in 0..Memo::<usize>::SIZE + 1 {
+            assert_eq!(
+                *m.get_or(&[k as u8], 0, || {
+                    calls += 1;
+                    k
+                }),
+                k
+            );
+        }
+        assert_eq!(
+            m.entries.len(),
+            Memo::<usize>::SIZE,
+            "the oldest entry goes"
+        );
+        assert_eq!(calls, Memo::<usize>::SIZE + 1);
+        // A hit moves to the front, and computes nothing.
+        assert_eq!(*m.get_or(&[5], 0, || unreachable!()), 5);
+        assert_eq!(m.entries[0].0, vec![5]);
+        // The same bytes with another number is another key; the evicted
+        // first key is computed again.
+        assert_eq!(*m.get_or(&[5], 1, || 99), 99);
+        assert_eq!(*m.get_or(&[0], 0, || 42), 42);
+    }
+
+    #[test]
     fn a_long_run_of_one_byte_merges_in_near_linear_work() {
         let v = vocab(&["aa", "aaaa", "aaaaaaaa"]);
         let piece = vec![b'a'; 1 << 16];
