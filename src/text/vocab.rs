@@ -460,6 +460,15 @@ fn decode_base64(s: &[u8], out: &mut Vec<u8>) -> std::result::Result<(), String>
 mod tests {
     use super::*;
 
+    const GOLDEN: [u64; 6] = [
+        0x0,
+        0xf999_dcc9_f676_a5a5,
+        0x4402_11f4_1089_b187,
+        0x9ad0_a25f_6bac_1272,
+        0xa655_ae2e_3549_5c03,
+        0x6b65_5f0e_a4a2_0685,
+    ];
+
     fn tiktoken(tokens: &[(&[u8], u32)]) -> Vec<u8> {
         let mut f = Vec::new();
         for (t, r) in tokens {
@@ -492,6 +501,31 @@ mod tests {
             v.push((e.to_vec(), 256 + k as u32));
         }
         v
+    }
+
+    #[test]
+    fn hash_tag_and_key_are_these_functions() {
+        // Known answers: the table is built and probed with these, so a
+        // change here is a change of the format of every loaded table.
+        let inputs: [&[u8]; 6] = [
+            b"",
+            b"a",
+            b" the",
+            b"abcdefgh",
+            b"hello world!!",
+            &[7u8; 40],
+        ];
+        let got: Vec<u64> = inputs.iter().map(|b| hash(b)).collect();
+        assert_eq!(got, GOLDEN);
+        assert_eq!(tag(0xAB00_0000_0000_0000), 0xAB);
+        assert_eq!(tag(0x00FF_FFFF_FFFF_FFFF), 1, "0 marks an empty slot");
+        assert_eq!(
+            key_meta(5, 0x1234_5678_9ABC_DEF0),
+            0x1234_5600_0000_0000 | 5 << 32
+        );
+        assert_eq!(key_meta(300, 0), 255 << 32, "lengths saturate at 255");
+        assert_eq!(load_short(b"ab"), 0x6261);
+        assert_eq!(load8(b"abcdefgh"), 0x6867_6665_6463_6261);
     }
 
     #[test]
