@@ -275,7 +275,7 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
         }
         vocab.rank(&piece[i..next[j] as usize]).unwrap_or(NONE)
     };
-    let key = |r: u32, i: usize| (r as u64) << 32 | i as u64;
+    let key = |r: u32, i: usize| ((r as u64) << 32) + i as u64;
     let mut initial = Vec::with_capacity(n);
     for (i, slot) in rank[..n - 1].iter_mut().enumerate() {
         let r = pair(&next, i);

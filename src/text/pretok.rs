@@ -247,15 +247,18 @@ fn decode_multi(b: &[u8], i: usize) -> (u32, usize) {
     let b0 = b[i] as u32;
     let c1 = (b[i + 1] & 0x3F) as u32;
     if b0 < 0xE0 {
-        ((b0 & 0x1F) << 6 | c1, 2)
+        (((b0 & 0x1F) << 6) + c1, 2)
     } else if b0 < 0xF0 {
-        ((b0 & 0x0F) << 12 | c1 << 6 | (b[i + 2] & 0x3F) as u32, 3)
+        (
+            ((b0 & 0x0F) << 12) + (c1 << 6) + (b[i + 2] & 0x3F) as u32,
+            3,
+        )
     } else {
         (
-            (b0 & 0x07) << 18
-                | c1 << 12
-                | ((b[i + 2] & 0x3F) as u32) << 6
-                | (b[i + 3] & 0x3F) as u32,
+            ((b0 & 0x07) << 18)
+                + (c1 << 12)
+                + (((b[i + 2] & 0x3F) as u32) << 6)
+                + (b[i + 3] & 0x3F) as u32,
             4,
         )
     }

@@ -237,8 +237,8 @@ pub fn props_of(cp: u32) -> Props {
     }
     let mid = t::TOP[(cp >> t::TOP_SHIFT) as usize] as usize;
     let leaf =
-        t::MID[(mid << t::MID_BITS) | ((cp >> t::LEAF_BITS) as usize & t::MID_MASK)] as usize;
-    Props(t::LEAVES[(leaf << t::LEAF_BITS) | (cp as usize & t::LEAF_MASK)])
+        t::MID[(mid << t::MID_BITS) + ((cp >> t::LEAF_BITS) as usize & t::MID_MASK)] as usize;
+    Props(t::LEAVES[(leaf << t::LEAF_BITS) + (cp as usize & t::LEAF_MASK)])
 }
 
 /// The properties of `c`.

@@ -109,7 +109,7 @@ fn tag(h: u64) -> u8 {
 /// The part of a slot's `meta` that a lookup compares: length and hash bits.
 #[inline]
 fn key_meta(len: usize, h: u64) -> u64 {
-    (len.min(255) as u64) << 32 | (h >> 40) << 40
+    ((len.min(255) as u64) << 32) + ((h >> 40) << 40)
 }
 
 /// A 64-bit hash of a token's bytes: its first and last eight bytes and its
@@ -190,7 +190,7 @@ impl Vocab {
             0 => return None,
             1 => return Some(self.byte_ranks[b[0] as usize]),
             2 => {
-                let r = self.pair_ranks[(b[0] as usize) << 8 | b[1] as usize];
+                let r = self.pair_ranks[((b[0] as usize) << 8) + b[1] as usize];
                 return (r != NO_RANK).then_some(r);
             }
             n if n > self.max_len => return None,
@@ -261,7 +261,7 @@ impl Vocab {
                 if s.meta == 0 {
                     v.slots[i] = Slot {
                         head,
-                        meta: want | (t as u64 + 1),
+                        meta: want + (t as u64 + 1),
                     };
                     v.tags[i] = tag(h);
                     break;
@@ -286,7 +286,7 @@ impl Vocab {
             };
             match b.len() {
                 1 => v.byte_ranks[b[0] as usize] = r,
-                2 => v.pair_ranks[(b[0] as usize) << 8 | b[1] as usize] = r,
+                2 => v.pair_ranks[((b[0] as usize) << 8) + b[1] as usize] = r,
                 _ => {}
             }
         }
