@@ -88,7 +88,15 @@ fn main() {
     // English prose: this repository's own documentation (Markdown prose).
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut prose = String::new();
-    for f in ["README.md", "SECURITY.md", "docs/c-api.md", "docs/groups.md", "docs/abi.md", "docs/contract.md", "docs/testing.md"] {
+    for f in [
+        "README.md",
+        "SECURITY.md",
+        "docs/c-api.md",
+        "docs/groups.md",
+        "docs/abi.md",
+        "docs/contract.md",
+        "docs/testing.md",
+    ] {
         prose.push_str(&std::fs::read_to_string(root.join(f)).unwrap());
         prose.push('\n');
     }
@@ -218,7 +226,9 @@ fn main() {
         })
         .as_secs_f64()
             / prose.len() as f64;
-        println!("\n{name}: adversarial inputs of 1 MB, time per byte over English prose's (both cold)");
+        println!(
+            "\n{name}: adversarial inputs of 1 MB, time per byte over English prose's (both cold)"
+        );
         println!("| input | libcupel | tiktoken-rs |");
         println!("|---|---|---|");
         let tik_base = median(3, || {
