@@ -74,6 +74,8 @@ const CHUNK: usize = 256;
 /// the one sequence of tokens that covers it and whose neighbours are all
 /// compatible so; the encoding of a piece always is.)
 fn compatible(vocab: &Vocab, piece: &[u8], split: usize) -> bool {
+    #[cfg(test)]
+    work::CHECKS.with(|c| c.set(c.get() + 1));
     if vocab.rank(piece).is_some() {
         return false;
     }
@@ -109,6 +111,10 @@ fn merge_long(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     // token marked to be checked.
     let mut encode = |a: usize, b: usize, next: &mut Vec<(usize, bool)>| {
         let ends = chunks.get_or(&piece[a..b], 0, || {
+            #[cfg(test)]
+            work::ENCODES.with(|c| c.set(c.get() + 1));
+            #[cfg(test)]
+            work::BYTES.with(|c| c.set(c.get() + b - a));
             let mut ends = Vec::new();
             merge_heap(vocab, &piece[a..b], |e| ends.push(e));
             ends
@@ -167,6 +173,29 @@ fn merge_long(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     }
     for e in out {
         end(e);
+    }
+}
+
+/// Work counters for the tests that hold `merge_long` to its cost.
+#[cfg(test)]
+mod work {
+    use std::cell::Cell;
+    thread_local! {
+        /// Stretches encoded with the heap (memo misses).
+        pub static ENCODES: Cell<usize> = const { Cell::new(0) };
+        /// Compatibility checks computed (memo misses).
+        pub static CHECKS: Cell<usize> = const { Cell::new(0) };
+        /// Bytes of the stretches encoded with the heap.
+        pub static BYTES: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// (encodes, checks, bytes encoded) since the last call.
+    pub fn take() -> (usize, usize, usize) {
+        (
+            ENCODES.with(|c| c.replace(0)),
+            CHECKS.with(|c| c.replace(0)),
+            BYTES.with(|c| c.replace(0)),
+        )
     }
 }
 
@@ -523,6 +552,68 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn long_pieces_encode_each_chunk_once_and_check_each_seam_once() {
+        let v = crate::text::vocab::builtin("o200k_base").unwrap();
+        let mut x = 0x2545_F491u64;
+        let word: Vec<u8> = (0..64 * 1024)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                b"etaoinshrdlu"[(x % 12) as usize]
+            })
+            .collect();
+        let chunks = word.len().div_ceil(CHUNK);
+        work::take();
+        let mut ends = Vec::new();
+        merge(&v, &word, |e| ends.push(e));
+        let (encodes, checks, bytes) = work::take();
+        eprintln!("{chunks} chunks: {encodes} encodes of {bytes} bytes, {checks} checks");
+        // Each chunk once; a seam cut inside a token (most are) is repaired
+        // by encoding again the few bytes of the two tokens around it; one
+        // check per seam and per repair.
+        assert!(
+            encodes >= chunks && encodes <= 2 * chunks,
+            "{encodes} encodes"
+        );
+        assert!(
+            checks >= chunks - 1 && checks <= 3 * chunks,
+            "{checks} checks"
+        );
+        assert!(
+            bytes <= word.len() + word.len() / 10,
+            "{bytes} bytes encoded"
+        );
+        let mut heap = Vec::new();
+        merge_heap(&v, &word, |e| heap.push(e));
+        assert_eq!(ends, heap);
+        // A run: one chunk encoded for them all, one seam checked for all.
+        merge(&v, &[b'a'; 32 * CHUNK], |_| {});
+        let (encodes, checks, _) = work::take();
+        assert!(
+            encodes <= 3 && checks <= 3,
+            "{encodes} encodes, {checks} checks"
+        );
+        // Only pieces past LONG go by chunks.
+        merge(&v, &word[..LONG], |_| {});
+        assert_eq!(work::take(), (0, 0, 0));
+        merge(&v, &word[..LONG + 1], |_| {});
+        assert!(work::take().0 >= LONG.div_ceil(CHUNK));
+    }
+
+    #[test]
+    fn compatibility_is_the_merge_ending_between_the_two() {
+        let v = crate::text::vocab::builtin("o200k_base").unwrap();
+        // " hello" then " world": two tokens.
+        assert!(compatible(&v, b" hello world", 6));
+        assert!(!compatible(&v, b" hello world", 5), "another split");
+        // One token as a whole: not two.
+        assert!(!compatible(&v, b"hello", 3));
+        // Three tokens: not two.
+        assert!(!compatible(&v, b" hello world again", 6));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::bpe;
 use super::pretok::Pattern;
 use super::vocab::{self, Vocab};
 use crate::error::{Error, Result};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::Arc;
 
 /// What truncation keeps (`cupel_keep`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,48 +34,6 @@ pub struct Tokenizer {
     /// One of the two hand-written patterns, whose pieces depend on little
     /// beyond their own text (truncation counts prefixes locally).
     local: bool,
-}
-
-/// Half of a large `count_many` batch, for the helper thread.
-struct Job {
-    tokenizer: Tokenizer,
-    /// The texts back to back; text i ends at `ends[i]`.
-    buf: String,
-    ends: Vec<usize>,
-    reply: mpsc::Sender<Vec<usize>>,
-}
-
-/// The helper thread of `count_many`: started on the first large batch and
-/// kept for the life of the process, so that its piece cache stays warm
-/// between calls as the calling thread's does. `None` until started (or
-/// after it could not start).
-static HELPER: Mutex<Option<mpsc::Sender<Job>>> = Mutex::new(None);
-
-/// Starts the helper thread; if no thread can start, a sender whose jobs go
-/// nowhere (the caller then counts them itself).
-fn start_helper() -> mpsc::Sender<Job> {
-    let (jobs, queue) = mpsc::channel::<Job>();
-    let started = std::thread::Builder::new()
-        .name("cupel-count".into())
-        .spawn(move || {
-            for job in queue {
-                let mut start = 0;
-                let counts = job
-                    .ends
-                    .iter()
-                    .map(|&e| {
-                        let n = job.tokenizer.count(&job.buf[start..e]);
-                        start = e;
-                        n
-                    })
-                    .collect();
-                let _ = job.reply.send(counts);
-            }
-        });
-    match started {
-        Ok(_) => jobs,
-        Err(_) => mpsc::channel().0,
-    }
 }
 
 /// Batches with fewer bytes than this are counted on the calling thread by
@@ -231,34 +189,20 @@ impl Tokenizer {
         }
         let at = at.max(1);
         let (a, b) = texts.split_at(at);
-        // One batch at a time uses the helper; another meanwhile counts alone.
-        let Ok(mut helper) = HELPER.try_lock() else {
-            return texts.iter().map(|t| self.count(t)).collect();
-        };
-        let mut buf = String::with_capacity(total - bytes);
-        let mut ends = Vec::with_capacity(b.len());
-        for t in b {
-            buf.push_str(t);
-            ends.push(buf.len());
-        }
-        let (reply, answer) = mpsc::channel();
-        let job = Job {
-            tokenizer: self.clone(),
-            buf,
-            ends,
-            reply,
-        };
-        let sent = helper.get_or_insert_with(start_helper).send(job).is_ok();
-        let mut out: Vec<usize> = a.iter().map(|t| self.count(t)).collect();
-        match answer.recv() {
-            Ok(rest) if sent => out.extend(rest),
-            // No helper thread (none could start, or it stopped): count here.
-            _ => {
-                *helper = None;
-                out.extend(b.iter().map(|t| self.count(t)));
+        // A scoped thread for the second half: nothing outlives the call
+        // (a library should leave no thread running in its host).
+        std::thread::scope(|s| {
+            let other = std::thread::Builder::new()
+                .name("cupel-count".into())
+                .spawn_scoped(s, || b.iter().map(|t| self.count(t)).collect::<Vec<_>>());
+            let mut out: Vec<usize> = a.iter().map(|t| self.count(t)).collect();
+            match other.map(|h| h.join()) {
+                Ok(Ok(rest)) => out.extend(rest),
+                // No thread could start (or it failed): count those here.
+                _ => out.extend(b.iter().map(|t| self.count(t))),
             }
-        }
-        out
+            out
+        })
     }
 
     /// Truncates `text` to at most `max_tokens` by `keep`'s rule.

@@ -232,7 +232,7 @@ pub fn props_of(cp: u32) -> Props {
     if cp < 0x80 {
         return Props(t::ASCII[cp as usize]);
     }
-    if cp > 0x10FFFF {
+    if cp >= 0x11_0000 {
         return Props(Category::Cn as u8);
     }
     let mid = t::TOP[(cp >> t::TOP_SHIFT) as usize] as usize;
@@ -308,8 +308,9 @@ pub fn category_set_named(name: &str) -> Option<CategorySet> {
         .filter(|c| !matches!(c, ' ' | '_' | '-'))
         .map(|c| c.to_ascii_lowercase())
         .collect();
-    if key.len() > 2 && key.starts_with("is") {
-        key.drain(..2);
+    if let Some(rest) = key.strip_prefix("is") {
+        // ("is" alone becomes "", which names nothing, as "is" does.)
+        key = rest.to_owned();
     }
     let groups: [(&str, &str, CategorySet); 8] = [
         ("l", "letter", CategorySet::LETTER),
@@ -350,6 +351,40 @@ mod tests {
     use super::*;
     use fancy_regex::Regex;
     use std::fmt::Write as _;
+
+    #[test]
+    fn the_small_predicates_and_sets() {
+        assert!(is_word('a') && is_word('_') && is_word('7') && is_word('é'));
+        assert!(!is_word(' ') && !is_word('-') && !is_word('!'));
+        assert!(is_digit('7') && is_digit('\u{663}'));
+        assert!(!is_digit('a') && !is_digit('½') && !is_digit('Ⅻ'));
+        assert!(props('a').is_cased() && props('K').is_cased() && props('ſ').is_cased());
+        assert!(!props('1').is_cased() && !props(' ').is_cased() && !props('中').is_cased());
+        let orbits = case_orbits();
+        assert!(orbits.len() > 100, "{} case orbits", orbits.len());
+        assert!(
+            orbits.contains(&('K' as u32, 'k' as u32))
+                || orbits
+                    .iter()
+                    .any(|&(a, b)| a == 'K' as u32 || b == 'K' as u32)
+        );
+        // A union of overlapping sets is the larger set, not their difference.
+        assert_eq!(
+            CategorySet::LETTER.union(CategorySet::CASED_LETTER),
+            CategorySet::LETTER
+        );
+        assert_eq!(
+            CategorySet::LETTER
+                .union(CategorySet::MARK)
+                .union(CategorySet::LETTER),
+            CategorySet::LETTER.union(CategorySet::MARK)
+        );
+        // Past the last code point: unassigned.
+        assert_eq!(props_of(0x110000).category(), Category::Cn);
+        assert_eq!(props_of(u32::MAX).category(), Category::Cn);
+        assert_eq!(category_set_named("isLu"), category_set_named("Lu"));
+        assert_eq!(category_set_named("is"), None);
+    }
 
     fn all_chars() -> impl Iterator<Item = char> {
         (0..=0x10FFFFu32).filter_map(char::from_u32)
