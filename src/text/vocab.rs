@@ -127,12 +127,10 @@ pub(crate) fn hash(b: &[u8]) -> u64 {
     let mut h = (head ^ (n as u64).wrapping_mul(K)).wrapping_mul(K);
     h ^= tail.rotate_left(17);
     h = h.wrapping_mul(K);
-    if n > 16 {
-        // Long tokens: every other 8 bytes too, so long tokens that share
-        // both ends still spread.
-        for c in b[8..n - 8].chunks(8) {
-            h = (h ^ load_short(c)).wrapping_mul(K);
-        }
+    // Long tokens: the bytes between the first and last eight too, so
+    // long tokens that share both ends still spread (none for 16 or less).
+    for c in b.get(8..n.saturating_sub(8)).unwrap_or(&[]).chunks(8) {
+        h = (h ^ load_short(c)).wrapping_mul(K);
     }
     h ^ (h >> 29)
 }
