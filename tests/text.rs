@@ -7,6 +7,10 @@
 
 mod common;
 
+#[path = "../fuzz/src/driver.rs"]
+#[allow(dead_code)]
+mod driver;
+
 use cupel::text::tokenizer::{Keep, Tokenizer};
 use std::path::PathBuf;
 use tiktoken_rs::CoreBPE;
@@ -181,69 +185,14 @@ fn count_many_equals_count_on_each_text() {
     }
 }
 
-/// Token boundaries of `text` under the oracle: every offset where a token
-/// of tiktoken's encoding starts or ends.
-fn token_boundaries(theirs: &CoreBPE, text: &str) -> Vec<usize> {
-    let mut at = 0;
-    let mut out = vec![0];
-    for t in theirs.encode_ordinary(text) {
-        at += theirs.decode_bytes(&[t]).unwrap().len();
-        out.push(at);
-    }
-    assert_eq!(at, text.len());
-    out
-}
-
-/// `cupel_tokenizer_truncate`'s rules, by brute force: every candidate
-/// boundary, every prefix and suffix counted in full.
+/// `cupel_tokenizer_truncate`'s rules by brute force (the fuzz driver's).
 fn brute_force(theirs: &CoreBPE, text: &str, max: usize, keep: Keep) -> (usize, usize, usize) {
-    let count = |s: &str| theirs.encode_ordinary(s).len();
-    let len = text.len();
-    let total = count(text);
-    if total <= max {
-        return (len, len, total);
-    }
-    if max == 0 {
-        return (0, len, 0);
-    }
-    let cands: Vec<usize> = token_boundaries(theirs, text)
-        .into_iter()
-        .filter(|&b| text.is_char_boundary(b))
-        .collect();
-    let head = |max: usize| {
-        cands
-            .iter()
-            .rev()
-            .map(|&b| (b, count(&text[..b])))
-            .find(|&(_, c)| c <= max)
-            .unwrap_or((0, 0))
+    let keep = match keep {
+        Keep::Head => cupel::ffi::CUPEL_KEEP_HEAD,
+        Keep::Tail => cupel::ffi::CUPEL_KEEP_TAIL,
+        Keep::BothEnds => cupel::ffi::CUPEL_KEEP_BOTH_ENDS,
     };
-    let tail = |max: usize, from: usize| {
-        if max == 0 {
-            return (len, 0);
-        }
-        cands
-            .iter()
-            .filter(|&&b| b >= from)
-            .map(|&b| (b, count(&text[b..])))
-            .find(|&(_, c)| c <= max)
-            .unwrap_or((len, 0))
-    };
-    match keep {
-        Keep::Head => {
-            let (h, c) = head(max);
-            (h, len, c)
-        }
-        Keep::Tail => {
-            let (t, c) = tail(max, 0);
-            (0, t, c)
-        }
-        Keep::BothEnds => {
-            let (h, hc) = head(max.div_ceil(2));
-            let (t, tc) = tail(max - hc, h);
-            (h, t, hc + tc)
-        }
-    }
+    driver::brute_force_cut(theirs, text, max, keep)
 }
 
 fn check_truncation(name: &str, ours: &Tokenizer, theirs: &CoreBPE, text: &str, maxes: &[usize]) {

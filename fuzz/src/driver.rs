@@ -1484,7 +1484,7 @@ pub fn pretok(data: &[u8]) {
 /// `cupel_tokenizer_truncate`'s rules by brute force: every token boundary
 /// of the whole text that is a character boundary, every prefix and suffix
 /// counted in full.
-fn brute_force_cut(
+pub fn brute_force_cut(
     theirs: &tiktoken_rs::CoreBPE,
     text: &str,
     max: usize,
