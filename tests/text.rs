@@ -8,7 +8,6 @@
 mod common;
 
 #[path = "../fuzz/src/driver.rs"]
-#[allow(dead_code)]
 mod driver;
 
 use cupel::text::tokenizer::{Keep, Tokenizer};
