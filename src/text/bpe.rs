@@ -612,8 +612,9 @@ mod tests {
         assert!(!compatible(&v, b" hello world", 5), "another split");
         // One token as a whole: not two.
         assert!(!compatible(&v, b"hello", 3));
-        // Three tokens: not two.
+        // Three tokens, or five: not two.
         assert!(!compatible(&v, b" hello world again", 6));
+        assert!(!compatible(&v, b" hello world again and again", 6));
     }
 
     #[test]

@@ -189,20 +189,35 @@ impl Tokenizer {
         }
         let at = at.max(1);
         let (a, b) = texts.split_at(at);
-        // A scoped thread for the second half: nothing outlives the call
-        // (a library should leave no thread running in its host).
-        std::thread::scope(|s| {
-            let other = std::thread::Builder::new()
-                .name("cupel-count".into())
-                .spawn_scoped(s, || b.iter().map(|t| self.count(t)).collect::<Vec<_>>());
-            let mut out: Vec<usize> = a.iter().map(|t| self.count(t)).collect();
-            match other.map(|h| h.join()) {
-                Ok(Ok(rest)) => out.extend(rest),
-                // No thread could start (or it failed): count those here.
-                _ => out.extend(b.iter().map(|t| self.count(t))),
-            }
-            out
-        })
+        // The second half, copied, on a thread of its own that ends with the
+        // call (a scoped thread would make std give the calling thread a
+        // handle that is never freed: a host's leak checker sees it).
+        let mut buf = String::with_capacity(total - bytes);
+        let mut ends = Vec::with_capacity(b.len());
+        for t in b {
+            buf.push_str(t);
+            ends.push(buf.len());
+        }
+        let tk = self.clone();
+        let other = std::thread::Builder::new()
+            .name("cupel-count".into())
+            .spawn(move || {
+                let mut start = 0;
+                ends.iter()
+                    .map(|&e| {
+                        let n = tk.count(&buf[start..e]);
+                        start = e;
+                        n
+                    })
+                    .collect::<Vec<_>>()
+            });
+        let mut out: Vec<usize> = a.iter().map(|t| self.count(t)).collect();
+        match other.map(|h| h.join()) {
+            Ok(Ok(rest)) => out.extend(rest),
+            // No thread could start (or it failed): count those here.
+            _ => out.extend(b.iter().map(|t| self.count(t))),
+        }
+        out
     }
 
     /// Truncates `text` to at most `max_tokens` by `keep`'s rule.
