@@ -238,27 +238,33 @@ impl<T> Memo<T> {
 
 /// tiktoken's loop, in arrays: `starts[..m]` are the parts' starts (and
 /// the piece's end last), `ranks[i]` the rank of parts i and i + 1 together.
-fn merge_small(vocab: &Vocab, piece: &[u8], end: impl FnMut(usize)) {
+fn merge_small(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     let n = piece.len();
+    // starts[..=parts]: the parts' starts, then the piece's end.
     let mut starts = [0u8; SMALL + 1];
-    let mut ranks = [NONE; SMALL];
     for (i, s) in starts.iter_mut().enumerate().take(n + 1) {
         *s = i as u8;
     }
-    let pair = |starts: &[u8], i: usize| -> u32 {
-        vocab
-            .rank(&piece[starts[i] as usize..starts[i + 2] as usize])
-            .unwrap_or(NONE)
+    let mut parts = n;
+    // The rank of parts i and i + 1 together; NONE for the last part.
+    let pair = |starts: &[u8], parts: usize, i: usize| -> u32 {
+        if i + 1 < parts {
+            vocab
+                .rank(&piece[starts[i] as usize..starts[i + 2] as usize])
+                .unwrap_or(NONE)
+        } else {
+            NONE
+        }
     };
-    let mut m = n + 1;
-    for (i, r) in ranks[..m - 2].iter_mut().enumerate() {
-        *r = pair(&starts, i);
+    let mut ranks = [NONE; SMALL];
+    for (i, r) in ranks[..parts].iter_mut().enumerate() {
+        *r = pair(&starts, parts, i);
     }
     loop {
         // The lowest rank, leftmost among equals.
         let mut best = NONE;
         let mut at = 0;
-        for (i, &r) in ranks[..m - 2].iter().enumerate() {
+        for (i, &r) in ranks[..parts].iter().enumerate() {
             if r < best {
                 best = r;
                 at = i;
@@ -268,21 +274,15 @@ fn merge_small(vocab: &Vocab, piece: &[u8], end: impl FnMut(usize)) {
             break;
         }
         // Parts `at` and `at + 1` become one: drop start `at + 1`.
-        starts.copy_within(at + 2..m, at + 1);
-        ranks.copy_within(at + 1..m - 2, at);
-        m -= 1;
-        if at + 2 < m {
-            ranks[at] = pair(&starts, at);
-        }
+        starts.copy_within(at + 2..=parts, at + 1);
+        ranks.copy_within(at + 1..parts, at);
+        parts -= 1;
+        ranks[at] = pair(&starts, parts, at);
         if at > 0 {
-            ranks[at - 1] = pair(&starts, at - 1);
-        }
-        if m == 2 {
-            break;
+            ranks[at - 1] = pair(&starts, parts, at - 1);
         }
     }
-    let mut end = end;
-    for &s in &starts[1..m] {
+    for &s in &starts[1..=parts] {
         end(s as usize);
     }
 }
@@ -306,7 +306,7 @@ fn merge_heap(vocab: &Vocab, piece: &[u8], mut end: impl FnMut(usize)) {
     };
     let key = |r: u32, i: usize| ((r as u64) << 32) + i as u64;
     let mut initial = Vec::with_capacity(n);
-    for (i, slot) in rank[..n - 1].iter_mut().enumerate() {
+    for (i, slot) in rank.iter_mut().enumerate() {
         let r = pair(&next, i);
         *slot = r;
         if r != NONE {
