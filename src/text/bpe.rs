@@ -357,11 +357,9 @@ impl Heap {
     /// A heap of `keys`, built in O(n).
     fn from(keys: Vec<u64>) -> Heap {
         let mut h = Heap(keys);
-        let n = h.0.len();
-        if n > 1 {
-            for i in (0..=(n - 2) / 4).rev() {
-                h.down(i);
-            }
+        // Every key from the last (a leaf sifts nowhere, at once).
+        for i in (0..h.0.len()).rev() {
+            h.down(i);
         }
         h
     }

@@ -85,6 +85,13 @@ pub struct Vocab {
     max_len: usize,
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Slots visited by hash lookups on this thread (the tests hold the
+    /// table to its cost).
+    static PROBES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// The next vocabulary id (0 is never given: it marks empty cache entries).
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -192,22 +199,32 @@ impl Vocab {
             n if n > self.max_len => return None,
             _ => {}
         }
-        let h = hash(b);
+        match self.probe(b, hash(b)) {
+            Ok(t) => Some(self.rank_of(t)),
+            Err(_) => None,
+        }
+    }
+
+    /// Walks `b`'s probe sequence (its hash is `h`): `Ok` with the token
+    /// that is `b`, or `Err` with the first empty slot.
+    #[inline]
+    fn probe(&self, b: &[u8], h: u64) -> std::result::Result<usize, usize> {
         let want_tag = tag(h);
+        let key = (load_short(&b[..b.len().min(8)]), key_meta(b.len(), h));
         let mut i = h as usize & self.mask;
         loop {
+            #[cfg(test)]
+            PROBES.with(|c| c.set(c.get() + 1));
             let t = self.tags[i];
             if t == 0 {
-                return None;
+                return Err(i);
             }
             if t == want_tag {
                 let s = self.slots[i];
-                if s.meta & !0xffff_ffff == key_meta(b.len(), h)
-                    && s.head == load_short(&b[..b.len().min(8)])
-                {
+                if (s.head, s.meta & !0xffff_ffff) == key {
                     let t = (s.meta as u32 - 1) as usize;
                     if b.len() <= 8 || self.token(t)[8..] == b[8..] {
-                        return Some(self.rank_of(t));
+                        return Ok(t);
                     }
                 }
             }
@@ -249,32 +266,22 @@ impl Vocab {
                 )));
             }
             let h = hash(b);
-            let head = load_short(&b[..b.len().min(8)]);
-            let want = key_meta(b.len(), h);
-            let mut i = h as usize & v.mask;
-            loop {
-                let s = v.slots[i];
-                if s.meta == 0 {
-                    v.slots[i] = Slot {
-                        head,
-                        meta: want + (t as u64 + 1),
-                    };
-                    v.tags[i] = tag(h);
-                    break;
-                }
-                let u = (s.meta as u32 - 1) as usize;
-                if s.meta & !0xffff_ffff == want
-                    && s.head == head
-                    && &v.bytes[tok(&v.offsets, u)] == b
-                {
+            match v.probe(b, h) {
+                Ok(u) => {
                     return Err(Error::InvalidArgument(format!(
                         "{}: the token {:?} is already {}",
                         line(t),
                         String::from_utf8_lossy(b),
                         line(u)
-                    )));
+                    )))
                 }
-                i = (i + 1) & v.mask;
+                Err(i) => {
+                    v.slots[i] = Slot {
+                        head: load_short(&b[..b.len().min(8)]),
+                        meta: key_meta(b.len(), h) + (t as u64 + 1),
+                    };
+                    v.tags[i] = tag(h);
+                }
             }
             let r = match &v.ranks {
                 Some(r) => r[t],
@@ -497,6 +504,47 @@ mod tests {
             v.push((e.to_vec(), 256 + k as u32));
         }
         v
+    }
+
+    #[test]
+    fn lookups_take_the_short_ways_and_few_probes() {
+        let v = builtin("o200k_base").unwrap();
+        let probes = || PROBES.with(|c| c.replace(0));
+        probes();
+        // Single bytes, byte pairs and strings longer than any token: no probe.
+        assert_eq!(v.rank(b"a"), Some(64));
+        assert_eq!(v.rank(b"ab"), Some(378));
+        assert_eq!(v.rank(b"\xff\xfe"), None);
+        assert_eq!(v.rank(&[b'x'; 200]), None);
+        assert_eq!(probes(), 0);
+        // Every token finds itself in few probes (the table is at most half
+        // full), and so do strings that are no token.
+        let n = v.len();
+        for t in 0..n {
+            assert_eq!(v.rank(v.token(t)), Some(t as u32));
+        }
+        let hits = probes();
+        let mut x = 7u64;
+        let misses: Vec<Vec<u8>> = (0..20_000)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (0..3 + (x >> 60) as usize % 6)
+                    .map(|k| b"qxzjvkw"[((x >> (8 * k)) % 7) as usize])
+                    .collect()
+            })
+            .filter(|s: &Vec<u8>| v.rank(s).is_none())
+            .collect();
+        probes();
+        for s in &misses {
+            assert_eq!(v.rank(s), None);
+        }
+        let miss = probes();
+        let (per_hit, per_miss) = (hits as f64 / n as f64, miss as f64 / misses.len() as f64);
+        eprintln!("{per_hit:.2} probes a hit, {per_miss:.2} a miss");
+        assert!(per_hit < 1.45, "{per_hit} probes a hit");
+        assert!(per_miss < 2.2, "{per_miss} probes a miss");
     }
 
     #[test]
