@@ -450,7 +450,7 @@ mod tests {
         for m in merges {
             tokens.push(m.as_bytes().to_vec());
         }
-        Vocab::from_compact(Vec::leak(Vocab::to_compact(&tokens))).unwrap()
+        Vocab::from_compact(super::super::vocab::test_compact(&tokens)).unwrap()
     }
 
     fn ends(v: &Vocab, piece: &[u8]) -> Vec<usize> {

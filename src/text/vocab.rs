@@ -92,6 +92,16 @@ thread_local! {
     static PROBES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
+/// Compact data built by a test, kept for the life of the process and
+/// reachable from this static (a leak checker sees it held, not lost).
+#[cfg(test)]
+pub(crate) fn test_compact(tokens: &[Vec<u8>]) -> &'static [u8] {
+    static KEPT: std::sync::Mutex<Vec<&'static [u8]>> = std::sync::Mutex::new(Vec::new());
+    let data: &'static [u8] = Vec::leak(Vocab::to_compact(tokens));
+    KEPT.lock().unwrap().push(data);
+    data
+}
+
 /// The next vocabulary id (0 is never given: it marks empty cache entries).
 static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
@@ -694,7 +704,7 @@ mod tests {
             .into_iter()
             .map(|(t, _)| t)
             .collect();
-        let data: &'static [u8] = Vec::leak(Vocab::to_compact(&tokens));
+        let data = test_compact(&tokens);
         let v = Vocab::from_compact(data).unwrap();
         assert_eq!(v.len(), 258);
         assert_eq!(v.rank(b"hello"), Some(257));
