@@ -189,16 +189,22 @@ const CRLF: u8 = 32;
 /// `\p{M}`.
 const MARK: u8 = 64;
 
+/// What ends `[^\s\p{L}\p{N}]+`: white space, a letter or a number.
+const NOT_OTHER: u8 = WS | LET | NUM;
+
+/// o200k's upper class as categories: Lu Lt Lm Lo M.
+const UPPER_SET: CategorySet = CategorySet(0b11101 | CategorySet::MARK.0);
+/// o200k's lower class as categories: Ll Lm Lo M.
+const LOWER_SET: CategorySet = CategorySet(0b11010 | CategorySet::MARK.0);
+
 /// The class bits of a properties byte.
 const fn kind_of_props(p: u8) -> u8 {
     let gc = (p & 31) as u32;
-    let upper = CategorySet(0b11101 | CategorySet::MARK.0); // Lu Lt Lm Lo M
-    let lower = CategorySet(0b11010 | CategorySet::MARK.0); // Ll Lm Lo M
     let mut k = 0;
-    if upper.0 >> gc & 1 != 0 {
+    if UPPER_SET.0 >> gc & 1 != 0 {
         k |= UP;
     }
-    if lower.0 >> gc & 1 != 0 {
+    if LOWER_SET.0 >> gc & 1 != 0 {
         k |= LO;
     }
     if CategorySet::LETTER.0 >> gc & 1 != 0 {
@@ -303,7 +309,7 @@ fn run(b: &[u8], mut i: usize, mask: u8) -> usize {
 fn run_other(b: &[u8], mut i: usize) -> usize {
     while i < b.len() {
         let (k, l) = kind_at(b, i);
-        if k & (WS | LET | NUM) != 0 {
+        if k & NOT_OTHER != 0 {
             break;
         }
         i += l;
@@ -466,7 +472,7 @@ fn o200k_piece(b: &[u8], i: usize) -> usize {
         if k0 & WS == 0 {
             return other_run(b, j, true);
         }
-        if b[i] == b' ' && j < n && kind_at(b, j).0 & (WS | LET | NUM) == 0 {
+        if b[i] == b' ' && j < n && kind_at(b, j).0 & NOT_OTHER == 0 {
             return other_run(b, j, true);
         }
     }
@@ -499,7 +505,7 @@ fn cl100k_piece(b: &[u8], i: usize, to_end: bool) -> usize {
             if k0 & WS == 0 {
                 return other_run(b, j, false);
             }
-            if b[i] == b' ' && kj & (WS | LET | NUM) == 0 {
+            if b[i] == b' ' && kj & NOT_OTHER == 0 {
                 return other_run(b, j, false);
             }
         } else if k0 & WS == 0 {
