@@ -80,7 +80,9 @@ const ALPHABET: &[char] = &[
     '#',
     '\\',
     '\0',
-    '\u{7f}', // letters that fold to ASCII, other cased letters
+    '\u{7f}',
+    '\u{80}', // the first code point past ASCII (the classes' table ends before it)
+    // letters that fold to ASCII, other cased letters
     '\u{17f}',
     '\u{212a}',
     'é',
