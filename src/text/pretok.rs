@@ -189,13 +189,14 @@ const CRLF: u8 = 32;
 /// `\p{M}`.
 const MARK: u8 = 64;
 
-/// What ends `[^\s\p{L}\p{N}]+`: white space, a letter or a number.
-const NOT_OTHER: u8 = WS | LET | NUM;
+/// What ends `[^\s\p{L}\p{N}]+`: white space, a letter or a number (the
+/// bits are disjoint: `+` is their union).
+const NOT_OTHER: u8 = WS + LET + NUM;
 
 /// o200k's upper class as categories: Lu Lt Lm Lo M.
-const UPPER_SET: CategorySet = CategorySet(0b11101 | CategorySet::MARK.0);
+const UPPER_SET: CategorySet = CategorySet(0b11101 + CategorySet::MARK.0);
 /// o200k's lower class as categories: Ll Lm Lo M.
-const LOWER_SET: CategorySet = CategorySet(0b11010 | CategorySet::MARK.0);
+const LOWER_SET: CategorySet = CategorySet(0b11010 + CategorySet::MARK.0);
 
 /// The class bits of a properties byte.
 const fn kind_of_props(p: u8) -> u8 {
