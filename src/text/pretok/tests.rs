@@ -385,6 +385,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"\p{Lt}|\p{Lm}|\p{Lo}+|\p{Mc}|\p{Me}|\p{Nl}|\p{No}|\p{Sk}|\p{So}|\p{Cf}|\p{Co}|\p{Cn}|\p{Zl}|\p{Zp}|\p{Cs}",
         r"(?i)\p{Lu}|(?i:[^\p{Ll}])|(?-i:K)",
         r"[\d\w-]+|[\s.]|[^\W\d]",
+        r"[a-]+|[^-a]",
     ];
     let mut rng = Rng(99);
     for src in patterns {
