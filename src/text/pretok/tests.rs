@@ -318,6 +318,33 @@ fn adversarial_inputs_match_fancy_regex() {
 }
 
 #[test]
+fn split_while_gives_the_pieces_of_split_up_to_the_first_refused() {
+    let mut rng = Rng(11);
+    for (name, _, pattern) in cases() {
+        for _ in 0..300 {
+            let text = random_text(&mut rng, 30);
+            let all = pattern.pieces(&text);
+            // Every piece accepted: all of them.
+            let mut got = vec![];
+            pattern.split_while(&text, |s, e| {
+                got.push((s, e));
+                true
+            });
+            assert_eq!(got, all, "{name}: {text:?}");
+            // Refusing the k-th piece: the first k + 1 pieces, no more.
+            for k in 0..all.len() {
+                let mut got = vec![];
+                pattern.split_while(&text, |s, e| {
+                    got.push((s, e));
+                    got.len() <= k
+                });
+                assert_eq!(got, all[..=k], "{name}: {text:?}, refused piece {k}");
+            }
+        }
+    }
+}
+
+#[test]
 fn hand_written_pieces_tile_the_text() {
     let mut rng = Rng(7);
     for (_, _, pattern) in cases().into_iter().filter(|c| c.2.is_hand_written()) {
