@@ -37,7 +37,7 @@ use crate::text::unicode::{self, CategorySet};
 /// expanded).
 const MAX_INSTS: usize = 100_000;
 /// The deepest nesting of groups.
-const MAX_DEPTH: usize = 200;
+pub(crate) const MAX_DEPTH: usize = 200;
 
 /// A compiled pattern of the general engine.
 #[derive(Debug, Clone)]
@@ -360,10 +360,12 @@ impl<'a> Parser<'a> {
             let node = self.quantifier(atom, start)?;
             items.push(node);
         }
-        Ok(match items.len() {
-            0 => Node::Empty,
-            1 => items.pop().unwrap_or(Node::Empty),
-            _ => Node::Concat(items),
+        // One item stands alone (a quantifier over it may then compile to a
+        // run); none compiles as Node::Empty does.
+        Ok(if items.len() == 1 {
+            items.pop().unwrap_or(Node::Empty)
+        } else {
+            Node::Concat(items)
         })
     }
 
@@ -1285,6 +1287,12 @@ impl Regex {
             }
             s += char_at(text, s).1;
         }
+    }
+
+    /// The compiled program's length (the tests compare programs).
+    #[cfg(test)]
+    pub(crate) fn program_len(&self) -> usize {
+        self.insts.len()
     }
 
     /// Calls `piece(start, end)` for each non-empty match of `text`, as

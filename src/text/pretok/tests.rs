@@ -455,6 +455,35 @@ fn general_engine_empty_loops_match_fancy_regex() {
     }
 }
 
+/// The length of `src`'s program on the general engine.
+fn program_len(src: &str) -> usize {
+    match Pattern::compile_general(src).unwrap() {
+        Pattern::General(re) => re.program_len(),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_group_of_one_item_compiles_as_the_item() {
+    // A quantified single class compiles to one run instruction, also
+    // inside a group; an empty group adds nothing.
+    assert_eq!(program_len("(?:a)+"), program_len("a+"));
+    assert_eq!(program_len("(?:[ab])*c"), program_len("[ab]*c"));
+    assert_eq!(program_len("(?:)a"), program_len("a"));
+    assert!(program_len("(?:ab)+") > program_len("a+") + 1);
+}
+
+#[test]
+fn nesting_is_allowed_to_its_limit_and_no_deeper() {
+    let nest =
+        |open: &str, close: &str, n: usize| format!("{}a{}", open.repeat(n), close.repeat(n));
+    // `alternation` starts at depth 0 and each group goes one deeper.
+    let limit = super::general::MAX_DEPTH;
+    assert!(Pattern::compile_general(&nest("(", ")", limit)).is_ok());
+    let e = Pattern::compile_general(&nest("(", ")", limit + 1)).unwrap_err();
+    assert!(e.to_string().contains("nested too deeply"), "{e}");
+}
+
 #[test]
 fn bad_patterns_are_invalid_argument_naming_the_problem() {
     for (src, problem) in [
