@@ -482,6 +482,10 @@ fn nesting_is_allowed_to_its_limit_and_no_deeper() {
     assert!(Pattern::compile_general(&nest("(", ")", limit)).is_ok());
     let e = Pattern::compile_general(&nest("(", ")", limit + 1)).unwrap_err();
     assert!(e.to_string().contains("nested too deeply"), "{e}");
+    // Classes: the outermost at depth 0, each nested one deeper.
+    assert!(Pattern::compile_general(&nest("[", "]", limit + 1)).is_ok());
+    let e = Pattern::compile_general(&nest("[", "]", limit + 2)).unwrap_err();
+    assert!(e.to_string().contains("classes nested too deeply"), "{e}");
 }
 
 #[test]
