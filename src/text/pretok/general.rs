@@ -401,29 +401,25 @@ impl<'a> Parser<'a> {
             '*' | '+' | '?' => {
                 return err(format!("quantifier '{c}' without an expression"), start)
             }
-            '{' if self.counted_ahead(start) => {
-                return err("quantifier '{' without an expression", start)
-            }
+            // A `{` with nothing to repeat is a literal, as in fancy-regex.
             c => self.literal(c),
         }))
     }
 
-    /// Whether a `{` at `at` starts a counted repetition.
-    fn counted_ahead(&self, at: usize) -> bool {
-        let rest = &self.src[at + 1..];
-        let Some(close) = rest.find('}') else {
-            return false;
+    /// The counted repetition at `at` as its lower and upper bound's
+    /// digits (`{lo}`, `{lo,}`, `{lo,hi}`, `{,hi}`, `{,}`), read as
+    /// fancy-regex reads one: ASCII digits and no white space. Anything else
+    /// (`{}`, `{ 2 }`, `{a}`) is none: its `{` is a literal.
+    fn counted_ahead(&self, at: usize) -> Option<(&'a str, Option<&'a str>)> {
+        let src: &'a str = self.src;
+        let rest = src[at..].strip_prefix('{')?;
+        let inner = &rest[..rest.find('}')?];
+        let (lo, hi) = match inner.split_once(',') {
+            Some((lo, hi)) => (lo, Some(hi)),
+            None => (inner, None),
         };
-        let inner: String = rest[..close]
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .collect();
-        let mut parts = inner.splitn(2, ',');
-        let lo = parts.next().unwrap_or("");
-        let hi = parts.next();
-        !lo.is_empty()
-            && lo.bytes().all(|b| b.is_ascii_digit())
-            && hi.is_none_or(|h| h.bytes().all(|b| b.is_ascii_digit()))
+        let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+        (!inner.is_empty() && digits(lo) && hi.is_none_or(digits)).then_some((lo, hi))
     }
 
     fn group(&mut self, start: usize, depth: usize) -> Result<Option<Node>> {
@@ -444,17 +440,15 @@ impl<'a> Parser<'a> {
         } else if self.eat("?<=") || self.eat("?<!") {
             return err("lookbehind is not supported", start);
         } else if self.eat("?P<") || self.eat("?<") {
+            // The name: anything up to the first `>`, as in fancy-regex.
             let name_start = self.pos;
-            loop {
-                match self.bump() {
-                    Some('>') => break,
-                    Some(c) if c.is_alphanumeric() || c == '_' => {}
-                    _ => return err("malformed group name", name_start),
-                }
-            }
-            if self.pos == name_start + 1 {
+            let Some(len) = self.src[name_start..].find('>') else {
+                return err("unclosed group name", name_start);
+            };
+            if len == 0 {
                 return err("empty group name", name_start);
             }
+            self.pos += len + 1;
             Kind::Plain
         } else if self.peek() == Some('?') {
             self.bump();
@@ -496,14 +490,6 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    fn number(&mut self) -> Option<u32> {
-        let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.bump();
-        }
-        self.src[start..self.pos].parse().ok()
-    }
-
     fn quantifier(&mut self, mut node: Node, atom_start: usize) -> Result<Node> {
         let mut quantified = false;
         loop {
@@ -513,41 +499,29 @@ impl<'a> Parser<'a> {
                 Some('*') => (0, None),
                 Some('+') => (1, None),
                 Some('?') => (0, Some(1)),
-                Some('{') if self.counted_ahead(at) => {
-                    self.bump();
-                    let ws = |p: &mut Self| {
-                        while p.peek().is_some_and(char::is_whitespace) {
-                            p.bump();
-                        }
+                Some('{') => {
+                    let Some((lo, hi)) = self.counted_ahead(at) else {
+                        return Ok(node);
                     };
-                    ws(self);
-                    let Some(lo) = self.number() else {
-                        return err("repetition count too large", at);
+                    // `{` lo [`,` hi] `}`: an empty lo is 0, an empty hi no bound.
+                    let count = |s: &str| match s {
+                        "" => Ok(0),
+                        _ => s
+                            .parse::<u32>()
+                            .or_else(|_| err("repetition count too large", at)),
                     };
-                    ws(self);
-                    let hi = if self.eat(",") {
-                        ws(self);
-                        if self.peek() == Some('}') {
-                            None
-                        } else {
-                            let Some(hi) = self.number() else {
-                                return err("repetition count too large", at);
-                            };
-                            Some(hi)
-                        }
-                    } else {
-                        Some(lo)
+                    let min = count(lo)?;
+                    let max = match hi {
+                        None => Some(min),
+                        Some("") => None,
+                        Some(h) => Some(count(h)?),
                     };
-                    ws(self);
-                    if !self.eat("}") {
-                        return err("malformed repetition", at);
-                    }
-                    if hi.is_some_and(|h| h < lo) {
+                    if max.is_some_and(|h| h < min) {
                         return err("repetition range is decreasing", at);
                     }
-                    // Rewind one char so the common bump below skips '}'.
-                    self.pos -= 1;
-                    (lo, hi)
+                    // Up to the `}`, which the common bump below skips.
+                    self.pos = at + 1 + lo.len() + hi.map_or(0, |h| 1 + h.len());
+                    (min, max)
                 }
                 _ => return Ok(node),
             };
@@ -665,7 +639,7 @@ impl<'a> Parser<'a> {
             'z' => Node::Assert(Assertion::TextEnd),
             'Z' => Node::Assert(Assertion::TextEndNewlines),
             'b' => {
-                if self.peek() == Some('{') && !self.counted_ahead(self.pos) {
+                if self.peek() == Some('{') && self.counted_ahead(self.pos).is_none() {
                     return err("unsupported word boundary form '\\b{'", at);
                 }
                 Node::Assert(Assertion::WordBoundary)

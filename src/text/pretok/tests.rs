@@ -413,6 +413,9 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"(?i)\p{Lu}|(?i:[^\p{Ll}])|(?-i:K)",
         r"[\d\w-]+|[\s.]|[^\W\d]",
         r"[a-]+|[^-a]",
+        r"a{,2}b|a{2,}|a{,}s|a{}|b{ 2 }|{2}a|s{1,x}|.",
+        r"(?P<word>\w+)|(?<s_1>\s)|(?<a b>b)|(?<a)s>a)|.",
+        r"(?i-m:B)|(?-i)s|(?x-i: a b)",
     ];
     let mut rng = Rng(99);
     for src in patterns {
@@ -437,6 +440,14 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         for text in adversarial(200) {
             check(&pattern, &fancy, &text, src);
         }
+        // Its own source: braces, brackets and escapes as text.
+        check(&pattern, &fancy, src, src);
+        check(
+            &pattern,
+            &fancy,
+            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s",
+            src,
+        );
     }
 }
 
@@ -505,6 +516,10 @@ fn bad_patterns_are_invalid_argument_naming_the_problem() {
         (r"\x{110000}", "invalid hexadecimal escape at byte 0"),
         (r"a\", "trailing backslash at byte 1"),
         (r"(?u)a", "unsupported group or flag 'u' at byte 2"),
+        (r"(?--i)a", "unsupported group or flag '-' at byte 3"),
+        (r"(?<>a)", "empty group name at byte 3"),
+        (r"(?P<a", "unclosed group name at byte 4"),
+        (r"\b{x}", "unsupported word boundary form"),
         (r"[z-a]", "decreasing at byte 2"),
         (r"a{1,100000}{1,100000}", "nested quantifier"),
         (r"(ab){100000}", "too large"),
