@@ -275,7 +275,7 @@ fn decode_multi(b: &[u8], i: usize) -> (u32, usize) {
 #[inline(always)]
 fn kind_at(b: &[u8], i: usize) -> (u8, usize) {
     let c = b[i];
-    if c < 0x80 {
+    if c.is_ascii() {
         (ASCII_KIND[c as usize], 1)
     } else {
         let (cp, len) = decode_multi(b, i);
@@ -288,7 +288,7 @@ fn kind_at(b: &[u8], i: usize) -> (u8, usize) {
 fn run(b: &[u8], mut i: usize, mask: u8) -> usize {
     while i < b.len() {
         let c = b[i];
-        if c < 0x80 {
+        if c.is_ascii() {
             if ASCII_KIND[c as usize] & mask == 0 {
                 break;
             }
