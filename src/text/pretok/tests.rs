@@ -246,6 +246,8 @@ fn adversarial(len: usize) -> Vec<String> {
         "中",
         "'",
         "'s",
+        // Lead bytes next to long s's (C5 BF): ő is C5 91, 大 is E5 A4 A7.
+        "'ſ'ő'大",
         "aA",
         "Aa",
         "A'",
