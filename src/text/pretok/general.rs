@@ -565,7 +565,8 @@ impl<'a> Parser<'a> {
             self.pos += digits;
             s
         };
-        let cp = (!s.is_empty() && s.len() <= 8 && s.bytes().all(|b| b.is_ascii_hexdigit()))
+        // At most 8 hexadecimal digits (no sign: from_str_radix takes one).
+        let cp = (s.len() <= 8 && s.bytes().all(|b| b.is_ascii_hexdigit()))
             .then(|| u32::from_str_radix(s, 16).ok())
             .flatten();
         match cp.and_then(char::from_u32) {
@@ -614,10 +615,6 @@ impl<'a> Parser<'a> {
         let item = match loose.as_str() {
             "any" => Item::Any,
             "whitespace" | "wspace" | "space" if value == name => Item::WhiteSpace,
-            "alnum" | "blank" | "cntrl" | "word" | "graph" | "print" | "xdigit" | "alpha"
-            | "lower" | "upper" => {
-                return err(format!("unsupported property '{name}'"), at);
-            }
             _ => match unicode::category_set_named(value) {
                 Some(set) => Item::Categories(set),
                 None => return err(format!("unsupported property '{name}'"), at),

@@ -418,6 +418,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"a{,2}b|a{2,}|a{,}s|a{}|b{ 2 }|{2}a|s{1,x}|.",
         r"(?P<word>\w+)|(?<s_1>\s)|(?<a b>b)|(?<a)s>a)|.",
         r"(?i-m:B)|(?-i)s|(?x-i: a b)",
+        r"\x{41}B|\x{00000041}|\p{^Lu}+|\P{^Ll}|.",
     ];
     let mut rng = Rng(99);
     for src in patterns {
@@ -447,7 +448,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         check(
             &pattern,
             &fancy,
-            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s",
+            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s AB A}B aÉé",
             src,
         );
     }
@@ -522,6 +523,11 @@ fn bad_patterns_are_invalid_argument_naming_the_problem() {
         (r"(?<>a)", "empty group name at byte 3"),
         (r"(?P<a", "unclosed group name at byte 4"),
         (r"\b{x}", "unsupported word boundary form"),
+        (r"\x{000000041}", "invalid hexadecimal escape at byte 0"),
+        (r"\x{+41}", "invalid hexadecimal escape at byte 0"),
+        (r"\x{}", "invalid hexadecimal escape at byte 0"),
+        (r"\p{alpha}", "unsupported property 'alpha' at byte 0"),
+        (r"\p{word}", "unsupported property 'word' at byte 0"),
         (r"[z-a]", "decreasing at byte 2"),
         (r"a{1,100000}{1,100000}", "nested quantifier"),
         (r"(ab){100000}", "too large"),
