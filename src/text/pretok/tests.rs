@@ -419,6 +419,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"(?P<word>\w+)|(?<s_1>\s)|(?<a b>b)|(?<a)s>a)|.",
         r"(?i-m:B)|(?-i)s|(?x-i: a b)",
         r"\x{41}B|\x{00000041}|\p{^Lu}+|\P{^Ll}|.",
+        r"[\a\f\v\e\b]+|\t\n?|\r|\U0001F600|\a|.",
     ];
     let mut rng = Rng(99);
     for src in patterns {
@@ -448,7 +449,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         check(
             &pattern,
             &fancy,
-            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s AB A}B aÉé",
+            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s AB A}B aÉé \x07\x0c\x0b\x1b\x08\t\n\r\u{1F600}\x07",
             src,
         );
     }
