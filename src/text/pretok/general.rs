@@ -643,7 +643,7 @@ impl<'a> Parser<'a> {
             }
             'B' => Node::Assert(Assertion::NotWordBoundary),
             _ => {
-                let lit = self.literal_escape(c, at, false)?;
+                let lit = self.literal_escape(c, at)?;
                 self.literal(lit)
             }
         })
@@ -674,8 +674,10 @@ impl<'a> Parser<'a> {
         }))
     }
 
-    /// A character escape (`\n`, `\x41`, `\.`).
-    fn literal_escape(&mut self, c: char, at: usize, in_class: bool) -> Result<char> {
+    /// A character escape (`\n`, `\x41`, `\.`; `\b` is a backspace here:
+    /// outside a class [`escape`](Self::escape) takes it as a word boundary
+    /// first).
+    fn literal_escape(&mut self, c: char, at: usize) -> Result<char> {
         Ok(match c {
             'a' => '\x07',
             'f' => '\x0c',
@@ -684,7 +686,7 @@ impl<'a> Parser<'a> {
             't' => '\t',
             'v' => '\x0b',
             'e' => '\x1b',
-            'b' if in_class => '\x08',
+            'b' => '\x08',
             'x' => self.hex(at, 2)?,
             'u' => self.hex(at, 4)?,
             'U' => self.hex(at, 8)?,
@@ -733,7 +735,7 @@ impl<'a> Parser<'a> {
                         first = false;
                         continue;
                     }
-                    self.literal_escape(e, at, true)?
+                    self.literal_escape(e, at)?
                 }
                 c => c,
             };
@@ -751,7 +753,7 @@ impl<'a> Parser<'a> {
                         if matches!(e, 'd' | 'D' | 's' | 'S' | 'w' | 'W' | 'h' | 'H' | 'p' | 'P') {
                             return err("invalid range end", hi_at);
                         }
-                        self.literal_escape(e, hi_at, true)?
+                        self.literal_escape(e, hi_at)?
                     }
                     Some('[') => return err("invalid range end", hi_at),
                     Some(h) => h,
