@@ -421,6 +421,8 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"\x{41}B|\x{00000041}|\p{^Lu}+|\P{^Ll}|.",
         r"[\a\f\v\e\b]+|\t\n?|\r|\U0001F600|\a|.",
         r"\A\w|\B\w|\h+|\H|\bs",
+        r"[[:alnum:]]+|[[:punct:]]+|[[:space:]]+|[[:^ascii:]]+|[[:cntrl:][:blank:]]",
+        r"[[:lower:]][[:upper:]]|[[:digit:]][[:xdigit:]]|[[:word:]]+|[[:graph:]]|[[:print:]]",
     ];
     let mut rng = Rng(99);
     for src in patterns {
