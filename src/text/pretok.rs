@@ -444,9 +444,11 @@ fn o200k_piece(b: &[u8], i: usize) -> usize {
     let n = b.len();
     let (k0, l0) = kind_at(b, i);
     if k0 & LET != 0 {
+        // Every letter is in the upper or the lower class: one of the two
+        // matches.
         let e = upper_star_lower_plus(b, i)
             .or_else(|| upper_plus_lower_star(b, i))
-            .unwrap_or(i + l0);
+            .unwrap_or(n);
         return with_contraction(b, e);
     }
     if k0 & NUM != 0 {

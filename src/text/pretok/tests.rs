@@ -421,6 +421,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         r"\x{41}B|\x{00000041}|\p{^Lu}+|\P{^Ll}|.",
         r"[\a\f\v\e\b]+|\t\n?|\r|\U0001F600|\a|.",
         r"\A\w|\B\w|\h+|\H|\bs",
+        r"[]a]+|[^]s]|[a-as-s]+",
         r"[[:alnum:]]+|[[:punct:]]+|[[:space:]]+|[[:^ascii:]]+|[[:cntrl:][:blank:]]",
         r"[[:lower:]][[:upper:]]|[[:digit:]][[:xdigit:]]|[[:word:]]+|[[:graph:]]|[[:print:]]",
     ];
@@ -452,7 +453,7 @@ fn general_engine_matches_fancy_regex_on_other_patterns() {
         check(
             &pattern,
             &fancy,
-            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s AB A}B aÉé \x07\x0c\x0b\x1b\x08\t\n\r\u{1F600}\x07",
+            "a{,2}b aab a{}b b{ 2 }b {2}a s{1,x} a{,}s AB A}B aÉé \x07\x0c\x0b\x1b\x08\t\n\r\u{1F600}\x07 ]a]s",
             src,
         );
     }
