@@ -457,10 +457,9 @@ fn o200k_piece(b: &[u8], i: usize) -> usize {
     if k0 & CRLF == 0 {
         // `[^\r\n\p{L}\p{N}]` matches: first as the letters' prefix.
         let j = i + l0;
-        if j < n {
-            if let Some(e) = upper_star_lower_plus(b, j) {
-                return with_contraction(b, e);
-            }
+        // (Nothing at the text's end: None.)
+        if let Some(e) = upper_star_lower_plus(b, j) {
+            return with_contraction(b, e);
         }
         if k0 & MARK != 0 {
             // Without the prefix, a mark starts `[upper]*[lower]+` itself.
