@@ -38,7 +38,29 @@ pub struct Tokenizer {
 
 /// Batches with fewer bytes than this are counted on the calling thread by
 /// `count_many` (starting a thread costs about as much as counting them).
-const PARALLEL_BYTES: usize = 32 * 1024;
+const PARALLEL_BYTES: usize = 32_768; // 32 KiB
+
+/// Where `count_many` splits texts of these byte lengths: the calling
+/// thread counts those before the index, a second thread the rest. None:
+/// all on the calling thread (one thread, one text, or too few bytes). The
+/// first part is the texts that fit in half the bytes, at least one (never
+/// all: the last text always ends past the half).
+fn split_point(lens: &[usize], threads: usize) -> Option<usize> {
+    let total: usize = lens.iter().sum();
+    if threads < 2 || total < PARALLEL_BYTES || lens.len() < 2 {
+        return None;
+    }
+    let half = total / 2;
+    let mut bytes = 0;
+    let at = lens
+        .iter()
+        .take_while(|&&l| {
+            bytes += l;
+            bytes <= half
+        })
+        .count();
+    Some(at.max(1))
+}
 
 /// The piece cache of each thread: pieces that take more than one token,
 /// with their counts, so that a word met again costs one lookup and not a
@@ -76,8 +98,9 @@ impl PieceCache {
     /// The tokens of `piece`: one for a token, else its merges, remembered.
     #[inline]
     fn count(&mut self, vocab: &Vocab, piece: &[u8]) -> usize {
-        if piece.len() <= 1 || vocab.rank(piece).is_some() {
-            return piece.len().min(1);
+        // (Pieces are never empty; a single byte is always a token.)
+        if vocab.rank(piece).is_some() {
+            return 1;
         }
         let n = piece.len();
         let h = super::vocab::hash(piece) as usize;
@@ -175,24 +198,16 @@ impl Tokenizer {
     /// The counts of many texts, on up to two threads when there is enough
     /// text to share (the work is split by bytes, in order).
     pub fn count_many(&self, texts: &[&str]) -> Vec<usize> {
-        let total: usize = texts.iter().map(|t| t.len()).sum();
+        let lens: Vec<usize> = texts.iter().map(|t| t.len()).collect();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(2));
-        if threads < 2 || total < PARALLEL_BYTES || texts.len() < 2 {
+        let Some(at) = split_point(&lens, threads) else {
             return texts.iter().map(|t| self.count(t)).collect();
-        }
-        // The first part: texts up to about half the bytes.
-        let mut at = 0;
-        let mut bytes = 0;
-        while at < texts.len() - 1 && bytes + texts[at].len() <= total / 2 {
-            bytes += texts[at].len();
-            at += 1;
-        }
-        let at = at.max(1);
+        };
         let (a, b) = texts.split_at(at);
         // The second half, copied, on a thread of its own that ends with the
         // call (a scoped thread would make std give the calling thread a
         // handle that is never freed: a host's leak checker sees it).
-        let mut buf = String::with_capacity(total - bytes);
+        let mut buf = String::with_capacity(b.iter().map(|t| t.len()).sum());
         let mut ends = Vec::with_capacity(b.len());
         for t in b {
             buf.push_str(t);
@@ -212,11 +227,9 @@ impl Tokenizer {
                     .collect::<Vec<_>>()
             });
         let mut out: Vec<usize> = a.iter().map(|t| self.count(t)).collect();
-        match other.map(|h| h.join()) {
-            Ok(Ok(rest)) => out.extend(rest),
-            // No thread could start (or it failed): count those here.
-            _ => out.extend(b.iter().map(|t| self.count(t))),
-        }
+        // No thread could start (or it failed): count those here.
+        let rest = other.ok().and_then(|h| h.join().ok());
+        out.extend(rest.unwrap_or_else(|| b.iter().map(|t| self.count(t)).collect()));
         out
     }
 
@@ -457,4 +470,27 @@ pub fn utf8<'a>(bytes: &'a [u8], what: &dyn std::fmt::Display) -> Result<&'a str
             e.valid_up_to()
         ))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn count_many_splits_at_half_the_bytes_or_not_at_all() {
+        let p = PARALLEL_BYTES;
+        // Not split: one thread, one text, fewer bytes than the threshold.
+        assert_eq!(split_point(&[p, p], 1), None);
+        assert_eq!(split_point(&[2 * p], 2), None);
+        assert_eq!(split_point(&[p / 2, p / 2 - 1], 2), None);
+        assert_eq!(split_point(&[p / 2, p / 2], 2), Some(1));
+        // The texts that fit in half the bytes, a text ending on the half
+        // included.
+        assert_eq!(split_point(&[p, p, 2 * p], 2), Some(2));
+        assert_eq!(split_point(&[p, p + 1, 2 * p], 2), Some(1));
+        assert_eq!(split_point(&[1, 1, 1, p], 2), Some(3));
+        // At least one text on the calling thread, never all.
+        assert_eq!(split_point(&[p, 1, 1], 2), Some(1));
+        assert_eq!(split_point(&[0, 0, p], 2), Some(2));
+    }
 }
