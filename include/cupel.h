@@ -154,6 +154,16 @@ typedef enum cupel_reason {
    */
   CUPEL_REASON_ZERO_TOKEN = 2,
   /**
+   * Included as one of its variants (`cupel_items_add_variant`):
+   * `cupel_report_included_variant` says which and its tokens.
+   */
+  CUPEL_REASON_VARIANT = 3,
+  /**
+   * Included cut down to fit (`cupel_items_set_truncatable`):
+   * `cupel_report_included_cut` gives the kept byte ranges.
+   */
+  CUPEL_REASON_TRUNCATED = 4,
+  /**
    * Excluded: did not fit; `item_tokens` and `available_tokens` (the
    * tokens left: the effective target minus what was selected, or in
    * truncation the target minus what was kept before it).
@@ -1441,6 +1451,155 @@ enum cupel_status cupel_scorer_score(const struct cupel_scorer *scorer,
                                      double *out_scores,
                                      size_t capacity,
                                      size_t *out_len);
+
+/**
+ * Adds a variant to item `index`: a smaller stand-in (a summary, a
+ * digest, a placeholder such as "[tool output cleared]") that
+ * selection may take instead of the item. Variants are numbered 1, 2,
+ * ... in the order added (variant 0 is the item as pushed); selection
+ * takes at most one option of an item.
+ *
+ * `tokens` (>= 0; may be more than the item's) is what the variant
+ * adds to the context; `value` in (0, 1] is the share of the item's
+ * score it keeps (its score is the item's times `value`; KnapsackSlice
+ * values it `floor(score x value x 10000)`); `content` (NUL-terminated
+ * UTF-8, not empty) is its text, or NULL for none. An item has at most
+ * 255 variants. A variant of an item pushed with 0 tokens is never
+ * chosen (such an item is always included as pushed), nor of a pinned
+ * one. A variant of a grouped item gives its group an option per
+ * variant number `v`: every member at its variant `v` when it has
+ * one, else as pushed. Deduplication compares the items' own content.
+ * `cupel_slice` and the pipeline honour variants in every slicer but
+ * StreamSlice (a stream has no item list): see docs/variants.md.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range, `tokens` < 0, `value` outside (0, 1] or NaN,
+ * `content` empty or not UTF-8, a 256th variant). On error the list
+ * is unchanged.
+ */
+enum cupel_status cupel_items_add_variant(struct cupel_items *items,
+                                          size_t index,
+                                          int64_t tokens,
+                                          double value,
+                                          const char *content);
+
+/**
+ * Makes item `index` truncatable: a pipeline run (with a tokenizer,
+ * `cupel_pipeline_set_tokenizer`) may include it cut down by
+ * `cupel_tokenizer_truncate` with `keep` (a `cupel_keep`, taken as
+ * `int`) to fill what the slicer left; its score then scales by the
+ * kept share of its tokens. After the slicer, while the tokens left
+ * (the effective target minus the tokens of everything included) reach
+ * the `min_tokens` of a truncatable candidate that was not selected,
+ * the one among them with the highest score per token (of its full
+ * tokens; ties: push order) is cut with `max_tokens` = the tokens left
+ * and included if what is kept still counts at least `min_tokens`
+ * (else it is passed over). The item needs content (the run fails
+ * naming the item otherwise). A pinned item, a member of a group and
+ * an item a count cap excluded are never cut; `cupel_slice` does not
+ * cut (it has no tokenizer).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range, an unknown `keep`, `min_tokens` < 0). On
+ * error the list is unchanged.
+ */
+enum cupel_status cupel_items_set_truncatable(struct cupel_items *items,
+                                              size_t index,
+                                              int keep,
+                                              int64_t min_tokens);
+
+/**
+ * Makes item `index` no longer truncatable (a no-op if it was not).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_clear_truncatable(struct cupel_items *items,
+                                                size_t index);
+
+/**
+ * The number of variants of item `index`, into `*out_count`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `out_count`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`index` out of range).
+ */
+enum cupel_status cupel_items_variant_count(const struct cupel_items *items,
+                                            size_t index,
+                                            size_t *out_count);
+
+/**
+ * Variant `variant` (1 .. `cupel_items_variant_count`) of item
+ * `index`: its tokens, value and content (a pointer into the list and
+ * a length, not NUL-terminated, valid until the list next changes;
+ * NULL and 0 when it has none). `out_content` and `out_content_len`
+ * may be NULL together to skip the content.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`, `out_tokens`, `out_value`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`index` or `variant` out of range).
+ */
+enum cupel_status cupel_items_variant(const struct cupel_items *items,
+                                      size_t index,
+                                      size_t variant,
+                                      int64_t *out_tokens,
+                                      double *out_value,
+                                      const char **out_content,
+                                      size_t *out_content_len);
+
+/**
+ * Whether item `index` is truncatable, and if so its `keep` (a
+ * `cupel_keep`) and `min_tokens` (both 0 when it is not).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (any argument),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`index` out of range).
+ */
+enum cupel_status cupel_items_truncatable(const struct cupel_items *items,
+                                          size_t index,
+                                          bool *out_truncatable,
+                                          int *out_keep,
+                                          int64_t *out_min_tokens);
+
+/**
+ * Gives the pipeline a tokenizer (the pipeline keeps its own
+ * reference; the caller may free `tokenizer` afterwards), which it
+ * uses to cut truncatable items (`cupel_items_set_truncatable`). NULL
+ * removes it. A run with a truncatable item and no tokenizer fails
+ * with CUPEL_ERROR_INVALID_ARGUMENT naming the item.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`pipeline`).
+ */
+enum cupel_status cupel_pipeline_set_tokenizer(struct cupel_pipeline *pipeline,
+                                               const struct cupel_tokenizer *tokenizer);
+
+/**
+ * For included entry `i` (as `cupel_report_included`): the option
+ * chosen (0 for the item as pushed, also when it was truncated; v for
+ * its variant v) and the tokens it adds to the context (the variant's,
+ * the cut's, or the item's own). `cupel_report_selected_tokens` sums
+ * these; `cupel_decision.item_tokens` stays the item's own count.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (any argument),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`i` out of range).
+ */
+enum cupel_status cupel_report_included_variant(const struct cupel_report *report,
+                                                size_t i,
+                                                size_t *out_variant,
+                                                int64_t *out_tokens);
+
+/**
+ * For included entry `i`: the kept byte ranges of its content as
+ * `cupel_tokenizer_truncate` writes them (the host sends
+ * `content[0 .. head_end]` then `content[tail_start .. len]`):
+ * `head_end = tail_start =` the content's length when it was not cut,
+ * both 0 when it has no content. A variant is sent as the variant's
+ * own content (`cupel_items_variant`), never cut.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (any argument),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`i` out of range).
+ */
+enum cupel_status cupel_report_included_cut(const struct cupel_report *report,
+                                            size_t i,
+                                            size_t *out_head_end,
+                                            size_t *out_tail_start);
 
 /**
  * Runs one slice: the Sort stage (score descending, ties in push order),

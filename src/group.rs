@@ -302,6 +302,11 @@ impl<'g> Units<'g> {
         self.tokens.len()
     }
 
+    /// The members of unit `u`, in push order.
+    pub fn members(&self, u: u32) -> &[u32] {
+        self.groups.unit(&self.reps[u as usize])
+    }
+
     /// What a slicer reads of the units (kinds interned in `items`' table).
     pub fn view<'a>(&'a self, items: View<'a>) -> View<'a> {
         View::of_columns(

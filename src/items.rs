@@ -55,6 +55,33 @@ pub struct Attrs {
     metadata: Vec<Vec<(Box<str>, Box<str>)>>,
     /// Keep-together group id (0: none). See [`crate::group`].
     group: Vec<u64>,
+    /// Smaller stand-ins of each item, variant `v` at `[v - 1]`
+    /// (`crate::choice`).
+    variants: Vec<Vec<Variant>>,
+    /// How an item may be cut down to fit (`crate::choice::fill`).
+    truncatable: Vec<Option<Truncatable>>,
+}
+
+/// Largest number of variants one item can have: option numbers (0 for the
+/// item as pushed) fit in a byte.
+pub const MAX_VARIANTS: usize = 255;
+
+/// A smaller stand-in for an item: a summary, a digest, a placeholder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    /// Tokens it adds to the context (>= 0; may exceed the item's).
+    pub tokens: i64,
+    /// The share of the item's score it keeps, in (0, 1].
+    pub value: f64,
+    pub content: Option<Box<str>>,
+}
+
+/// A truncatable item: cut with `keep` to fill what the slicer left, kept
+/// only when at least `min_tokens` remain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Truncatable {
+    pub keep: crate::text::tokenizer::Keep,
+    pub min_tokens: i64,
 }
 
 /// `column[i]`, or the default (absent) past its end.
@@ -84,6 +111,11 @@ pub struct View<'a> {
     /// density ties: its score, or for a unit of a grouped list its best
     /// member's score.
     ties: &'a [f64],
+    /// For the options of a list with variants (`crate::choice`): the
+    /// candidate each option belongs to. At most one option of a class is
+    /// selected; the options of a class are consecutive in every candidate
+    /// list.
+    classes: Option<&'a [u32]>,
 }
 
 impl<'a> View<'a> {
@@ -107,7 +139,38 @@ impl<'a> View<'a> {
             kind_table,
             values: Some(values),
             ties,
+            classes: None,
         }
+    }
+
+    /// [`View::of_columns`] whose candidates are options, `classes` giving
+    /// the candidate (class) of each.
+    pub fn with_classes(self, classes: &'a [u32]) -> View<'a> {
+        assert!(classes.len() == self.tokens.len());
+        View {
+            classes: Some(classes),
+            ..self
+        }
+    }
+
+    /// Whether candidate `i` is the first option of its class (every
+    /// candidate of a view without classes is).
+    #[inline]
+    pub fn is_first_option(&self, i: u32) -> bool {
+        let i = i as usize;
+        self.classes.is_none_or(|c| i == 0 || c[i] != c[i - 1])
+    }
+
+    /// The class of candidate `i`: itself in a view without classes.
+    #[inline]
+    pub fn class(&self, i: u32) -> u32 {
+        self.classes.map_or(i, |c| c[i as usize])
+    }
+
+    /// The classes of a view of options; `None` for items or units.
+    #[inline]
+    pub fn classes(&self) -> Option<&'a [u32]> {
+        self.classes
     }
 
     /// The Sort-stage keys (see the field).
@@ -290,6 +353,8 @@ impl Items {
         a.tags.truncate(len);
         a.metadata.truncate(len);
         a.group.truncate(len);
+        a.variants.truncate(len);
+        a.truncatable.truncate(len);
         Ok(())
     }
 
@@ -317,6 +382,7 @@ impl Items {
             kind_table: &self.kind_table,
             values: None,
             ties: scores,
+            classes: None,
         }
     }
 
@@ -423,6 +489,85 @@ impl Items {
         let len = self.len();
         grown(&mut self.attrs.group, len)[i] = group;
         Ok(())
+    }
+
+    /// Adds a variant to item `index` (numbered 1, 2, ... in the order
+    /// added); returns its number. Nothing changes on error.
+    pub fn add_variant(
+        &mut self,
+        index: usize,
+        tokens: i64,
+        value: f64,
+        content: Option<&str>,
+    ) -> Result<usize> {
+        let i = self.check_index(index)?;
+        if tokens < 0 {
+            return invalid!("tokens is {tokens} for a variant of item {index}; it must be >= 0");
+        }
+        if !(value > 0.0 && value <= 1.0) {
+            return invalid!(
+                "value is {value} for a variant of item {index}; it must be in (0, 1]"
+            );
+        }
+        if content == Some("") {
+            return invalid!("content of a variant of item {index} is empty; pass NULL for none");
+        }
+        if self.variants(i as u32).len() >= MAX_VARIANTS {
+            return invalid!(
+                "item {index} has {MAX_VARIANTS} variants already, the most it can have"
+            );
+        }
+        let len = self.len();
+        let list = &mut grown(&mut self.attrs.variants, len)[i];
+        list.push(Variant {
+            tokens,
+            value,
+            content: content.map(Into::into),
+        });
+        Ok(list.len())
+    }
+
+    /// The variants of item `i` (variant `v` at `[v - 1]`).
+    pub fn variants(&self, i: u32) -> &[Variant] {
+        self.attrs
+            .variants
+            .get(i as usize)
+            .map_or(&[], |v| v.as_slice())
+    }
+
+    /// Whether any item has a variant.
+    pub fn has_variants(&self) -> bool {
+        self.attrs.variants.iter().any(|v| !v.is_empty())
+    }
+
+    /// Makes item `index` truncatable (`min_tokens` >= 0), or not (`None`).
+    pub fn set_truncatable(
+        &mut self,
+        index: usize,
+        truncatable: Option<Truncatable>,
+    ) -> Result<()> {
+        let i = self.check_index(index)?;
+        if let Some(t) = truncatable {
+            if t.min_tokens < 0 {
+                return invalid!(
+                    "min_tokens is {} for item {index}; it must be >= 0",
+                    t.min_tokens
+                );
+            }
+        }
+        let len = self.len();
+        grown(&mut self.attrs.truncatable, len)[i] = truncatable;
+        Ok(())
+    }
+
+    /// How item `i` may be cut, if it may.
+    pub fn truncatable(&self, i: u32) -> Option<Truncatable> {
+        cell(&self.attrs.truncatable, i)
+    }
+
+    /// Whether any item is truncatable.
+    pub fn has_truncatable(&self) -> bool {
+        self.attrs.truncatable.iter().any(Option::is_some)
     }
 
     /// The keep-together group of item `i` (0: none).

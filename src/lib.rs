@@ -11,6 +11,7 @@
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
 pub mod budget;
+pub mod choice;
 pub mod error;
 pub mod ffi;
 pub mod group;

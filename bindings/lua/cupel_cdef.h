@@ -27,6 +27,8 @@ typedef enum cupel_reason {
   CUPEL_REASON_SCORED = 0,
   CUPEL_REASON_PINNED = 1,
   CUPEL_REASON_ZERO_TOKEN = 2,
+  CUPEL_REASON_VARIANT = 3,
+  CUPEL_REASON_TRUNCATED = 4,
   CUPEL_REASON_BUDGET_EXCEEDED = 10,
   CUPEL_REASON_SCORED_TOO_LOW = 11,
   CUPEL_REASON_DEDUPLICATED = 12,
@@ -390,6 +392,42 @@ enum cupel_status cupel_scorer_score(const struct cupel_scorer *scorer,
                                      double *out_scores,
                                      size_t capacity,
                                      size_t *out_len);
+enum cupel_status cupel_items_add_variant(struct cupel_items *items,
+                                          size_t index,
+                                          int64_t tokens,
+                                          double value,
+                                          const char *content);
+enum cupel_status cupel_items_set_truncatable(struct cupel_items *items,
+                                              size_t index,
+                                              int keep,
+                                              int64_t min_tokens);
+enum cupel_status cupel_items_clear_truncatable(struct cupel_items *items,
+                                                size_t index);
+enum cupel_status cupel_items_variant_count(const struct cupel_items *items,
+                                            size_t index,
+                                            size_t *out_count);
+enum cupel_status cupel_items_variant(const struct cupel_items *items,
+                                      size_t index,
+                                      size_t variant,
+                                      int64_t *out_tokens,
+                                      double *out_value,
+                                      const char **out_content,
+                                      size_t *out_content_len);
+enum cupel_status cupel_items_truncatable(const struct cupel_items *items,
+                                          size_t index,
+                                          bool *out_truncatable,
+                                          int *out_keep,
+                                          int64_t *out_min_tokens);
+enum cupel_status cupel_pipeline_set_tokenizer(struct cupel_pipeline *pipeline,
+                                               const struct cupel_tokenizer *tokenizer);
+enum cupel_status cupel_report_included_variant(const struct cupel_report *report,
+                                                size_t i,
+                                                size_t *out_variant,
+                                                int64_t *out_tokens);
+enum cupel_status cupel_report_included_cut(const struct cupel_report *report,
+                                            size_t i,
+                                            size_t *out_head_end,
+                                            size_t *out_tail_start);
 enum cupel_status cupel_slice(const struct cupel_slicer *slicer,
                               const struct cupel_items *items,
                               const struct cupel_budget *budget,

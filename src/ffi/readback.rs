@@ -354,6 +354,8 @@ fn reason_c_name(reason: Reason) -> &'static CStr {
         Reason::QuotaCapExceeded => c"QuotaCapExceeded",
         Reason::QuotaRequireDisplaced => c"QuotaRequireDisplaced",
         Reason::NegativeTokens => c"NegativeTokens",
+        Reason::Variant => c"Variant",
+        Reason::Truncated => c"Truncated",
         Reason::PinnedOverride => c"PinnedOverride",
         Reason::Filtered => c"Filtered",
         Reason::CountCapExceeded => c"CountCapExceeded",
@@ -386,7 +388,7 @@ mod tests {
             let s = unsafe { CStr::from_ptr(cupel_reason_str(r as i32)) };
             assert_eq!(s.to_str().unwrap(), r.name());
         }
-        for bad in [-1, 3, 9, 19, i32::MAX, i32::MIN] {
+        for bad in [-1, 5, 9, 19, i32::MAX, i32::MIN] {
             // SAFETY: as above.
             let s = unsafe { CStr::from_ptr(cupel_reason_str(bad)) };
             assert_eq!(s.to_str().unwrap(), "Unknown");

@@ -203,6 +203,12 @@ pub enum cupel_reason {
     CUPEL_REASON_PINNED = 1,
     /// Included: costs no tokens.
     CUPEL_REASON_ZERO_TOKEN = 2,
+    /// Included as one of its variants (`cupel_items_add_variant`):
+    /// `cupel_report_included_variant` says which and its tokens.
+    CUPEL_REASON_VARIANT = 3,
+    /// Included cut down to fit (`cupel_items_set_truncatable`):
+    /// `cupel_report_included_cut` gives the kept byte ranges.
+    CUPEL_REASON_TRUNCATED = 4,
     /// Excluded: did not fit; `item_tokens` and `available_tokens` (the
     /// tokens left: the effective target minus what was selected, or in
     /// truncation the target minus what was kept before it).
@@ -274,6 +280,8 @@ const _: () = {
     assert!(Reason::Scored as i32 == cupel_reason::CUPEL_REASON_SCORED as i32);
     assert!(Reason::Pinned as i32 == cupel_reason::CUPEL_REASON_PINNED as i32);
     assert!(Reason::ZeroToken as i32 == cupel_reason::CUPEL_REASON_ZERO_TOKEN as i32);
+    assert!(Reason::Variant as i32 == cupel_reason::CUPEL_REASON_VARIANT as i32);
+    assert!(Reason::Truncated as i32 == cupel_reason::CUPEL_REASON_TRUNCATED as i32);
     assert!(Reason::BudgetExceeded as i32 == cupel_reason::CUPEL_REASON_BUDGET_EXCEEDED as i32);
     assert!(Reason::ScoredTooLow as i32 == cupel_reason::CUPEL_REASON_SCORED_TOO_LOW as i32);
     assert!(Reason::Deduplicated as i32 == cupel_reason::CUPEL_REASON_DEDUPLICATED as i32);

@@ -40,6 +40,8 @@ pub struct Pipeline {
     pub placer: Option<Placer>,
     pub deduplication: bool,
     pub overflow: Overflow,
+    /// Cuts truncatable items (`crate::choice::fill`).
+    pub tokenizer: Option<crate::text::tokenizer::Tokenizer>,
 }
 
 impl Pipeline {
@@ -50,6 +52,7 @@ impl Pipeline {
             placer,
             deduplication: true,
             overflow: Overflow::Throw,
+            tokenizer: None,
         }
     }
 
@@ -61,6 +64,7 @@ impl Pipeline {
         budget: &Budget,
         report: Option<&mut Report>,
     ) -> Result<Vec<u32>> {
+        crate::choice::fill::check(items, self.tokenizer.as_ref())?;
         let mut log = report::Log::new(report.is_some());
         // Keep-together groups (none: nothing is built).
         let groups = Groups::of(items);
@@ -90,7 +94,13 @@ impl Pipeline {
         // 5. Slice with the budget left after the pinned items.
         let view = items.view_scored(&scores);
         let effective = budget.effective(classes.pinned_tokens)?;
-        let outcome = self.engine.slice_sorted(view, &sorted, effective, groups)?;
+        let variants = items.has_variants().then_some(items);
+        let mut outcome = self
+            .engine
+            .slice_sorted(view, &sorted, effective, groups, variants)?;
+        // Truncatable items fill what the slicer left.
+        let tokenizer = self.tokenizer.as_ref();
+        crate::choice::fill::fill(items, view, tokenizer, &sorted, &mut outcome);
         let pinned = (classes.pinned.first()).map(|&p| {
             (
                 p,
@@ -103,7 +113,7 @@ impl Pipeline {
         let placed = place::place(
             items,
             &classes.pinned,
-            &outcome.selected,
+            &outcome,
             &scores,
             budget.target_tokens(),
             self.overflow,

@@ -5,6 +5,7 @@
 //! the result (ties keep merged order).
 
 use super::report::{Log, Reason};
+use super::slice::Outcome;
 use crate::error::{Error, Result};
 use crate::group::Groups;
 use crate::items::Items;
@@ -28,7 +29,7 @@ pub const PINNED_SCORE: f64 = 1.0;
 pub fn place(
     items: &Items,
     pinned: &[u32],
-    sliced: &[u32],
+    outcome: &Outcome,
     scores: &[f64],
     target_tokens: i64,
     overflow: Overflow,
@@ -37,10 +38,16 @@ pub fn place(
     log: &mut Log,
 ) -> Result<Vec<u32>> {
     let view = items.view();
-    // Step 1: merge, pinned first.
+    let sliced = &outcome.selected;
+    // Step 1: merge, pinned first. An item included as a variant or cut
+    // has the share of its score it keeps (`crate::choice`).
+    let score_of = |i: u32| match outcome.shrunk.get(&i) {
+        None => scores[i as usize],
+        s => scores[i as usize] * crate::choice::fill::share(items, view, i, s),
+    };
     let mut merged: Vec<(u32, f64)> = Vec::with_capacity(pinned.len() + sliced.len());
     merged.extend(pinned.iter().map(|&i| (i, PINNED_SCORE)));
-    merged.extend(sliced.iter().map(|&i| (i, scores[i as usize])));
+    merged.extend(sliced.iter().map(|&i| (i, score_of(i))));
     // A group is one entry from here on: its first member in push order
     // (which is where the group first appears in `merged`: pinned items
     // and each sliced group come in push order) stands for it, with the
@@ -54,9 +61,14 @@ pub fn place(
             n
         }
     };
-    let tokens = |i: u32| match groups {
-        None => view.tokens(i),
-        Some(g) => g.unit_tokens(view, i),
+    // The tokens an entry adds: a shrunk item's chosen count.
+    let tokens = |i: u32| match (groups, outcome.shrunk.is_empty()) {
+        (None, true) => view.tokens(i),
+        (Some(g), true) => g.unit_tokens(view, i),
+        (None, false) => outcome.tokens_of(view, i),
+        (Some(g), false) => g.unit(&i).iter().fold(0i64, |acc, &m| {
+            acc.saturating_add(outcome.tokens_of(view, m))
+        }),
     };
     // Step 2: overflow against the original target.
     let total = merged
@@ -123,7 +135,7 @@ pub fn place(
             // Pinned as Classify decided: the item's flag or its group's.
             let score = |m: u32| match items.pinned(m) || g.pinned(m) {
                 true => PINNED_SCORE,
-                false => scores[m as usize],
+                false => score_of(m),
             };
             let merged = merged
                 .iter()

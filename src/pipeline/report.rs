@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use super::slice::Outcome;
+use super::slice::{Outcome, Shrunk};
 use crate::group::Groups;
 use crate::items::{Items, View};
 
@@ -19,6 +19,10 @@ pub enum Reason {
     Scored = 0,
     Pinned = 1,
     ZeroToken = 2,
+    /// Included as one of its variants (`crate::choice`).
+    Variant = 3,
+    /// Included cut down to fit (`crate::choice::fill`).
+    Truncated = 4,
     BudgetExceeded = 10,
     /// Reserved by the specification: never emitted.
     ScoredTooLow = 11,
@@ -36,10 +40,12 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub const ALL: [Reason; 12] = [
+    pub const ALL: [Reason; 14] = [
         Reason::Scored,
         Reason::Pinned,
         Reason::ZeroToken,
+        Reason::Variant,
+        Reason::Truncated,
         Reason::BudgetExceeded,
         Reason::ScoredTooLow,
         Reason::Deduplicated,
@@ -57,6 +63,8 @@ impl Reason {
             Reason::Scored => "Scored",
             Reason::Pinned => "Pinned",
             Reason::ZeroToken => "ZeroToken",
+            Reason::Variant => "Variant",
+            Reason::Truncated => "Truncated",
             Reason::BudgetExceeded => "BudgetExceeded",
             Reason::ScoredTooLow => "ScoredTooLow",
             Reason::Deduplicated => "Deduplicated",
@@ -88,6 +96,16 @@ pub struct Decision {
     /// The tokens the decision was made on: the group's summed tokens for
     /// a grouped item, its own otherwise.
     pub group_tokens: i64,
+    /// Included: the option chosen (0: the item as pushed, also when cut).
+    pub variant: u8,
+    /// Included: the tokens it adds to the context (`item_tokens` unless a
+    /// variant or a cut).
+    pub added_tokens: i64,
+    /// Included and cut: the kept byte ranges `[0, head_end)` and
+    /// `[tail_start, len)` of its content.
+    pub cut: Option<(usize, usize)>,
+    /// Included: the length of its content in bytes (0: none).
+    pub content_len: usize,
 }
 
 /// One stage-level TraceEvent.
@@ -149,7 +167,16 @@ impl Report {
             .collect();
         log.placed(&merged);
         let placed = outcome.selected.clone();
-        log.finish_with(items, &placed, outcome, groups.as_ref())
+        let mut report = log.finish_with(items, &placed, outcome, groups.as_ref());
+        report.set_content_lens(all);
+        report
+    }
+
+    /// Each included decision's `content_len`.
+    fn set_content_lens(&mut self, items: &Items) {
+        for d in &mut self.included {
+            d.content_len = items.content(d.item).map_or(0, str::len);
+        }
     }
 }
 
@@ -225,6 +252,10 @@ impl Log {
                 related,
                 group: 0,
                 group_tokens: item_tokens,
+                variant: 0,
+                added_tokens: 0,
+                cut: None,
+                content_len: 0,
             });
         }
     }
@@ -309,6 +340,7 @@ impl Log {
             is_pinned[i as usize] = true;
         }
         let mut report = self.finish_with(items.view(), placed, outcome, groups);
+        report.set_content_lens(items);
         for d in &mut report.included {
             if is_pinned[d.item as usize] {
                 d.reason = Reason::Pinned;
@@ -329,19 +361,29 @@ impl Log {
             .iter()
             .map(|&i| {
                 let tokens = items.tokens(i);
+                let shrunk = outcome.shrunk.get(&i);
+                let reason = match shrunk {
+                    _ if tokens == 0 => Reason::ZeroToken,
+                    Some(s) if s.variant > 0 => Reason::Variant,
+                    Some(Shrunk {
+                        cut: Some((head, tail)),
+                        ..
+                    }) if head < tail => Reason::Truncated,
+                    _ => Reason::Scored,
+                };
                 Decision {
                     item: i,
                     score: score_of.get(&i).copied().unwrap_or(0.0),
-                    reason: if tokens == 0 {
-                        Reason::ZeroToken
-                    } else {
-                        Reason::Scored
-                    },
+                    reason,
                     item_tokens: tokens,
                     available_tokens: 0,
                     related: None,
                     group: 0,
                     group_tokens: tokens,
+                    variant: shrunk.map_or(0, |s| s.variant),
+                    added_tokens: shrunk.map_or(tokens, |s| s.tokens),
+                    cut: shrunk.and_then(|s| s.cut),
+                    content_len: 0,
                 }
             })
             .collect();
@@ -464,6 +506,14 @@ impl Report {
             if d.group != 0 {
                 item["group"] = d.group.into();
                 reason["group_tokens"] = d.group_tokens.into();
+            }
+            // An item included as a variant or cut: which, and what it adds.
+            if d.variant > 0 || d.cut.is_some() {
+                reason["variant"] = d.variant.into();
+                reason["tokens_added"] = d.added_tokens.into();
+            }
+            if let Some((head_end, tail_start)) = d.cut {
+                reason["cut"] = json!({ "head_end": head_end, "tail_start": tail_start });
             }
             json!({ "item": item, "score": d.score, "reason": reason })
         };

@@ -5,7 +5,10 @@
 //! pipeline's Slice stage. Also budget simulation (supplement 8), which runs
 //! the same path repeatedly.
 
+use std::collections::BTreeMap;
+
 use crate::budget::{Budget, SliceBudget};
+use crate::choice::Options;
 use crate::error::{invalid, Error, Result};
 use crate::group::{Groups, Units};
 use crate::items::{Items, View};
@@ -40,6 +43,31 @@ pub struct Outcome {
     pub selected_tokens: i64,
     pub shortfalls: Vec<Shortfall>,
     pub cap_excluded: Vec<u32>,
+    /// The selected items not included as pushed: a variant chosen, or a
+    /// cut (`crate::choice`). Empty for a list without either.
+    pub shrunk: BTreeMap<u32, Shrunk>,
+}
+
+/// How a selected item is included when not as pushed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shrunk {
+    /// The variant (0: the item itself, cut).
+    pub variant: u8,
+    /// The tokens it adds to the context.
+    pub tokens: i64,
+    /// The kept byte ranges of its content, `[0, head_end)` and
+    /// `[tail_start, len)`, when it was cut.
+    pub cut: Option<(usize, usize)>,
+}
+
+impl Outcome {
+    /// The tokens selected item `i` adds to the context.
+    pub fn tokens_of(&self, items: View<'_>, i: u32) -> i64 {
+        match self.shrunk.get(&i) {
+            Some(s) => s.tokens,
+            None => items.tokens(i),
+        }
+    }
 }
 
 impl Engine {
@@ -53,7 +81,11 @@ impl Engine {
         sorted: &[u32],
         effective: SliceBudget,
         groups: Option<&Groups>,
+        variants: Option<&Items>,
     ) -> Result<Outcome> {
+        if let Some(all) = variants {
+            return self.slice_options(all, items, sorted, effective, groups);
+        }
         let Some(groups) = groups else {
             let mut ctx = Ctx::new(items, self.memory_limit);
             let selected = self.slicer.slice(sorted, effective, &mut ctx)?;
@@ -81,6 +113,71 @@ impl Engine {
             effective_target: effective.target,
             shortfalls,
             cap_excluded,
+            shrunk: BTreeMap::new(),
+        })
+    }
+
+    /// [`Engine::slice_sorted`] for a list with variants (`all`): the
+    /// slicer runs on the options of the candidates (`crate::choice`), the
+    /// candidates being the items of `sorted` or, with `groups`, their
+    /// units in Sort order.
+    fn slice_options(
+        &self,
+        all: &Items,
+        items: View<'_>,
+        sorted: &[u32],
+        effective: SliceBudget,
+        groups: Option<&Groups>,
+    ) -> Result<Outcome> {
+        let units = match groups {
+            Some(g) => Some(Units::build(items, g, sorted, scaled_value, true)?),
+            None => None,
+        };
+        let (base, cands): (View<'_>, Vec<u32>) = match &units {
+            Some(u) => (u.view(items), (0..u.len() as u32).collect()),
+            None => (items, sorted.to_vec()),
+        };
+        let members = |p: usize| -> &[u32] {
+            match &units {
+                Some(u) => u.members(cands[p]),
+                None => std::slice::from_ref(&cands[p]),
+            }
+        };
+        let options = Options::build(all, items, base, &cands, members);
+        let mut ctx = Ctx::new(options.view(base), self.memory_limit);
+        let every: Vec<u32> = (0..options.len() as u32).collect();
+        let chosen = self.slicer.slice(&every, effective, &mut ctx)?;
+        let chosen = options.expand(all, items, &chosen, members);
+        // A capped class is reported as its items.
+        let mut cap_excluded = Vec::new();
+        for &o in &ctx.cap_excluded {
+            cap_excluded.extend_from_slice(members(options.class(o) as usize));
+        }
+        let mut shrunk = BTreeMap::new();
+        let mut selected_tokens = 0i64;
+        for c in &chosen {
+            selected_tokens = selected_tokens.saturating_add(c.tokens);
+            if c.variant != 0 {
+                let (variant, tokens) = (c.variant, c.tokens);
+                let cut = None;
+                shrunk.insert(
+                    c.item,
+                    Shrunk {
+                        variant,
+                        tokens,
+                        cut,
+                    },
+                );
+            }
+        }
+        Ok(Outcome {
+            selected: chosen.iter().map(|c| c.item).collect(),
+            effective_max: effective.max,
+            effective_target: effective.target,
+            selected_tokens,
+            shortfalls: std::mem::take(&mut ctx.shortfalls),
+            cap_excluded,
+            shrunk,
         })
     }
 
@@ -97,6 +194,7 @@ impl Engine {
             effective_target: effective.target,
             shortfalls: ctx.shortfalls,
             cap_excluded: ctx.cap_excluded,
+            shrunk: BTreeMap::new(),
         }
     }
 
@@ -107,9 +205,11 @@ impl Engine {
     /// [`crate::slicer::greedy`]), and a grouped list's units are put in Sort
     /// order by `Units::build`, which sorts units, not items: both get item
     /// order and the sort is skipped.
-    fn sort_stage(&self, items: View<'_>, grouped: bool) -> Vec<u32> {
+    /// A list with variants (`options`) is sliced over the options of the
+    /// candidates in Sort order.
+    fn sort_stage(&self, items: View<'_>, grouped: bool, options: bool) -> Vec<u32> {
         let allowed = |i: &u32| items.tokens(*i) >= 0;
-        if grouped || matches!(self.slicer, Slicer::Greedy) {
+        if grouped || (matches!(self.slicer, Slicer::Greedy) && !options) {
             (0..items.len() as u32).filter(allowed).collect()
         } else {
             let mut sorted = sort_stage(&items);
@@ -120,11 +220,12 @@ impl Engine {
 
     /// Sort stage, then Slice stage with `budget` and `pinned_tokens`, on
     /// the pushed scores (`cupel_slice`).
-    pub fn slice(&self, items: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
-        let groups = Groups::of(items);
-        let items = items.view();
+    pub fn slice(&self, all: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
+        let groups = Groups::of(all);
+        let items = all.view();
         let effective = budget.effective(pinned_tokens)?;
-        if groups.is_none() && matches!(self.slicer, Slicer::Greedy) {
+        let variants = all.has_variants().then_some(all);
+        if groups.is_none() && variants.is_none() && matches!(self.slicer, Slicer::Greedy) {
             // Density order with Sort-stage ties needs no Sort stage (see
             // `Engine::sort_stage`) nor a candidate list: `greedy_all` takes
             // the items in item order and passes over negative-token ones.
@@ -132,8 +233,8 @@ impl Engine {
             let ctx = Ctx::new(items, self.memory_limit);
             return Ok(Self::outcome(items, selected, effective, ctx));
         }
-        let sorted = self.sort_stage(items, groups.is_some());
-        self.slice_sorted(items, &sorted, effective, groups.as_ref())
+        let sorted = self.sort_stage(items, groups.is_some(), variants.is_some());
+        self.slice_sorted(items, &sorted, effective, groups.as_ref(), variants)
     }
 
     /// `Unsupported` when the slicer, or one nested in it, satisfies `pred`.
@@ -168,13 +269,14 @@ impl Engine {
             return Ok(Vec::new());
         }
         let groups = Groups::of(items);
+        let variants = items.has_variants().then_some(items);
         let (items, groups) = (items.view(), groups.as_ref());
-        let sorted = self.sort_stage(items, groups.is_some());
+        let sorted = self.sort_stage(items, groups.is_some(), variants.is_some());
         let full = self
-            .slice_sorted(items, &sorted, full_budget, groups)?
+            .slice_sorted(items, &sorted, full_budget, groups, variants)?
             .selected;
         let less = self
-            .slice_sorted(items, &sorted, reduced_budget, groups)?
+            .slice_sorted(items, &sorted, reduced_budget, groups, variants)?
             .selected;
         let mut in_less = vec![false; items.len()];
         for i in less {
@@ -218,12 +320,13 @@ impl Engine {
             return invalid!("search_ceiling {ceiling} < tokens {tokens} of item {target_index}");
         }
         let groups = Groups::of(items);
+        let variants = items.has_variants().then_some(items);
         let (items, groups) = (items.view(), groups.as_ref());
-        let sorted = self.sort_stage(items, groups.is_some());
+        let sorted = self.sort_stage(items, groups.is_some(), variants.is_some());
         let selected_at = |b: i64| -> Result<bool> {
             let effective = Budget::new(b, b)?.effective(pinned_tokens)?;
             Ok(self
-                .slice_sorted(items, &sorted, effective, groups)?
+                .slice_sorted(items, &sorted, effective, groups, variants)?
                 .selected
                 .contains(&target))
         };

@@ -123,9 +123,18 @@ impl CountQuota {
         let mut counts = vec![0u32; self.entries.len()];
         let mut committed_flag = vec![false; cands.len()];
         let mut committed: Vec<(u32, u32)> = Vec::new(); // (entry, item)
+                                                         // With options (a list with variants), a class commits its first
+                                                         // option (the candidate as pushed) and its other options go too.
+        let mut class_done = vec![false; items.len()];
         for (pos, &i) in cands.iter().enumerate() {
+            let class = items.class(i) as usize;
+            if class_done[class] {
+                committed_flag[pos] = true;
+                continue;
+            }
             let e = entry_of(i);
             if e != NO_ENTRY && counts[e as usize] < self.entries[e as usize].require {
+                class_done[class] = true;
                 counts[e as usize] += 1;
                 committed_flag[pos] = true;
                 committed.push((e, i));

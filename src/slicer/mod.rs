@@ -66,6 +66,20 @@ impl Slicer {
     /// Runs the slicer on `cands` (item indices in Sort-stage order).
     pub fn slice(&self, cands: &[u32], budget: SliceBudget, ctx: &mut Ctx<'_>) -> Result<Vec<u32>> {
         match self {
+            // A view of options (a list with variants): the multiple-choice
+            // forms (`crate::choice`).
+            Slicer::Greedy if ctx.items.classes().is_some() => Ok(crate::choice::greedy::greedy(
+                &ctx.items,
+                cands,
+                budget.target,
+            )),
+            Slicer::Knapsack(k) if ctx.items.classes().is_some() => knapsack::choice::knapsack(
+                &ctx.items,
+                cands,
+                budget.target,
+                k.bucket_size,
+                ctx.memory_limit,
+            ),
             Slicer::Greedy => Ok(greedy(&ctx.items, cands, budget.target)),
             Slicer::Knapsack(k) => knapsack(
                 &ctx.items,

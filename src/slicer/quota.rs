@@ -129,7 +129,10 @@ impl Quota {
             }
             let p = part_of_kind[k] as usize;
             part_len[p] += 1;
-            mass[p] += items.tokens(i) as u128;
+            // A class of options weighs as its candidate was pushed.
+            if items.is_first_option(i) {
+                mass[p] += items.tokens(i) as u128;
+            }
         }
         let mut start: Vec<usize> = Vec::with_capacity(part_len.len() + 1);
         start.push(0);

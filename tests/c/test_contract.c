@@ -404,6 +404,54 @@ static cupel_status call(const row_t *r, fixture_t *f, outcome_t *o) {
     }
     return st;
   }
+  if (is(op, "items.add_variant")) {
+    size_t index = (size_t)i64_of(r, "index", 0);
+    int64_t tokens = i64_of(r, "tokens", 5);
+    double value = f64_of(r, "value", 0.5);
+    const char *content = str_of(r, "content", "[cleared]", b1, sizeof b1);
+    cupel_status st = cupel_items_add_variant(HANDLE(r, "items", f->items), index, tokens, value, content);
+    if (st == CUPEL_OK) {
+      size_t count = 0, len = 0;
+      int64_t t = -1;
+      double v = -1;
+      const char *c = NULL;
+      if (cupel_items_variant_count(f->items, index, &count) || count != 1 ||
+          cupel_items_variant(f->items, index, 1, &t, &v, &c, &len) || t != tokens || v != value ||
+          (content ? (len != strlen(content) || memcmp(c, content, len)) : (c != NULL || len != 0)))
+        fail_check(o, "the variant read back");
+    }
+    return st;
+  }
+  if (is(op, "items.set_truncatable")) {
+    size_t index = (size_t)i64_of(r, "index", 1);
+    int keep = (int)i64_of(r, "keep", CUPEL_KEEP_HEAD);
+    int64_t min = i64_of(r, "min_tokens", 1);
+    cupel_status st = cupel_items_set_truncatable(HANDLE(r, "items", f->items), index, keep, min);
+    if (st == CUPEL_OK) {
+      bool is_t = false;
+      int k = -1;
+      int64_t m = -1;
+      if (cupel_items_truncatable(f->items, index, &is_t, &k, &m) || !is_t || k != keep || m != min)
+        fail_check(o, "the truncation read back");
+    }
+    return st;
+  }
+  if (is(op, "pipeline.set_tokenizer")) {
+    return cupel_pipeline_set_tokenizer(HANDLE(r, "pipeline", f->pipeline), HANDLE(r, "tokenizer", f->tokenizer));
+  }
+  if (is(op, "pipeline.run_cut")) {
+    cupel_report *report = NULL;
+    cupel_status st;
+    if (cupel_items_set_truncatable(f->items, 1, CUPEL_KEEP_HEAD, 1) ||
+        cupel_pipeline_set_tokenizer(f->pipeline, HANDLE(r, "tokenizer", f->tokenizer)) || cupel_report_new(&report)) {
+      fprintf(stderr, "row %s: the run_cut setup failed\n", r->id);
+      exit(2);
+    }
+    st = cupel_pipeline_run(f->pipeline, f->items, f->budget, out, 16, &n, report);
+    if (st == CUPEL_OK) snprintf(o->result, sizeof o->result, "%zu", cupel_report_included_count(report));
+    cupel_report_free(report);
+    return st;
+  }
   if (is(op, "reason.name")) {
     snprintf(o->result, sizeof o->result, "%s", cupel_reason_str((int)i64_of(r, "code", 0)));
     return CUPEL_OK;

@@ -1,7 +1,7 @@
 //! [`Bits32`]: `i32` DP values held as `f32` bits, for x86-64 kernels
 //! without a 32-bit integer max.
 
-use super::{check, Fused, Kernel, Lane};
+use super::{check, check_choice, Choice, Fused, Kernel, Lane};
 
 /// An `i32` DP value stored as the `f32` with the same bits, for the SSE2
 /// and portable kernels on x86-64: SSE2 has an `f32` max (`maxps`) but no
@@ -55,6 +55,16 @@ impl Lane for Bits32 {
             // bounded every index the kernel touches.
             Kernel::Sse2 => unsafe { super::x86_64::sse2_bits32(f) },
             _ => super::portable::fused(f),
+        }
+    }
+    fn choice(kernel: Kernel, c: Choice<'_, Bits32>) {
+        check_choice(&c);
+        match kernel {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: SSE2 is part of the x86-64 baseline and
+            // `check_choice` bounded every index the kernel touches.
+            Kernel::Sse2 => unsafe { super::x86_64::sse2_bits32_choice(c) },
+            _ => super::portable::choice(c),
         }
     }
 }

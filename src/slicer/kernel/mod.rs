@@ -65,6 +65,32 @@ pub trait Lane: Copy + PartialOrd + Default + Send + 'static {
     }
     /// Runs blocks `blocks` of the fused rows `a` and `b` with `kernel`.
     fn fused(kernel: Kernel, f: Fused<'_, Self>);
+    /// Runs blocks `blocks` of the multiple-choice row `c` with `kernel`.
+    fn choice(kernel: Kernel, c: Choice<'_, Self>);
+}
+
+/// The most options one multiple-choice row takes: an item and its 255
+/// variants.
+pub const MAX_OPTIONS: usize = 256;
+
+/// One multiple-choice row (the options of one class, at most one of which
+/// is taken) to run in one pass over `dp`: for every cell `w`, top down,
+/// `dp[w] = max(dp[w], dp[w - d_j] + v_j)` over the options `j` in order,
+/// all sources read before the cell is stored (so each is the value before
+/// the row); option `j`'s keep bit is set where it is strictly above the
+/// running maximum of `dp[w]` and the options before it. So the last
+/// option whose bit is set at `w` is the one the cell's value came from.
+pub struct Choice<'a, T> {
+    pub dp: &'a mut [T],
+    /// Cells of padding: cell `w` is `dp[pad + w]`.
+    pub pad: usize,
+    /// `opts.len()` rows of `words` keep words, option by option.
+    pub keep: &'a mut [u64],
+    pub words: usize,
+    /// (weight in cells >= 1, value >= 0) of each option.
+    pub opts: &'a [(usize, T)],
+    /// Keep word indices to compute, top down.
+    pub blocks: Range<usize>,
 }
 
 /// Two rows to run in one pass over `dp`.
@@ -81,7 +107,7 @@ pub struct Fused<'a, T> {
 }
 
 macro_rules! lane {
-    ($t:ty, $($kernel:ident => $f:ident),*) => {
+    ($t:ty, $($kernel:ident => $f:ident / $c:ident),*) => {
         impl Lane for $t {
             const FLOOR: $t = <$t>::MIN;
             #[inline(always)]
@@ -100,12 +126,25 @@ macro_rules! lane {
                     _ => portable::fused(f),
                 }
             }
+            fn choice(kernel: Kernel, c: Choice<'_, $t>) {
+                check_choice(&c);
+                match kernel {
+                    $(
+                        #[cfg(target_arch = "x86_64")]
+                        // SAFETY: the kernel's CPU feature was detected and
+                        // `check_choice` bounded every index it touches.
+                        Kernel::$kernel if kernel.is_supported() => unsafe { x86_64::$c(c) },
+                    )*
+                    _ => portable::choice(c),
+                }
+            }
         }
     };
 }
 
-lane!(i32, Avx512 => avx512_i32, Avx2 => avx2_i32, Sse41 => sse41_i32, Sse2 => sse2_i32);
-lane!(i64, Avx512 => avx512_i64, Avx2 => avx2_i64);
+lane!(i32, Avx512 => avx512_i32 / avx512_i32_choice, Avx2 => avx2_i32 / avx2_i32_choice,
+    Sse41 => sse41_i32 / sse41_i32_choice, Sse2 => sse2_i32 / sse2_i32_choice);
+lane!(i64, Avx512 => avx512_i64 / avx512_i64_choice, Avx2 => avx2_i64 / avx2_i64_choice);
 
 /// Whether a problem of total value `total` runs in [`Bits32`] lanes with
 /// `kernel`: the x86-64 kernels without a 32-bit integer max. (On other
@@ -252,6 +291,74 @@ pub fn rows<T: Lane>(
             blocks: lowest..words,
         },
     );
+}
+
+/// Runs the multiple-choice row `opts` (weights in cells, at most
+/// `max_weight`; values `>= 0`) on `dp` (from [`init_dp`] with
+/// `max_weight`), writing every word of `keep` (`opts.len()` rows of
+/// `words`): from block `from` up, the words below zeroed, as [`rows`].
+pub fn choice_row<T: Lane>(
+    kernel: Kernel,
+    dp: &mut [T],
+    max_weight: usize,
+    keep: &mut [u64],
+    words: usize,
+    opts: &[(usize, T)],
+    from: usize,
+) {
+    assert!(opts.iter().all(|o| o.0 <= max_weight) && keep.len() == opts.len() * words);
+    let lightest = opts.iter().map(|o| o.0).min().unwrap_or(0);
+    let lowest = (lightest / 64).max(from).min(words);
+    for row in keep.chunks_exact_mut(words) {
+        row[..lowest].fill(0);
+    }
+    T::choice(
+        kernel,
+        Choice {
+            dp,
+            pad: pad(max_weight),
+            keep,
+            words,
+            opts,
+            blocks: lowest..words,
+        },
+    );
+}
+
+/// [`choice_row`] with saturating additions, scalar, in `i64`: for
+/// problems whose total value overflows every lane type.
+pub fn choice_row_saturating(
+    dp: &mut [i64],
+    max_weight: usize,
+    keep: &mut [u64],
+    words: usize,
+    opts: &[(usize, i64)],
+) {
+    assert!(dp.len() == dp_len(words, max_weight) && keep.len() == opts.len() * words);
+    assert!(opts.iter().all(|o| o.0 >= 1 && o.0 <= max_weight));
+    let pad = pad(max_weight);
+    keep.fill(0);
+    for w in (0..64 * words).rev() {
+        let mut cur = dp[pad + w];
+        for (j, &(d, v)) in opts.iter().enumerate() {
+            let with = dp[pad + w - d].saturating_add(v);
+            if with > cur {
+                cur = with;
+                keep[j * words + (w >> 6)] |= 1 << (w & 63);
+            }
+        }
+        dp[pad + w] = cur;
+    }
+}
+
+/// The bounds every choice kernel relies on; checked before any intrinsic.
+pub(super) fn check_choice<T: Lane>(c: &Choice<'_, T>) {
+    let n = c.opts.len();
+    assert!(n >= 1 && n <= MAX_OPTIONS && c.keep.len() == n * c.words);
+    assert!(c.blocks.end <= c.words && c.dp.len() >= c.pad + 64 * c.words);
+    for &(d, v) in c.opts {
+        assert!(d >= 1 && d <= c.pad && v >= T::default());
+    }
 }
 
 /// One row with saturating additions, scalar, in `i64`: for problems whose

@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 
-use super::{b_word, Fused, Lane};
+use super::{b_word, Choice, Fused, Lane, MAX_OPTIONS};
 
 /// Runs the fused rows of `f` (bounds already checked by `super::check`).
 pub(super) fn fused<T: Lane>(f: Fused<'_, T>) {
@@ -77,4 +77,35 @@ fn pack_bytes(flags: &[[u8; 16]; 8], from: usize) -> u64 {
         bits |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * g);
     }
     bits
+}
+
+/// Runs the multiple-choice row of `c` (bounds checked by
+/// `super::check_choice`): cell by cell, top down, every option's source
+/// read before the cell is stored.
+pub(super) fn choice<T: Lane>(c: Choice<'_, T>) {
+    let Choice {
+        dp,
+        pad,
+        keep,
+        words,
+        opts,
+        blocks,
+    } = c;
+    let mut bits = [0u64; MAX_OPTIONS];
+    let bits = &mut bits[..opts.len()];
+    for k in blocks.rev() {
+        bits.fill(0);
+        for w in (64 * k..64 * k + 64).rev() {
+            let mut cur = dp[pad + w];
+            for (b, &(d, v)) in bits.iter_mut().zip(opts) {
+                let with = dp[pad + w - d].wrap_add(v);
+                *b |= ((with > cur) as u64) << (w & 63);
+                cur = cur.lmax(with);
+            }
+            dp[pad + w] = cur;
+        }
+        for (j, &b) in bits.iter().enumerate() {
+            keep[j * words + k] = b;
+        }
+    }
 }

@@ -7,6 +7,7 @@
 //! result depends on, `scratch.rs` keeps the buffers per thread, and
 //! [`reference`] is the spec's algorithm as written, the tests' oracle.
 
+pub(crate) mod choice;
 mod filter;
 pub mod reference;
 mod rows;

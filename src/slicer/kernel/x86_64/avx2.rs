@@ -4,7 +4,7 @@ use super::{fused_kernel, join};
 use crate::slicer::kernel::{b_word, Fused};
 use std::arch::x86_64::*;
 
-fused_kernel!(avx2_i32, i32, "avx2", 8,
+fused_kernel!(avx2_i32 / avx2_i32_choice, i32, "avx2", 8,
     load: |p: *mut i32| _mm256_loadu_si256(p as *const __m256i),
     store: |p: *mut i32, v| _mm256_storeu_si256(p as *mut __m256i, v),
     splat: |v| _mm256_set1_epi32(v),
@@ -13,7 +13,7 @@ fused_kernel!(avx2_i32, i32, "avx2", 8,
     gt: |x, y| _mm256_cmpgt_epi32(x, y),
     pack: |m0, m1, m2, m3| pack_avx2(m0, m1, m2, m3));
 
-fused_kernel!(avx2_i64, i64, "avx2", 4,
+fused_kernel!(avx2_i64 / avx2_i64_choice, i64, "avx2", 4,
     load: |p: *mut i64| _mm256_loadu_si256(p as *const __m256i),
     store: |p: *mut i64, v| _mm256_storeu_si256(p as *mut __m256i, v),
     splat: |v| _mm256_set1_epi64x(v),

@@ -10,10 +10,10 @@ mod avx512;
 mod sse2;
 mod sse41;
 
-pub use avx2::{avx2_i32, avx2_i64};
-pub use avx512::{avx512_i32, avx512_i64};
-pub use sse2::{sse2_bits32, sse2_i32};
-pub use sse41::sse41_i32;
+pub use avx2::{avx2_i32, avx2_i32_choice, avx2_i64, avx2_i64_choice};
+pub use avx512::{avx512_i32, avx512_i32_choice, avx512_i64, avx512_i64_choice};
+pub use sse2::{sse2_bits32, sse2_bits32_choice, sse2_i32, sse2_i32_choice};
+pub use sse41::{sse41_i32, sse41_i32_choice};
 
 use std::arch::x86_64::*;
 
@@ -25,10 +25,14 @@ use std::arch::x86_64::*;
 /// shift and or per vector).
 macro_rules! fused_kernel {
     (
-        $name:ident, $t:ty, $feature:literal, $lanes:expr,
+        $name:ident / $choice:ident, $t:ty, $feature:literal, $lanes:expr,
         load: $load:expr, store: $store:expr, splat: $splat:expr,
         add: $add:expr, max: $max:expr, gt: $gt:expr, pack: $pack:expr
     ) => {
+        $crate::slicer::kernel::x86_64::choice_kernel!($choice, $t, $feature, $lanes,
+            load: $load, store: $store, splat: $splat, add: $add, max: $max, gt: $gt,
+            pack: $pack);
+
         #[target_feature(enable = $feature)]
         pub unsafe fn $name(f: Fused<'_, $t>) {
             let Fused {
@@ -81,6 +85,67 @@ macro_rules! fused_kernel {
 }
 
 pub(crate) use fused_kernel;
+
+/// Defines a multiple-choice kernel (`super::Choice`) over vectors of
+/// `$lanes` cells with the operations of [`fused_kernel!`]: per vector, top
+/// down, the running maximum over the options in order, each option's keep
+/// bits from its comparison with that maximum (one vector's worth of bits
+/// taken from `$pack` of the mask repeated).
+macro_rules! choice_kernel {
+    (
+        $name:ident, $t:ty, $feature:literal, $lanes:expr,
+        load: $load:expr, store: $store:expr, splat: $splat:expr,
+        add: $add:expr, max: $max:expr, gt: $gt:expr, pack: $pack:expr
+    ) => {
+        #[target_feature(enable = $feature)]
+        pub unsafe fn $name(c: $crate::slicer::kernel::Choice<'_, $t>) {
+            use $crate::slicer::kernel::{Choice, MAX_OPTIONS};
+            let Choice {
+                dp,
+                pad,
+                keep,
+                words,
+                opts,
+                blocks,
+            } = c;
+            let n = opts.len();
+            let p = dp.as_mut_ptr();
+            const LOW: u64 = (1u64 << $lanes) - 1;
+            // SAFETY: this runs on a CPU with the feature (the caller's
+            // promise), and `c` passed `super::check_choice`: every weight
+            // is in `1..=pad`, so for every block `k < words` the cells
+            // `at - d .. at + lanes` the loads and stores reach lie inside
+            // `dp`; `n <= MAX_OPTIONS` and `keep` has `n * words` words.
+            unsafe {
+                let mut splat = [$splat(<$t>::default()); MAX_OPTIONS];
+                for (s, o) in splat.iter_mut().zip(opts) {
+                    *s = $splat(o.1);
+                }
+                let mut bits = [0u64; MAX_OPTIONS];
+                for k in blocks.rev() {
+                    bits[..n].fill(0);
+                    for g in (0..64 / $lanes).rev() {
+                        let at = pad + 64 * k + $lanes * g;
+                        let mut cur = $load(p.add(at));
+                        for j in 0..n {
+                            let d = opts.get_unchecked(j).0;
+                            let with = $add($load(p.add(at - d)), *splat.get_unchecked(j));
+                            let m = $gt(with, cur);
+                            cur = $max(cur, with);
+                            *bits.get_unchecked_mut(j) |= ($pack(m, m, m, m) & LOW) << ($lanes * g);
+                        }
+                        $store(p.add(at), cur);
+                    }
+                    for j in 0..n {
+                        *keep.get_unchecked_mut(j * words + k) = *bits.get_unchecked(j);
+                    }
+                }
+            }
+        }
+    };
+}
+
+pub(crate) use choice_kernel;
 
 /// Packs four SSE masks (all-ones or zero 32-bit lanes) into 16 bits.
 #[inline]

@@ -1,17 +1,29 @@
 //! SSE2 (the x86-64 baseline): `Bits32` lanes, whose `f32` max is one
 //! instruction, and `i32` lanes with compare-and-blend maxima.
 
-use super::{fused_kernel, pack_sse};
+use super::{choice_kernel, fused_kernel, pack_sse};
 use crate::slicer::kernel::{b_word, Bits32, Fused};
 use std::arch::x86_64::*;
 
-fused_kernel!(sse2_bits32, Bits32, "sse2", 4,
+fused_kernel!(sse2_bits32 / sse2_bits32_choice, Bits32, "sse2", 4,
     load: |p: *mut Bits32| _mm_loadu_si128(p as *const __m128i),
     store: |p: *mut Bits32, v| _mm_storeu_si128(p as *mut __m128i, v),
     splat: |v: Bits32| _mm_castps_si128(_mm_set1_ps(v.0)),
     add: |x, y| _mm_add_epi32(x, y),
     max: |x, y| _mm_castps_si128(_mm_max_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y))),
     gt: |x, y| _mm_castps_si128(_mm_cmpgt_ps(_mm_castsi128_ps(x), _mm_castsi128_ps(y))),
+    pack: |m0, m1, m2, m3| pack_sse(m0, m1, m2, m3));
+
+choice_kernel!(sse2_i32_choice, i32, "sse2", 4,
+    load: |p: *mut i32| _mm_loadu_si128(p as *const __m128i),
+    store: |p: *mut i32, v| _mm_storeu_si128(p as *mut __m128i, v),
+    splat: |v| _mm_set1_epi32(v),
+    add: |x, y| _mm_add_epi32(x, y),
+    max: |x, y| {
+        let m = _mm_cmpgt_epi32(x, y);
+        _mm_or_si128(_mm_and_si128(m, x), _mm_andnot_si128(m, y))
+    },
+    gt: |x, y| _mm_cmpgt_epi32(x, y),
     pack: |m0, m1, m2, m3| pack_sse(m0, m1, m2, m3));
 
 /// SSE2 has no 32-bit max: each max is a compare and a blend, so the

@@ -4,7 +4,7 @@ use super::{fused_kernel, pack_sse};
 use crate::slicer::kernel::{b_word, Fused};
 use std::arch::x86_64::*;
 
-fused_kernel!(sse41_i32, i32, "sse4.1", 4,
+fused_kernel!(sse41_i32 / sse41_i32_choice, i32, "sse4.1", 4,
     load: |p: *mut i32| _mm_loadu_si128(p as *const __m128i),
     store: |p: *mut i32, v| _mm_storeu_si128(p as *mut __m128i, v),
     splat: |v| _mm_set1_epi32(v),

@@ -1,0 +1,130 @@
+//! Truncatable items (`../shared/abi-text.md`, "Items that shrink instead of
+//! vanish"): after the slicer, what it left is filled with truncatable
+//! items cut down to fit.
+//!
+//! While the tokens left (the effective target minus the tokens of
+//! everything included) reach the `min_tokens` of a truncatable candidate
+//! with no option chosen, the one among them with the highest score per
+//! token (of its full tokens; ties: push order) is cut by the tokenizer
+//! with `max_tokens` = the tokens left and its `keep`, and included if
+//! what is kept still counts at least `min_tokens` (else it is passed
+//! over). The tokens left only shrink, so one pass in that order does it:
+//! a candidate whose `min_tokens` is over what is left at its turn would
+//! be over it at any later turn.
+//!
+//! Not cut: a pinned item (always included as pushed), a member of a
+//! keep-together group (a group is taken whole), and an item a count cap
+//! excluded.
+
+use crate::error::{invalid, Result};
+use crate::items::{Items, View};
+use crate::pipeline::slice::{Outcome, Shrunk};
+use crate::text::tokenizer::Tokenizer;
+
+/// The run's precondition: every truncatable item has content, and the
+/// pipeline a tokenizer when any item is truncatable. The error names the
+/// first item that fails it.
+pub fn check(items: &Items, tokenizer: Option<&Tokenizer>) -> Result<()> {
+    if !items.has_truncatable() {
+        return Ok(());
+    }
+    for i in 0..items.len() as u32 {
+        if items.truncatable(i).is_none() {
+            continue;
+        }
+        if items.content(i).is_none() {
+            return invalid!(
+                "item {i} is truncatable but has no content to cut (cupel_items_set_content)"
+            );
+        }
+        if tokenizer.is_none() {
+            return invalid!(
+                "item {i} is truncatable but the pipeline has no tokenizer to cut it with \
+                 (cupel_pipeline_set_tokenizer)"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Fills what the slicer left (`outcome`) with truncatable items of
+/// `candidates` (the Slice stage's input) cut to fit; `view` has the
+/// scores the slicer used. Nothing to do without a tokenizer.
+pub fn fill(
+    items: &Items,
+    view: View<'_>,
+    tokenizer: Option<&Tokenizer>,
+    candidates: &[u32],
+    outcome: &mut Outcome,
+) {
+    let Some(tokenizer) = tokenizer else { return };
+    if !items.has_truncatable() {
+        return;
+    }
+    let mut out = vec![false; items.len()];
+    for &i in outcome.selected.iter().chain(&outcome.cap_excluded) {
+        out[i as usize] = true;
+    }
+    let mut pool: Vec<u32> = candidates
+        .iter()
+        .copied()
+        .filter(|&i| {
+            !out[i as usize]
+                && items.truncatable(i).is_some()
+                && items.group(i) == 0
+                && !items.pinned(i)
+                && view.tokens(i) > 0
+        })
+        .collect();
+    // Score per token descending, then push order.
+    let density = |i: u32| view.score(i) / view.tokens(i) as f64;
+    pool.sort_by(|&a, &b| {
+        density(b)
+            .partial_cmp(&density(a))
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.cmp(&b))
+    });
+    let mut left = outcome
+        .effective_target
+        .saturating_sub(outcome.selected_tokens);
+    for i in pool {
+        let t = items.truncatable(i).expect("a truncatable item");
+        if left < t.min_tokens || left < 0 {
+            continue;
+        }
+        let content = items.content(i).expect("checked before the run");
+        let cut = tokenizer.truncate(content, left as usize, t.keep);
+        let kept = cut.tokens as i64;
+        if kept < t.min_tokens {
+            continue;
+        }
+        left -= kept;
+        outcome.selected.push(i);
+        outcome.selected_tokens = outcome.selected_tokens.saturating_add(kept);
+        outcome.shrunk.insert(
+            i,
+            Shrunk {
+                variant: 0,
+                tokens: kept,
+                cut: Some((cut.head_end, cut.tail_start)),
+            },
+        );
+    }
+}
+
+/// The share of its score item `i` keeps as it is included: a variant's
+/// value, or a cut's kept tokens over the item's own (1 as pushed).
+pub fn share(items: &Items, view: View<'_>, i: u32, shrunk: Option<&Shrunk>) -> f64 {
+    match shrunk {
+        None => 1.0,
+        Some(s) if s.variant > 0 => items.variants(i)[s.variant as usize - 1].value,
+        Some(s) => {
+            let own = view.tokens(i);
+            if own <= 0 {
+                1.0
+            } else {
+                (s.tokens as f64 / own as f64).min(1.0)
+            }
+        }
+    }
+}

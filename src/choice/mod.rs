@@ -1,0 +1,208 @@
+//! Items that shrink instead of vanish (`../shared/abi-text.md`, "Items that
+//! shrink instead of vanish"): variants and truncatable items.
+//!
+//! A list with variants is sliced over *options*: each candidate (an item,
+//! or a keep-together group's unit) is a class whose options are the
+//! candidate as pushed (option 0) and one per variant number `v`. A unit's
+//! option `v` has every member at its variant `v` when it has one, else as
+//! pushed. The options form a [`View`] whose `classes` column names each
+//! option's candidate; every slicer selects at most one option per class
+//! (GreedySlice and KnapsackSlice through [`greedy`] and
+//! `slicer::knapsack::choice`, the decorators by counting what their inner
+//! slicer chose). [`Options::expand`] turns the chosen options back into
+//! items with the variant each one takes. A list without variants never
+//! builds any of this. [`fill`] is the step after the slicer that cuts a
+//! truncatable item to fill what is left.
+
+pub mod fill;
+pub mod greedy;
+
+use crate::items::{Items, View};
+use crate::slicer::knapsack::scaled_value;
+
+/// The options of a candidate list (see the module documentation).
+#[derive(Debug, Default)]
+pub struct Options {
+    tokens: Vec<i64>,
+    scores: Vec<f64>,
+    kinds: Vec<u32>,
+    values: Vec<i64>,
+    ties: Vec<f64>,
+    /// The position, in the candidate list, of each option's candidate.
+    class: Vec<u32>,
+    /// The variant number of each option (0: as pushed).
+    number: Vec<u8>,
+}
+
+/// One selected item as a slicer chose it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chosen {
+    pub item: u32,
+    /// The variant it takes (0: as pushed).
+    pub variant: u8,
+    /// The tokens it adds to the context.
+    pub tokens: i64,
+}
+
+/// Item `m`'s variant `v` as (tokens, share of the score), when it has one
+/// that counts: a zero-token item stays as pushed.
+fn variant_of(items: &Items, view: &View<'_>, m: u32, v: u8) -> Option<(i64, f64)> {
+    if v == 0 || view.tokens(m) == 0 {
+        return None;
+    }
+    let var = items.variants(m).get(v as usize - 1)?;
+    Some((var.tokens, var.value))
+}
+
+/// The number of variant options of a candidate whose members are `members`.
+fn option_count(items: &Items, view: &View<'_>, members: &[u32]) -> usize {
+    members
+        .iter()
+        .filter(|&&m| view.tokens(m) != 0)
+        .map(|&m| items.variants(m).len())
+        .max()
+        .unwrap_or(0)
+}
+
+impl Options {
+    /// The options of the candidates `cands` of `base` (items, or units),
+    /// in candidate order and then variant number. `items` holds the
+    /// variants, `view` is the item-level view (scores as the Slice stage
+    /// reads them), `members(p)` the items of candidate `cands[p]` in push
+    /// order.
+    pub fn build<'m>(
+        items: &Items,
+        view: View<'_>,
+        base: View<'_>,
+        cands: &[u32],
+        members: impl Fn(usize) -> &'m [u32],
+    ) -> Options {
+        let mut o = Options::default();
+        for (p, &c) in cands.iter().enumerate() {
+            let tie = base.ties()[c as usize];
+            o.push(
+                p as u32,
+                0,
+                base.tokens(c),
+                base.score(c),
+                base.value(c, scaled_value),
+                base.kind(c),
+                tie,
+            );
+            let ms = members(p);
+            for v in 1..=option_count(items, &view, ms) as u8 {
+                let (mut tokens, mut score, mut value) = (0i64, 0f64, 0i64);
+                for &m in ms {
+                    let s = view.score(m);
+                    let (t, s) = match variant_of(items, &view, m, v) {
+                        Some((t, share)) => (t, s * share),
+                        None => (view.tokens(m), s),
+                    };
+                    tokens = tokens.saturating_add(t);
+                    score = crate::group::saturating_sum(score, s);
+                    value = value.saturating_add(scaled_value(s));
+                }
+                o.push(p as u32, v, tokens, score, value, base.kind(c), tie);
+            }
+        }
+        o
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn push(
+        &mut self,
+        class: u32,
+        v: u8,
+        tokens: i64,
+        score: f64,
+        value: i64,
+        kind: u32,
+        tie: f64,
+    ) {
+        self.class.push(class);
+        self.number.push(v);
+        self.tokens.push(tokens);
+        self.scores.push(score);
+        self.values.push(value);
+        self.kinds.push(kind);
+        self.ties.push(tie);
+    }
+
+    pub fn len(&self) -> usize {
+        self.tokens.len()
+    }
+
+    /// The candidate position of option `o`.
+    pub fn class(&self, o: u32) -> u32 {
+        self.class[o as usize]
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// What a slicer reads of the options (kinds interned in `base`'s table).
+    pub fn view<'a>(&'a self, base: View<'a>) -> View<'a> {
+        View::of_columns(
+            &self.tokens,
+            &self.scores,
+            &self.kinds,
+            base.kind_table(),
+            &self.values,
+            &self.ties,
+        )
+        .with_classes(&self.class)
+    }
+
+    /// The items of the chosen options, in that order, each candidate's
+    /// members in push order, with the variant each takes and its tokens.
+    pub fn expand<'m>(
+        &self,
+        items: &Items,
+        view: View<'_>,
+        chosen: &[u32],
+        members: impl Fn(usize) -> &'m [u32],
+    ) -> Vec<Chosen> {
+        let mut out = Vec::with_capacity(chosen.len());
+        for &o in chosen {
+            let (p, v) = (self.class[o as usize], self.number[o as usize]);
+            for &m in members(p as usize) {
+                out.push(match variant_of(items, &view, m, v) {
+                    Some((tokens, _)) => Chosen {
+                        item: m,
+                        variant: v,
+                        tokens,
+                    },
+                    None => Chosen {
+                        item: m,
+                        variant: 0,
+                        tokens: view.tokens(m),
+                    },
+                });
+            }
+        }
+        out
+    }
+}
+
+/// The classes of `cands` in a view of options: runs of consecutive
+/// candidates of one class, as (start, end) positions in `cands`.
+pub fn class_runs(classes: &[u32], cands: &[u32]) -> Vec<(usize, usize)> {
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for p in 1..=cands.len() {
+        if p == cands.len() || classes[cands[p] as usize] != classes[cands[start] as usize] {
+            runs.push((start, p));
+            start = p;
+        }
+    }
+    debug_assert!(
+        {
+            let mut seen: Vec<u32> = runs.iter().map(|r| classes[cands[r.0] as usize]).collect();
+            seen.sort_unstable();
+            seen.windows(2).all(|w| w[0] != w[1])
+        },
+        "the options of a class are not consecutive"
+    );
+    runs
+}

@@ -1,0 +1,315 @@
+//! KnapsackSlice over options (a list with variants): the multiple-choice
+//! knapsack, exact at the bucket granularity. Read beside `mod.rs`: the
+//! same steps, with a class of options where the spec has one row.
+//!
+//! - An option's weight is `ceil(tokens / bucket_size)` (0 for 0 tokens),
+//!   its value the view's integer value. A class whose candidate was pushed
+//!   with 0 tokens is a zero-token item: always included, as pushed.
+//! - A class with an option of weight 0 always takes at least the best of
+//!   them: its other options count only what they add to it.
+//! - Options that cannot set a keep bit go first: over the capacity, of
+//!   value 0, or dominated within their class (another option no heavier
+//!   and worth at least as much). A class left with one option is a plain
+//!   row, and the rows of such classes pass the row filter of `filter.rs`
+//!   (its proof holds with other classes between them: a row it drops
+//!   changes no cell, whatever the other rows are).
+//! - One DP row per class: consecutive plain rows two at a time through the
+//!   fused kernels, a class of several options through the choice kernels
+//!   (`kernel::Choice`: each cell the best of the cell and each option, one
+//!   keep bit row per option). Cells below those reconstruction reads are
+//!   skipped as in `rows.rs`.
+//! - Reconstruction from the last class down: the last option whose keep
+//!   bit is set at the remaining capacity is the class's choice.
+
+use super::filter::{drop_dominated, Filter};
+use super::scratch::{dp_array, grow, Scratch, SCRATCH};
+use super::{ceil_div, TableSize};
+use crate::choice::class_runs;
+use crate::error::Result;
+use crate::items::View;
+use crate::slicer::kernel::{self, Bits32, Kernel, Lane};
+
+/// One class that takes part in the DP.
+struct Class {
+    /// Its best option of weight 0 (a position in `cands`), if any.
+    zero: Option<u32>,
+    /// Its options in `opts`: `opts[start..end]`.
+    start: usize,
+    end: usize,
+}
+
+/// KNAPSACK-SLICE over the options `cands` of `items` (a view with
+/// classes): the chosen options, zero-token candidates first (in `cands`
+/// order), then the others in reconstruction order.
+pub fn knapsack(
+    items: &View<'_>,
+    cands: &[u32],
+    target: i64,
+    bucket: i64,
+    memory_limit: usize,
+) -> Result<Vec<u32>> {
+    if cands.is_empty() || target <= 0 {
+        return Ok(Vec::new());
+    }
+    SCRATCH.with(|scratch| {
+        let mut fresh = Scratch::default();
+        let mut guard = scratch.try_borrow_mut();
+        let scratch = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        let out = solve(scratch, items, cands, target, bucket, memory_limit);
+        scratch.trim();
+        out
+    })
+}
+
+fn solve(
+    scratch: &mut Scratch,
+    items: &View<'_>,
+    cands: &[u32],
+    target: i64,
+    bucket: i64,
+    memory_limit: usize,
+) -> Result<Vec<u32>> {
+    let classes = items.classes().expect("a view of options");
+    let capacity = target / bucket;
+    let mut result = Vec::new();
+    // (position in cands, weight, value) of the options that can matter.
+    let mut opts: Vec<(u32, i64, i64)> = Vec::new();
+    let mut dp_classes: Vec<Class> = Vec::new();
+    let mut always: Vec<u32> = Vec::new();
+    for (start, end) in class_runs(classes, cands) {
+        if items.tokens(cands[start]) == 0 {
+            // A zero-token item: always included, as pushed.
+            result.push(cands[start]);
+            continue;
+        }
+        let value = |p: usize| items.value(cands[p], super::scaled_value);
+        let zero = (start..end)
+            .filter(|&p| items.tokens(cands[p]) == 0)
+            .max_by(|&p, &q| value(p).cmp(&value(q)).then(q.cmp(&p)))
+            .map(|p| p as u32);
+        let base = zero.map_or(0, |z| value(z as usize));
+        let mut own: Vec<(u32, i64, i64)> = (start..end)
+            .filter_map(|p| {
+                let t = items.tokens(cands[p]);
+                if t <= 0 {
+                    return None;
+                }
+                let d = ceil_div(t, bucket);
+                let v = value(p).saturating_sub(base);
+                (d <= capacity && v > 0).then_some((p as u32, d, v))
+            })
+            .collect();
+        // Dominance within the class: lightest first, then the most
+        // valuable; an option is kept when worth more than every lighter one.
+        own.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+        let mut best = 0;
+        own.retain(|o| {
+            let keep = o.2 > best;
+            best = best.max(o.2);
+            keep
+        });
+        if own.is_empty() {
+            if let Some(z) = zero {
+                always.push(cands[z as usize]);
+            }
+            continue;
+        }
+        let start = opts.len();
+        opts.extend(own);
+        dp_classes.push(Class {
+            zero,
+            start,
+            end: opts.len(),
+        });
+    }
+    // The row filter over the classes that are one plain row.
+    let plain: Vec<bool> = dp_classes
+        .iter()
+        .map(|c| c.zero.is_none() && c.end - c.start == 1)
+        .collect();
+    let mut rows: Vec<(u32, i64, i64)> = dp_classes
+        .iter()
+        .enumerate()
+        .filter(|&(c, _)| plain[c])
+        .map(|(c, k)| (c as u32, opts[k.start].1, opts[k.start].2))
+        .collect();
+    if !rows.is_empty() {
+        let mut kept = vec![false; dp_classes.len()];
+        drop_dominated(&mut rows, capacity, &mut Filter::default());
+        rows.iter().for_each(|r| kept[r.0 as usize] = true);
+        let mut c = 0;
+        dp_classes.retain(|_| {
+            c += 1;
+            !plain[c - 1] || kept[c - 1]
+        });
+    }
+    if !dp_classes.is_empty() {
+        run(
+            scratch,
+            &dp_classes,
+            &opts,
+            capacity,
+            bucket,
+            memory_limit,
+            &mut result,
+            cands,
+        )?;
+    }
+    result.extend(always);
+    Ok(result)
+}
+
+/// Step 4 and 5 for `dp_classes`: the table, the rows, the reconstruction
+/// (appended to `result`).
+#[allow(clippy::too_many_arguments)]
+fn run(
+    scratch: &mut Scratch,
+    dp_classes: &[Class],
+    opts: &[(u32, i64, i64)],
+    capacity: i64,
+    bucket: i64,
+    memory_limit: usize,
+    result: &mut Vec<u32>,
+    cands: &[u32],
+) -> Result<()> {
+    // The table is sized as for one row per kept option; its total value is
+    // that of the best option of each class.
+    let mut sizing: Vec<(u32, i64, i64)> = Vec::with_capacity(opts.len());
+    for c in dp_classes {
+        let best = opts[c.start..c.end].iter().map(|o| o.2).max().unwrap_or(0);
+        for (k, o) in opts[c.start..c.end].iter().enumerate() {
+            sizing.push((o.0, o.1, if k == 0 { best } else { 0 }));
+        }
+    }
+    let size = TableSize::of(&sizing, capacity, bucket, memory_limit)?;
+    let Scratch {
+        keep,
+        dp32,
+        dp_bits32,
+        dp64,
+        ..
+    } = scratch;
+    let keep = grow(keep, sizing.len() * size.words, size.bytes)?;
+    let (words, max_weight, needed) = (size.words, size.max_weight, size.bytes);
+    let plan = Plan {
+        kernel: Kernel::selected(),
+        classes: dp_classes,
+        opts,
+        words,
+        max_weight,
+        capacity: capacity as usize,
+    };
+    match size.total_value {
+        Some(total) if kernel::use_bits32(plan.kernel, total) => {
+            let dp = dp_array(dp_bits32, words, max_weight, needed)?;
+            plan.rows(keep, dp, Bits32::new);
+        }
+        Some(total) if total <= i32::MAX as i64 => {
+            let dp = dp_array(dp32, words, max_weight, needed)?;
+            plan.rows(keep, dp, |v| v as i32);
+        }
+        Some(_) => {
+            let dp = dp_array(dp64, words, max_weight, needed)?;
+            plan.rows(keep, dp, |v| v);
+        }
+        None => {
+            let dp = dp_array(dp64, words, max_weight, needed)?;
+            for c in dp_classes {
+                let o: Vec<(usize, i64)> = opts[c.start..c.end]
+                    .iter()
+                    .map(|o| (o.1 as usize, o.2))
+                    .collect();
+                let rows = &mut keep[c.start * words..c.end * words];
+                kernel::choice_row_saturating(dp, max_weight, rows, words, &o);
+            }
+        }
+    }
+    // Step 5: the last option whose keep bit is set at the remaining
+    // capacity; none set, the class's zero-weight option if it has one.
+    let mut w = capacity as usize;
+    for c in dp_classes.iter().rev() {
+        let set = (c.start..c.end)
+            .rev()
+            .find(|&r| keep[r * words + (w >> 6)] >> (w & 63) & 1 == 1);
+        match set {
+            Some(r) => {
+                result.push(cands[opts[r].0 as usize]);
+                w -= opts[r].1 as usize;
+            }
+            None => {
+                if let Some(z) = c.zero {
+                    result.push(cands[z as usize]);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+struct Plan<'a> {
+    kernel: Kernel,
+    classes: &'a [Class],
+    opts: &'a [(u32, i64, i64)],
+    words: usize,
+    max_weight: usize,
+    capacity: usize,
+}
+
+impl Plan<'_> {
+    /// The DP rows: consecutive one-option classes two at a time through
+    /// the fused kernels, others through the choice kernels; each from the
+    /// lowest block reconstruction can read (see `rows.rs`).
+    fn rows<T: Lane>(&self, keep: &mut [u64], dp: &mut [T], lane: impl Fn(i64) -> T) {
+        let words = self.words;
+        let heaviest = |c: &Class| {
+            self.opts[c.start..c.end]
+                .iter()
+                .map(|o| o.1)
+                .max()
+                .unwrap_or(0)
+        };
+        let mut after: u128 = self.classes.iter().map(|c| heaviest(c) as u128).sum();
+        let from = |after: u128| (self.capacity as u128).saturating_sub(after) as usize / 64;
+        let plain = |c: &Class| c.end - c.start == 1;
+        let mut k = 0;
+        while k < self.classes.len() {
+            let a = &self.classes[k];
+            after -= heaviest(a) as u128;
+            let start = from(after);
+            let row = &mut keep[a.start * words..];
+            if plain(a) && self.classes.get(k + 1).is_some_and(plain) {
+                let b = &self.classes[k + 1];
+                debug_assert_eq!(b.start, a.end);
+                let (keep_a, rest) = row.split_at_mut(words);
+                let oa = self.opts[a.start];
+                let ob = self.opts[b.start];
+                after -= ob.1 as u128;
+                kernel::rows(
+                    self.kernel,
+                    dp,
+                    self.max_weight,
+                    keep_a,
+                    (oa.1 as usize, lane(oa.2)),
+                    Some((&mut rest[..words], (ob.1 as usize, lane(ob.2)))),
+                    start,
+                );
+                k += 2;
+                continue;
+            }
+            let o: Vec<(usize, T)> = self.opts[a.start..a.end]
+                .iter()
+                .map(|o| (o.1 as usize, lane(o.2)))
+                .collect();
+            let rows = &mut row[..(a.end - a.start) * words];
+            if o.len() == 1 {
+                kernel::rows(self.kernel, dp, self.max_weight, rows, o[0], None, start);
+            } else {
+                kernel::choice_row(self.kernel, dp, self.max_weight, rows, words, &o, start);
+            }
+            k += 1;
+        }
+    }
+}
