@@ -235,6 +235,89 @@ static char *read_file(const char *path, size_t *len) {
   return buf;
 }
 
+/* Items that shrink instead of vanish: the session again on a tighter goal,
+ * every tool output with a placeholder to stand in for it and every document
+ * truncatable, so that what would be dropped whole is kept in part. */
+static void run_shrinking(cupel_items *items, const cupel_tokenizer *tok, cupel_pipeline *pipeline, size_t n,
+                          char files[][64], char kinds[][32], const char *const *texts, const size_t *lens) {
+  cupel_budget *budget = NULL;
+  cupel_report *report = NULL;
+  size_t i, placed[MAX_FILES], count = 0;
+  double plain_score = 0, shrunk_score = 0;
+  int64_t added_total = 0;
+
+  must(cupel_budget_new(4096, 800, &budget), "budget");
+  must(cupel_report_new(&report), "report");
+  /* Before: the same items as they are, on a goal of 800 tokens. */
+  must(cupel_pipeline_run(pipeline, items, budget, placed, MAX_FILES, &count, report), "run");
+  for (i = 0; i < cupel_report_included_count(report); i++) {
+    cupel_decision d;
+    must(cupel_report_included(report, i, &d), "included");
+    plain_score += d.score;
+  }
+  for (i = 0; i < n; i++) {
+    if (strcmp(kinds[i], "ToolOutput") == 0) {
+      char note[96];
+      int64_t own = 0, t = 0;
+      must(cupel_items_tokens(items, i, &own), "tokens");
+      snprintf(note, sizeof note, "[%s cleared: %lld tokens]", files[i], (long long)own);
+      must(cupel_tokenizer_count(tok, note, strlen(note), &t), "count");
+      must(cupel_items_add_variant(items, i, t, 0.2, note), "cupel_items_add_variant");
+    } else if (strcmp(kinds[i], "Document") == 0) {
+      must(cupel_items_set_truncatable(items, i, CUPEL_KEEP_HEAD, 60), "cupel_items_set_truncatable");
+    }
+  }
+  must(cupel_pipeline_set_tokenizer(pipeline, tok), "cupel_pipeline_set_tokenizer");
+  must(cupel_pipeline_run(pipeline, items, budget, placed, MAX_FILES, &count, report), "run");
+
+  printf("\n0b. ITEMS THAT SHRINK\n"
+         "The same session on a goal of 800 tokens. Each tool output has a placeholder\n"
+         "variant (\"[... cleared: N tokens]\", a fifth of its score) and each document\n"
+         "may be cut (its beginning kept, at least 60 tokens): an item that does not fit\n"
+         "whole is kept in part instead of dropped.\n\n");
+  printf("In the prompt, in order: file, kind, tokens added (of its own), why\n");
+  for (i = 0; i < cupel_report_included_count(report); i++) {
+    cupel_decision d;
+    size_t variant = 0, head = 0, tail = 0;
+    int64_t added = 0;
+    must(cupel_report_included(report, i, &d), "included");
+    must(cupel_report_included_variant(report, i, &variant, &added), "cupel_report_included_variant");
+    must(cupel_report_included_cut(report, i, &head, &tail), "cupel_report_included_cut");
+    shrunk_score += d.score;
+    added_total += added;
+    printf("  %-26s %-12s %5lld of %5lld  %s", files[d.item_index], kinds[d.item_index], (long long)added,
+           (long long)d.item_tokens, cupel_reason_str(d.reason));
+    if (d.reason == CUPEL_REASON_VARIANT) {
+      const char *text = NULL;
+      size_t len = 0;
+      int64_t t = 0;
+      double value = 0;
+      must(cupel_items_variant(items, d.item_index, variant, &t, &value, &text, &len), "cupel_items_variant");
+      printf(": sent as \"%.*s\"", (int)len, text);
+    }
+    if (d.reason == CUPEL_REASON_TRUNCATED) {
+      size_t from = head > 24 ? head - 24 : 0, k;
+      printf(": its first %zu of %zu bytes, ending \"...", head, lens[d.item_index]);
+      for (k = from; k < head; k++) putchar(texts[d.item_index][k] == '\n' ? ' ' : texts[d.item_index][k]);
+      printf("\"");
+    }
+    printf("\n");
+  }
+  printf("  = %lld tokens (%lld of them selected, the rest pinned)\n", (long long)added_total,
+         (long long)cupel_report_selected_tokens(report));
+  printf("Left out:\n");
+  for (i = 0; i < cupel_report_excluded_count(report); i++) {
+    cupel_decision d;
+    must(cupel_report_excluded(report, i, &d), "excluded");
+    printf("  %-26s %-12s %5lld  %s\n", files[d.item_index], kinds[d.item_index], (long long)d.item_tokens,
+           cupel_reason_str(d.reason));
+  }
+  printf("Score kept: %.2f with variants and cuts, %.2f without (the same goal).\n", shrunk_score, plain_score);
+  must(cupel_pipeline_set_tokenizer(pipeline, NULL), "cupel_pipeline_set_tokenizer");
+  cupel_report_free(report);
+  cupel_budget_free(budget);
+}
+
 /* The session of examples/data/session: each file one item, its tokens
  * counted by the library (o200k_base), then the pipeline. */
 static void run_from_text(const char *dir) {
@@ -337,6 +420,8 @@ static void run_from_text(const char *dir) {
              (long long)d.available_tokens);
     printf("\n");
   }
+  run_shrinking(items, tok, pipeline, n, files, kinds, texts, lens);
+
   /* The long log would not fit: its last 300 tokens, cut exactly. */
   for (i = 0; i < n; i++) {
     if (strcmp(files[i], "tool-02-output.txt") == 0) {

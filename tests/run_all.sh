@@ -23,13 +23,15 @@ cargo clippy --all-targets -- -D warnings
 echo "== demo"
 bash examples/demo.sh > target/demo.out
 grep -q "CountConstrainedKnapsack" target/demo.out
+grep -q "Variant: sent as" target/demo.out
+grep -q "Truncated: its first" target/demo.out
 echo "demo ran: $(wc -l < target/demo.out) lines of output"
 echo "== cargo test --release"
 cargo test --release 2>&1 | tee target/test.out
 # The dispatched knapsack kernel ran above; the others must agree too.
 for kernel in portable sse2 sse4.1; do
   echo "== knapsack kernel $kernel: kernel unit tests, conformance, differential"
-  CUPEL_KNAPSACK_KERNEL=$kernel cargo test --release --lib --test conformance --test differential 2>&1 \
+  CUPEL_KNAPSACK_KERNEL=$kernel cargo test --release --lib --test conformance --test differential --test variants 2>&1 \
     | tee -a target/test.out | grep -E "^test result|FAILED|panicked"
 done
 echo "== aarch64 (portable kernel only), under qemu"

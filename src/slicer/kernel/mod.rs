@@ -514,6 +514,105 @@ mod tests {
         }
     }
 
+    /// The multiple-choice row as specified on [`Choice`], scalar.
+    fn reference_choice(dp: &mut [i64], keep: &mut [u64], words: usize, opts: &[(usize, i64)]) {
+        keep.fill(0);
+        for w in (0..dp.len()).rev() {
+            let mut cur = dp[w];
+            for (j, &(d, v)) in opts.iter().enumerate() {
+                if w >= d && dp[w - d] + v > cur {
+                    cur = dp[w - d] + v;
+                    keep[j * words + (w >> 6)] |= 1 << (w & 63);
+                }
+            }
+            dp[w] = cur;
+        }
+    }
+
+    fn check_choice_kernel<T: Lane + std::fmt::Debug>(
+        kernel: Kernel,
+        seed: u64,
+        max_value: i64,
+        to: impl Fn(i64) -> T,
+        from: impl Fn(T) -> i64,
+    ) {
+        let mut rng = Rng(seed);
+        for _ in 0..200 {
+            let words = 1 + rng.below(5) as usize;
+            let cells = words * 64;
+            let max_weight = cells - 1;
+            let mut want_dp = vec![0i64; cells];
+            let mut got_dp = vec![T::default(); dp_len(words, max_weight)];
+            init_dp(&mut got_dp, max_weight);
+            for _ in 0..1 + rng.below(8) {
+                let most = if rng.chance(10) { 40 } else { 4 };
+                let n = 1 + rng.below(most) as usize;
+                let opts: Vec<(usize, i64)> = (0..n)
+                    .map(|_| {
+                        let d = 1 + if rng.chance(30) {
+                            rng.below(9)
+                        } else {
+                            rng.below(max_weight as u64)
+                        } as usize;
+                        (d, rng.below(max_value as u64) as i64)
+                    })
+                    .collect();
+                let mut want = vec![0u64; n * words];
+                let mut got = vec![u64::MAX; n * words];
+                reference_choice(&mut want_dp, &mut want, words, &opts);
+                let lanes: Vec<(usize, T)> = opts.iter().map(|&(d, v)| (d, to(v))).collect();
+                choice_row(kernel, &mut got_dp, max_weight, &mut got, words, &lanes, 0);
+                let cells_got: Vec<i64> =
+                    got_dp[pad(max_weight)..].iter().map(|&x| from(x)).collect();
+                assert_eq!(cells_got, want_dp, "{kernel:?} dp, options {opts:?}");
+                assert_eq!(got, want, "{kernel:?} keep bits, options {opts:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_available_kernel_matches_the_scalar_choice_row() {
+        for (i, &k) in Kernel::available().iter().enumerate() {
+            check_choice_kernel::<i32>(k, 600 + i as u64, 1_000_000, |v| v as i32, |x| x as i64);
+            check_choice_kernel::<i64>(k, 700 + i as u64, 1 << 40, |v| v, |x| x);
+            let max = BITS32_MAX_TOTAL / 40;
+            check_choice_kernel::<Bits32>(k, 800 + i as u64, max, Bits32::new, Bits32::get);
+            // Small values: ties everywhere (a tie sets no keep bit).
+            check_choice_kernel::<i32>(k, 900 + i as u64, 3, |v| v as i32, |x| x as i64);
+            check_choice_kernel::<Bits32>(k, 1000 + i as u64, 3, Bits32::new, Bits32::get);
+        }
+    }
+
+    #[test]
+    fn saturating_choice_rows_match_the_scalar_row() {
+        let mut rng = Rng(41);
+        let (words, max_weight) = (2, 127);
+        let mut want_dp = vec![0i64; 128];
+        let mut got_dp = vec![0i64; dp_len(words, max_weight)];
+        init_dp(&mut got_dp, max_weight);
+        for _ in 0..30 {
+            let opts: Vec<(usize, i64)> = (0..1 + rng.below(4))
+                .map(|_| (1 + rng.below(127) as usize, (rng.next() >> 4) as i64))
+                .collect();
+            let mut want = vec![0u64; opts.len() * words];
+            let mut got = vec![7u64; opts.len() * words];
+            // The scalar oracle saturates too.
+            want.fill(0);
+            for w in (0..128).rev() {
+                let mut cur = want_dp[w];
+                for (j, &(d, v)) in opts.iter().enumerate() {
+                    if w >= d && want_dp[w - d].saturating_add(v) > cur {
+                        cur = want_dp[w - d].saturating_add(v);
+                        want[j * words + (w >> 6)] |= 1 << (w & 63);
+                    }
+                }
+                want_dp[w] = cur;
+            }
+            choice_row_saturating(&mut got_dp, max_weight, &mut got, words, &opts);
+            assert_eq!((&got_dp[pad(max_weight)..], &got), (&want_dp[..], &want));
+        }
+    }
+
     #[test]
     fn saturating_rows_match_the_scalar_row() {
         let mut want_dp = vec![0i64; 128];

@@ -145,6 +145,14 @@ fn solve(
             c += 1;
             !plain[c - 1] || kept[c - 1]
         });
+        // The kept classes' options, consecutive again: one keep row each.
+        let mut packed = Vec::with_capacity(opts.len());
+        for class in &mut dp_classes {
+            let start = packed.len();
+            packed.extend_from_slice(&opts[class.start..class.end]);
+            (class.start, class.end) = (start, packed.len());
+        }
+        opts = packed;
     }
     if !dp_classes.is_empty() {
         run(

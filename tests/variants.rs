@@ -1,0 +1,446 @@
+//! Items that shrink instead of vanish: the slicers over variants against
+//! brute force on small instances (with groups, with quotas, with count
+//! quotas), the guarantees of GreedySlice and the fill step's.
+//! tests/variant_free.rs checks that lists without variants slice exactly
+//! as before.
+
+mod common;
+
+use common::Rng;
+use cupel::items::Truncatable;
+use cupel::pipeline::{Engine, Pipeline};
+use cupel::text::tokenizer::{Keep, Tokenizer};
+use cupel::{Budget, CountEntry, CountQuota, Items, Knapsack, NewItem, Quota, QuotaEntry};
+use cupel::{Scarcity, Slicer};
+
+const KINDS: [&str; 3] = ["Message", "Document", "ToolOutput"];
+
+/// One random small list: (tokens, score, kind, group, variants).
+#[derive(Debug, Clone)]
+struct Spec {
+    tokens: i64,
+    score: f64,
+    kind: usize,
+    group: u64,
+    /// (tokens, value)
+    variants: Vec<(i64, f64)>,
+}
+
+fn random_specs(rng: &mut Rng, n: usize, groups: bool) -> Vec<Spec> {
+    (0..n)
+        .map(|_| {
+            let tokens = if rng.chance(8) {
+                0
+            } else {
+                1 + rng.below(60) as i64
+            };
+            let variants = (0..[0, 0, 1, 1, 2, 3][rng.below(6) as usize])
+                .map(|_| {
+                    let t = if rng.chance(10) {
+                        0
+                    } else {
+                        rng.below(70) as i64
+                    };
+                    (t, (1 + rng.below(20)) as f64 / 20.0)
+                })
+                .collect();
+            Spec {
+                tokens,
+                score: rng.below(101) as f64 / 100.0,
+                kind: rng.below(3) as usize,
+                group: if groups && rng.chance(35) {
+                    1 + rng.below(3)
+                } else {
+                    0
+                },
+                variants,
+            }
+        })
+        .collect()
+}
+
+fn items_of(specs: &[Spec]) -> Items {
+    let mut items = Items::new();
+    for (i, s) in specs.iter().enumerate() {
+        items
+            .push(NewItem {
+                tokens: s.tokens,
+                score: s.score,
+                kind: Some(KINDS[s.kind]),
+            })
+            .unwrap();
+        if s.group != 0 {
+            items.set_group(i, s.group).unwrap();
+        }
+        for &(t, v) in &s.variants {
+            items.add_variant(i, t, v, None).unwrap();
+        }
+    }
+    items
+}
+
+/// The candidates of the multiple-choice problem, written independently of
+/// the library: each ungrouped item, and each group, is a class; option 0
+/// is as pushed, option v has every member at its variant v when it has
+/// one (a zero-token item never takes a variant). (tokens, value, score)
+/// per option, value = the sum of floor(score x share x 10000).
+fn classes(specs: &[Spec]) -> Vec<(Vec<usize>, Vec<(i64, i64, f64)>)> {
+    let mut units: Vec<Vec<usize>> = Vec::new();
+    let mut seen_group = std::collections::HashMap::new();
+    for (i, s) in specs.iter().enumerate() {
+        if s.group == 0 {
+            units.push(vec![i]);
+        } else {
+            let u = *seen_group.entry(s.group).or_insert_with(|| {
+                units.push(Vec::new());
+                units.len() - 1
+            });
+            units[u].push(i);
+        }
+    }
+    units
+        .into_iter()
+        .map(|members| {
+            let most = members
+                .iter()
+                .filter(|&&m| specs[m].tokens != 0)
+                .map(|&m| specs[m].variants.len())
+                .max()
+                .unwrap_or(0);
+            let options = (0..=most)
+                .map(|v| {
+                    let (mut t, mut value, mut score) = (0, 0, 0.0);
+                    for &m in &members {
+                        let s = &specs[m];
+                        let (mt, share) = match v {
+                            0 => (s.tokens, 1.0),
+                            _ if s.tokens == 0 || s.variants.len() < v => (s.tokens, 1.0),
+                            _ => s.variants[v - 1],
+                        };
+                        t += mt;
+                        value += ((s.score * share * 10000.0) as i64).max(0);
+                        score += s.score * share;
+                    }
+                    (t, value, score)
+                })
+                .collect();
+            (members, options)
+        })
+        .collect()
+}
+
+/// The best total value of at most one option per class within `capacity`
+/// buckets of `bucket` tokens (a zero-token item always counts as pushed).
+fn brute_force(classes: &[(Vec<usize>, Vec<(i64, i64, f64)>)], capacity: i64, bucket: i64) -> i64 {
+    fn go(cl: &[(Vec<usize>, Vec<(i64, i64, f64)>)], left: i64, bucket: i64) -> i64 {
+        let Some(((_, options), rest)) = cl.split_first() else {
+            return 0;
+        };
+        if options[0].0 == 0 {
+            return options[0].1 + go(rest, left, bucket);
+        }
+        let mut best = go(rest, left, bucket);
+        for &(t, v, _) in options {
+            let w = if t == 0 { 0 } else { (t - 1) / bucket + 1 };
+            if w <= left {
+                best = best.max(v + go(rest, left - w, bucket));
+            }
+        }
+        best
+    }
+    go(classes, capacity, bucket)
+}
+
+/// The option each class got in `outcome`, checking that every member of a
+/// class is in or out together and takes the class's option.
+fn chosen(
+    specs: &[Spec],
+    cls: &[(Vec<usize>, Vec<(i64, i64, f64)>)],
+    outcome: &cupel::Outcome,
+) -> Vec<Option<usize>> {
+    let mut variant = vec![None; specs.len()];
+    for &i in &outcome.selected {
+        assert!(variant[i as usize].is_none(), "item {i} selected twice");
+        let v = outcome.shrunk.get(&i).map_or(0, |s| s.variant as usize);
+        variant[i as usize] = Some(v);
+    }
+    cls.iter()
+        .map(|(members, options)| {
+            let vs: Vec<Option<usize>> = members.iter().map(|&m| variant[m]).collect();
+            assert!(
+                vs.iter().all(|v| v.is_some() == vs[0].is_some()),
+                "a group split: {vs:?}"
+            );
+            vs[0]?;
+            // The class option: the largest member variant (members
+            // without that variant stay at 0).
+            let v = vs.iter().map(|v| v.unwrap()).max().unwrap();
+            for (&m, got) in members.iter().zip(&vs) {
+                let own = if specs[m].tokens != 0 && specs[m].variants.len() >= v {
+                    v
+                } else {
+                    0
+                };
+                assert_eq!(got.unwrap(), own, "member {m} of option {v}");
+            }
+            assert!(v < options.len());
+            Some(v)
+        })
+        .collect()
+}
+
+fn slice(specs: &[Spec], slicer: Slicer, target: i64) -> cupel::Outcome {
+    let items = items_of(specs);
+    let budget = Budget::new(target.max(1) * 2, target).unwrap();
+    Engine::new(slicer).slice(&items, &budget, 0).unwrap()
+}
+
+#[test]
+fn knapsack_is_optimal_for_the_multiple_choice_problem() {
+    let mut rng = Rng(0x5EED_0027);
+    for case in 0..1500 {
+        let n = 1 + rng.below(7) as usize;
+        let specs = random_specs(&mut rng, n, case % 2 == 1);
+        let bucket = [1, 1, 1, 7, 20][rng.below(5) as usize];
+        let target = rng.below(150) as i64;
+        let outcome = slice(
+            &specs,
+            Slicer::Knapsack(Knapsack::new(bucket).unwrap()),
+            target,
+        );
+        let cls = classes(&specs);
+        let got = chosen(&specs, &cls, &outcome);
+        let (mut value, mut weight, mut tokens) = (0, 0, 0);
+        for ((_, options), v) in cls.iter().zip(&got) {
+            if let Some(v) = *v {
+                let (t, val, _) = options[v];
+                value += val;
+                tokens += t;
+                weight += if t == 0 { 0 } else { (t - 1) / bucket + 1 };
+            }
+        }
+        let capacity = target / bucket;
+        assert!(weight <= capacity.max(0), "case {case}: over the capacity");
+        assert_eq!(outcome.selected_tokens, tokens, "case {case}");
+        if target > 0 {
+            let best = brute_force(&cls, capacity, bucket);
+            assert_eq!(
+                value, best,
+                "case {case}: {specs:?} target {target} bucket {bucket}"
+            );
+        } else {
+            assert!(outcome.selected.is_empty());
+        }
+    }
+}
+
+/// GreedySlice's contract: within the budget, at most one option per class;
+/// no option of an unselected class fits in what is left; no selected class
+/// has an option of strictly higher score whose extra tokens fit.
+#[test]
+fn greedy_meets_its_guarantees() {
+    let mut rng = Rng(0x5EED_0028);
+    for case in 0..3000 {
+        let n = 1 + rng.below(12) as usize;
+        let specs = random_specs(&mut rng, n, case % 2 == 1);
+        let target = 1 + rng.below(200) as i64;
+        let outcome = slice(&specs, Slicer::Greedy, target);
+        let cls = classes(&specs);
+        let got = chosen(&specs, &cls, &outcome);
+        let used: i64 = cls
+            .iter()
+            .zip(&got)
+            .filter_map(|((_, o), v)| v.map(|v| o[v].0))
+            .sum();
+        assert!(used <= target, "case {case}: {used} > {target}");
+        assert_eq!(outcome.selected_tokens, used);
+        let left = target - used;
+        for ((members, options), v) in cls.iter().zip(&got) {
+            match v {
+                None => assert!(
+                    options.iter().all(|o| o.0 > left),
+                    "case {case}: class {members:?} unselected but fits {left}: {specs:?}"
+                ),
+                Some(v) => {
+                    let (t, _, s) = options[*v];
+                    assert!(
+                        !options.iter().any(|o| o.2 > s && o.0 - t <= left),
+                        "case {case}: class {members:?} at option {v} could move up: {specs:?}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn quota_over_knapsack_is_optimal_per_kind() {
+    // Every kind has require = cap: its budget is floor(percent x target).
+    let mut rng = Rng(0x5EED_0029);
+    for case in 0..600 {
+        let n = 1 + rng.below(8) as usize;
+        let specs = random_specs(&mut rng, n, false);
+        let target = 10 + rng.below(200) as i64;
+        let cut = 10 + rng.below(40) as i64;
+        let percents = [cut as f64, 30.0, (70 - cut) as f64];
+        let entries = KINDS
+            .iter()
+            .zip(percents)
+            .map(|(k, p)| QuotaEntry {
+                kind: k.to_string(),
+                require_percent: p,
+                cap_percent: p,
+            })
+            .collect();
+        let knapsack = Slicer::Knapsack(Knapsack::new(1).unwrap());
+        let quota = Slicer::Quota(Quota::new(knapsack, entries).unwrap());
+        let outcome = slice(&specs, quota, target);
+        let cls = classes(&specs);
+        let got = chosen(&specs, &cls, &outcome);
+        for (k, p) in percents.iter().enumerate() {
+            let budget = (p / 100.0 * target as f64).floor() as i64;
+            let of_kind: Vec<_> = cls
+                .iter()
+                .zip(&got)
+                .filter(|((m, _), _)| specs[m[0]].kind == k)
+                .collect();
+            let value: i64 = of_kind
+                .iter()
+                .filter_map(|((_, o), v)| v.map(|v| o[v].1))
+                .sum();
+            let tokens: i64 = of_kind
+                .iter()
+                .filter_map(|((_, o), v)| v.map(|v| o[v].0))
+                .sum();
+            let kind_classes: Vec<_> = of_kind.iter().map(|(c, _)| (*c).clone()).collect();
+            assert!(tokens <= budget.max(0), "case {case} kind {k}");
+            if budget > 0 {
+                let best = brute_force(&kind_classes, budget, 1);
+                assert_eq!(
+                    value, best,
+                    "case {case} kind {k}: {specs:?} target {target}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn count_quota_counts_one_item_per_chosen_option() {
+    let mut rng = Rng(0x5EED_002A);
+    for case in 0..1500 {
+        let n = 1 + rng.below(10) as usize;
+        let specs = random_specs(&mut rng, n, false);
+        let target = 1 + rng.below(200) as i64;
+        let (require, cap) = (rng.below(2) as u32, 1 + rng.below(3) as u32);
+        let entries = vec![CountEntry {
+            kind: "ToolOutput".into(),
+            require: require.min(cap),
+            cap,
+        }];
+        let inner = if rng.chance(50) {
+            Slicer::CountQuota(CountQuota::new(Slicer::Greedy, entries, Scarcity::Degrade).unwrap())
+        } else {
+            Slicer::CountKnapsack(CountQuota::knapsack(1, entries, Scarcity::Degrade).unwrap())
+        };
+        let outcome = slice(&specs, inner, target);
+        let cls = classes(&specs);
+        let got = chosen(&specs, &cls, &outcome);
+        let tools = cls
+            .iter()
+            .zip(&got)
+            .filter(|((m, _), v)| specs[m[0]].kind == 2 && v.is_some())
+            .count();
+        assert!(tools as u32 <= cap, "case {case}: {tools} > cap {cap}");
+        let tokens: i64 = cls
+            .iter()
+            .zip(&got)
+            .filter_map(|((_, o), v)| v.map(|v| o[v].0))
+            .sum();
+        assert_eq!(outcome.selected_tokens, tokens, "case {case}");
+    }
+}
+
+/// The fill step: after a run, no truncatable candidate left out could
+/// still be cut to at least its `min_tokens` in what is left; every cut
+/// item's kept text counts what the report says; the total stays within
+/// the effective target.
+#[test]
+fn fill_leaves_no_truncatable_item_that_would_still_fit() {
+    let tokenizer = Tokenizer::builtin("o200k_base").unwrap();
+    let words = ["alpha ", "beta ", "gamma\n", "delta, ", "épsilon ", "日本 "];
+    let mut rng = Rng(0x5EED_002B);
+    for case in 0..300 {
+        let n = 1 + rng.below(8) as usize;
+        let mut items = Items::new();
+        let mut texts = Vec::new();
+        for i in 0..n {
+            let text: String = (0..1 + rng.below(60))
+                .map(|_| words[rng.below(words.len() as u64) as usize])
+                .collect();
+            let tokens = tokenizer.count(&text) as i64;
+            let score = rng.below(100) as f64 / 100.0;
+            items
+                .push(NewItem {
+                    tokens,
+                    score,
+                    kind: None,
+                })
+                .unwrap();
+            items.set_content(i, &text).unwrap();
+            if rng.chance(60) {
+                let keep = [Keep::Head, Keep::Tail, Keep::BothEnds][rng.below(3) as usize];
+                let min_tokens = rng.below(12) as i64;
+                items
+                    .set_truncatable(i, Some(Truncatable { keep, min_tokens }))
+                    .unwrap();
+            }
+            if rng.chance(20) {
+                items
+                    .add_variant(i, rng.below(5) as i64, 0.5, Some("[gone]"))
+                    .unwrap();
+            }
+            texts.push(text);
+        }
+        let target = 1 + rng.below(150) as i64;
+        let slicer = match rng.below(3) {
+            0 => Slicer::Greedy,
+            1 => Slicer::Knapsack(Knapsack::new(1).unwrap()),
+            _ => Slicer::Knapsack(Knapsack::new(10).unwrap()),
+        };
+        let mut pipeline = Pipeline::new(None, Engine::new(slicer), None);
+        pipeline.deduplication = false;
+        pipeline.tokenizer = Some(tokenizer.clone());
+        let budget = Budget::new(target, target).unwrap();
+        let mut report = cupel::pipeline::Report::default();
+        pipeline.run(&items, &budget, Some(&mut report)).unwrap();
+        let added: i64 = report.included.iter().map(|d| d.added_tokens).sum();
+        assert!(added <= target, "case {case}: {added} > {target}");
+        assert_eq!(report.outcome.selected_tokens, added, "case {case}");
+        let left = target - added;
+        for d in &report.included {
+            if let Some((head, tail)) = d.cut {
+                let t = &texts[d.item as usize];
+                let kept = tokenizer.count(&t[..head]) + tokenizer.count(&t[tail..]);
+                assert_eq!(kept as i64, d.added_tokens, "case {case}");
+                let min = items.truncatable(d.item).unwrap().min_tokens;
+                assert!(d.added_tokens >= min, "case {case}");
+                assert_eq!(d.variant, 0);
+            }
+        }
+        for d in &report.excluded {
+            let Some(t) = items.truncatable(d.item) else {
+                continue;
+            };
+            if left >= t.min_tokens {
+                let cut = tokenizer.truncate(&texts[d.item as usize], left as usize, t.keep);
+                assert!(
+                    (cut.tokens as i64) < t.min_tokens,
+                    "case {case}: item {} left out, but {} of its tokens fit in {left}",
+                    d.item,
+                    cut.tokens
+                );
+            }
+        }
+    }
+}
