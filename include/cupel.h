@@ -159,8 +159,10 @@ typedef enum cupel_reason {
    */
   CUPEL_REASON_VARIANT = 3,
   /**
-   * Included cut down to fit (`cupel_items_set_truncatable`):
-   * `cupel_report_included_cut` gives the kept byte ranges.
+   * Included cut down to fit what the slicer left
+   * (`cupel_items_set_truncatable`): `cupel_report_included_cut` gives
+   * the kept byte ranges (all of the content when the whole text, as
+   * the tokenizer counts it, fits what was left).
    */
   CUPEL_REASON_TRUNCATED = 4,
   /**

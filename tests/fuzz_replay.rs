@@ -46,6 +46,8 @@ fn abi_calls_corpus_and_random_programs() {
         ("count slicers built", get(&s.count_slicers), 300),
         ("streams finished", get(&s.stream_finishes), 100),
         ("pipelines run", get(&s.pipelines_run), 1000),
+        ("variants chosen", get(&s.variants_chosen), 200),
+        ("items cut", get(&s.items_cut), 50),
     ];
     eprintln!("{seen:?}");
     for (what, n, least) in seen {

@@ -9,8 +9,9 @@
 //! tiktoken files loaded from bytes. Runs the binding contract table
 //! (tests/contract/contract.txt) through the JS API. Then `npm pack`, an
 //! install of the tarball into a fresh empty project (no network: the
-//! package has no dependencies), and the README's two examples run there,
-//! their output compared with the README's.
+//! package has no dependencies), and the README's three examples run
+//! there (tokens.mjs and shrink.mjs among them), their output compared
+//! with the README's.
 
 mod common;
 
@@ -479,6 +480,7 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         "cupel.wasm",
         "example.mjs",
         "tokens.mjs",
+        "shrink.mjs",
         "LICENSE-vocabularies.txt",
         "README.md",
         "package.json",
@@ -531,6 +533,31 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         "the README's token output block"
     );
     assert!(readme.contains("## Counting tokens"));
+
+    // "Items that shrink": shrink.mjs (variants, truncation, the text as
+    // sent) and its output.
+    let shrink = block_after(&readme, "<!-- example: shrink.mjs");
+    assert_eq!(
+        shrink,
+        std::fs::read_to_string(installed.join("shrink.mjs")).unwrap(),
+        "the README's shrink example and shrink.mjs differ"
+    );
+    std::fs::write(project.join("shrink.mjs"), shrink).unwrap();
+    let out = common::run(
+        Command::new("node").arg("shrink.mjs").current_dir(&project),
+        "the README's shrink example",
+    );
+    print!("{out}");
+    assert_eq!(
+        out,
+        block_after(&readme, "<!-- output: shrink.mjs -->"),
+        "the README's shrink output block"
+    );
+    assert!(readme.contains("## Items that shrink"));
+    assert!(
+        readme.contains("UTF-8 byte offsets"),
+        "the README says the cut's offsets are bytes"
+    );
     assert!(
         readme.contains("vocabularies are inside the module"),
         "the README says where the vocabularies are"

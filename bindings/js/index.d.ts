@@ -18,6 +18,10 @@ export declare const Reason: Readonly<{
   Scored: 0;
   Pinned: 1;
   ZeroToken: 2;
+  /** Included as one of its variants (`IncludedDecision.variant`). */
+  Variant: 3;
+  /** Included cut down to fit (`IncludedDecision.cut`). */
+  Truncated: 4;
   BudgetExceeded: 10;
   ScoredTooLow: 11;
   Deduplicated: 12;
@@ -36,7 +40,11 @@ export declare const Overflow: Readonly<{ Throw: 0; Truncate: 1; Proceed: 2 }>;
 export declare const Scarcity: Readonly<{ Degrade: 0; Error: 1 }>;
 /** The DecayScorer's curves. */
 export declare const DecayCurve: Readonly<{ Exponential: 0; Step: 1; Window: 2 }>;
-/** What `Tokenizer.truncate` keeps of a text: the beginning, the end, or both ends (the middle goes). */
+/**
+ * What `Tokenizer.truncate` keeps of a text, and how a truncatable item is
+ * cut (`Items.setTruncatable`): the beginning, the end, or both ends (the
+ * middle goes).
+ */
 export declare const Keep: Readonly<{ Head: 0; Tail: 1; BothEnds: 2 }>;
 /** A value of `Keep`. */
 export type KeepValue = (typeof Keep)[keyof typeof Keep];
@@ -98,6 +106,36 @@ export interface Item {
    * each other in push order (a tool call and its result are never split).
    */
   group?: Integer | null;
+  /**
+   * Smaller stand-ins selection may take instead of the item (as
+   * `Items.addVariant`, in order: variant k is `variants[k - 1]`); at most 255.
+   */
+  variants?: Variant[] | null;
+  /** Makes the item truncatable (as `Items.setTruncatable`); absent or null: not. */
+  truncatable?: Truncatable | null;
+}
+
+/**
+ * A variant of an item: a smaller stand-in (a summary, a digest, a
+ * placeholder such as "[output cleared]") that selection may take instead
+ * of the item. Selection takes at most one option of an item: the item as
+ * pushed (variant 0) or one of its variants (1, 2, ... in the order added).
+ */
+export interface Variant {
+  /** The tokens it adds to the context: an integer >= 0 (it may be more than the item's). */
+  tokens: Integer;
+  /** The share of the item's score it keeps, in (0, 1]: its score is the item's times `value`. */
+  value: number;
+  /** Its text: not empty; null or absent for none (then a report's `text` is null when it is chosen). */
+  content?: string | null;
+}
+
+/** How a truncatable item may be cut. */
+export interface Truncatable {
+  /** What the cut keeps: `Keep.Head`, `Keep.Tail` or `Keep.BothEnds`. */
+  keep: KeepValue;
+  /** An integer >= 0: the item is included cut only if what is kept counts at least this many tokens. */
+  minTokens: Integer;
 }
 
 /**
@@ -133,6 +171,24 @@ export interface ItemRecord {
   tags: string[];
   /** In the order the keys were first set (as a JavaScript object orders them). */
   metadata: Record<string, string>;
+  /** In order (variant k at [k - 1]); empty when none. */
+  variants: VariantRecord[];
+  /** null when the item is not truncatable. */
+  truncatable: TruncatableRecord | null;
+}
+
+/** A variant as the library holds it (`Items.variants`). */
+export interface VariantRecord {
+  tokens: number | bigint;
+  value: number;
+  /** null when it has none. */
+  content: string | null;
+}
+
+/** A truncatable item's settings as the library holds them (`Items.truncatable`). */
+export interface TruncatableRecord {
+  keep: KeepValue;
+  minTokens: number | bigint;
 }
 
 /** One item's fate in a report. */
@@ -153,10 +209,42 @@ export interface Decision {
   groupTokens: number | bigint;
 }
 
+/**
+ * An included item's decision, with what was chosen of it: the item as
+ * pushed, one of its variants, or the item cut down (reasons Variant and
+ * Truncated), and the text the host sends for it.
+ */
+export interface IncludedDecision extends Decision {
+  /** The option chosen: 0 for the item as pushed (also when it was cut), k for its variant k. */
+  variant: number;
+  /**
+   * The tokens it adds to the context: the variant's, the cut's, or the
+   * item's own (`itemTokens` stays the item's own count). The report's
+   * `selectedTokens` sums these.
+   */
+  addedTokens: number | bigint;
+  /**
+   * The kept ranges of the ITEM's content, in UTF-8 BYTES (not JavaScript
+   * string indices, unlike `Tokenizer.truncate`'s `Cut`): bytes
+   * `[0, headEnd)` then `[tailStart, byte length)` of its UTF-8 form. Both
+   * are the content's byte length when it was not cut, both 0 when it has
+   * no content. For a variant they describe the item's own content, which
+   * is not what is sent: use `text`.
+   */
+  cut: { headEnd: number; tailStart: number };
+  /**
+   * The text as the host sends it: the variant's content when `variant` > 0
+   * (null if it has none), else the item's content with the cut applied
+   * (the two byte ranges of `cut`, decoded: a correct JavaScript string
+   * whatever the script), null when the item has no content.
+   */
+  text: string | null;
+}
+
 /** What one slice or run decided. Token counts past 2^53 are BigInts. */
 export interface Report {
   /** In placed order. */
-  included: Decision[];
+  included: IncludedDecision[];
   /** By score descending. */
   excluded: Decision[];
   totalCandidates: number | bigint;
@@ -218,6 +306,26 @@ export declare class Items extends Handle {
   setGroup(index: number, group: Integer): this;
   /** Item `first + k` gets `groups[k]`, all or nothing. */
   setGroups(first: number, groups: Integer[]): this;
+  /**
+   * Adds a variant to item `index` (numbered 1, 2, ... in the order added;
+   * at most 255). A RangeError for tokens < 0, a value outside (0, 1] or
+   * NaN, an empty content, or an index out of range; nothing changes then.
+   */
+  addVariant(index: number, variant: Variant): this;
+  /** The variants of item `index`, in order (variant k at [k - 1]). */
+  variants(index: number): VariantRecord[];
+  /**
+   * Makes item `index` truncatable: a pipeline run with a tokenizer
+   * (`Pipeline.setTokenizer`) may include it cut down to the tokens the
+   * slicer left, keeping `keep`, if what is kept counts at least
+   * `minTokens` (>= 0); its score then scales by the kept share of its
+   * tokens. The item needs content. Again: replaces keep and minTokens.
+   */
+  setTruncatable(index: number, keep: KeepValue, minTokens: Integer): this;
+  /** Makes item `index` no longer truncatable (a no-op if it was not). */
+  clearTruncatable(index: number): this;
+  /** How item `index` may be cut, or null when it is not truncatable. */
+  truncatable(index: number): TruncatableRecord | null;
   /** The number of items. */
   readonly length: number;
   /** Removes every item (indices start again from 0). */
@@ -256,9 +364,17 @@ export declare class Placer extends Handle {
 
 /** The whole pipeline: Classify, Score, Deduplicate, Sort, Slice, Place. */
 export declare class Pipeline extends Handle {
-  /** Runs all six stages: the item indices in placed order, and with `{ report: true }` every decision. */
+  /**
+   * Runs all six stages: the item indices in placed order, and with `{ report: true }` every decision.
+   * A truncatable item without content, or with no tokenizer set, is a RangeError naming the item.
+   */
   run(items: Items, budget: Budget, options: { report: true }): { placed: number[]; report: Report };
   run(items: Items, budget: Budget, options?: { report?: boolean }): { placed: number[]; report?: Report };
+  /**
+   * The tokenizer that cuts truncatable items (null removes it). The
+   * pipeline keeps its own reference: `tokenizer` may be disposed after.
+   */
+  setTokenizer(tokenizer: Tokenizer | null): this;
 }
 
 /** A StreamSlice: items arriving one at a time. */
@@ -326,6 +442,8 @@ export interface PipelineOptions {
   deduplication?: boolean;
   /** Default Overflow.Throw. */
   overflow?: number;
+  /** Cuts truncatable items (as `Pipeline.setTokenizer`). Default: none. */
+  tokenizer?: Tokenizer | null;
 }
 
 /** The scorer factories (`cupel.scorers`). */

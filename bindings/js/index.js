@@ -13,6 +13,12 @@
 // offsets are JavaScript string indices (UTF-16 code units), converted
 // from the library's UTF-8 byte offsets.
 //
+// Items that shrink: an item may have variants (smaller stand-ins) and be
+// truncatable (cut to what the slicer left, by the pipeline's tokenizer).
+// A report's included entries say which variant was chosen, the tokens it
+// adds, the cut as the library gives it (UTF-8 byte offsets into the
+// item's content) and the text as sent, decoded from those bytes.
+//
 // Errors. Every argument is checked here before it reaches the module, in
 // the caller's terms (the parameter names below, camelCase): a value of the
 // wrong type, null where a value is needed, or a disposed handle throws a
@@ -53,6 +59,8 @@ export const Reason = Object.freeze({
   Scored: 0,
   Pinned: 1,
   ZeroToken: 2,
+  Variant: 3,
+  Truncated: 4,
   BudgetExceeded: 10,
   ScoredTooLow: 11,
   Deduplicated: 12,
@@ -72,7 +80,8 @@ export const Scarcity = Object.freeze({ Degrade: 0, Error: 1 });
 export const DecayCurve = Object.freeze({ Exponential: 0, Step: 1, Window: 2 });
 /**
  * What `Tokenizer.truncate` keeps of a text (`cupel_keep`): the beginning,
- * the end, or both ends (the middle goes).
+ * the end, or both ends (the middle goes); also how a truncatable item is
+ * cut (`Items.setTruncatable`).
  */
 export const Keep = Object.freeze({ Head: 0, Tail: 1, BothEnds: 2 });
 
@@ -260,11 +269,57 @@ function utf16Units(b, from, to) {
   return n;
 }
 
-/** A `Keep` value, checked. */
-function keepOf(v) {
-  const k = int(v, "keep", I32);
-  if (k < 0 || k > 2) throw rangeError(`keep is ${describe(v)}; expected Keep.Head (0), Keep.Tail (1) or Keep.BothEnds (2)`);
+/** A `Keep` value (an argument named `name`), checked. */
+function keepOf(v, name = "keep") {
+  const k = int(v, name, I32);
+  if (k < 0 || k > 2) throw rangeError(`${name} is ${describe(v)}; expected Keep.Head (0), Keep.Tail (1) or Keep.BothEnds (2)`);
   return k;
+}
+
+/** The most variants an item may have (the library's limit). */
+const MAX_VARIANTS = 255;
+
+/**
+ * A variant `{ tokens, value, content }` (named `where`; `at(field)` names
+ * its fields), checked as the library would: tokens an integer >= 0, value
+ * in (0, 1], content a non-empty string or absent. Returns the checked
+ * fields, content null when none.
+ */
+function checkVariant(v, where, at) {
+  if (v === null || typeof v !== "object" || Array.isArray(v)) {
+    throw typeError(`${where} is ${describe(v)}; expected a { tokens, value, content } object`, v);
+  }
+  const tokens = int(v.tokens, at("tokens"), I64);
+  if (tokens < 0n) throw rangeError(`${at("tokens")} is ${describe(v.tokens)}; a variant's tokens must be >= 0`);
+  const value = dbl(v.value, at("value"));
+  if (!(value > 0 && value <= 1)) throw rangeError(`${at("value")} is ${describe(value)}; it must be in (0, 1] (the share of the item's score the variant keeps)`);
+  let content = null;
+  if (v.content != null) {
+    content = text(v.content, at("content"));
+    if (content === "") throw rangeError(`${at("content")} is empty; a variant's content must be non-empty (null or absent for none)`);
+  }
+  return { tokens, value, content };
+}
+
+/** `keep` and `minTokens` of a truncatable item (named by `at(field)`), checked: [keep, minTokens]. */
+function checkTruncation(keep, minTokens, at) {
+  const k = keepOf(keep, at("keep"));
+  const m = int(minTokens, at("minTokens"), I64);
+  if (m < 0n) throw rangeError(`${at("minTokens")} is ${describe(minTokens)}; it must be >= 0`);
+  return [k, m];
+}
+
+/**
+ * The pointer of `obj`, the receiver of method `method` of `Class`: a
+ * TypeError naming `this` when it is null or no such handle (a method
+ * taken off its object), as Handle.self() does once it is disposed.
+ */
+function receiver(obj, Class, method) {
+  if (obj === null || typeof obj !== "object" || !(obj instanceof Class)) {
+    const a = /^[aeiou]/i.test(RECEIVER[Class.name]) ? "an" : "a";
+    throw typeError(`this is ${describe(obj)}; ${method} is a method of ${a} ${RECEIVER[Class.name]}`, obj);
+  }
+  return obj.self();
 }
 
 /** `text` under another name, for methods whose parameter is called `text`. */
@@ -294,6 +349,8 @@ const BLANK = /^[\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u
 const disposeSymbol = Symbol.dispose ?? Symbol.for("Symbol.dispose");
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
+/** For the text a report says is sent: a cut inside a character would be a library bug, never replaced silently. */
+const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 const SIZE_MAX = 0xffffffff; // size_t is 32 bits in wasm32
 const DECISION_SIZE = 64; // sizeof(cupel_decision) in wasm32
 
@@ -536,6 +593,22 @@ function checkItem(it, where, at) {
     c.group = int(it.group, at("group"), U64);
     c.attrs ||= c.group !== 0n;
   }
+  if (it.variants != null) {
+    const list = array(it.variants, at("variants"));
+    if (list.length > MAX_VARIANTS) {
+      throw rangeError(`${at("variants")} has ${list.length} variants; an item has at most ${MAX_VARIANTS}`);
+    }
+    c.variants = list.map((v, j) => checkVariant(v, `${at("variants")}[${j}]`, (f) => `${at("variants")}[${j}].${f}`));
+    c.attrs ||= c.variants.length > 0;
+  }
+  if (it.truncatable != null) {
+    const t = it.truncatable;
+    if (typeof t !== "object" || Array.isArray(t)) {
+      throw typeError(`${at("truncatable")} is ${describe(t)}; expected a { keep, minTokens } object`, t);
+    }
+    c.truncatable = checkTruncation(t.keep, t.minTokens, (f) => `${at("truncatable")}.${f}`);
+    c.attrs = true;
+  }
   return c;
 }
 
@@ -639,6 +712,8 @@ export class Items extends Handle {
           st.push(x.cupel_items_set_metadata(h, i, a.str(key), a.str(value)));
         }
         if (c.group !== undefined && c.group !== 0n) st.push(x.cupel_items_set_group(h, i, c.group));
+        for (const v of c.variants ?? []) st.push(x.cupel_items_add_variant(h, i, v.tokens, v.value, a.str(v.content)));
+        if (c.truncatable !== undefined) st.push(x.cupel_items_set_truncatable(h, i, ...c.truncatable));
         return st.find((s) => s !== 0) ?? 0;
       });
     }
@@ -802,18 +877,113 @@ export class Items extends Handle {
   }
 
   /**
+   * Adds a variant to item `index`: a smaller stand-in (a summary, a
+   * placeholder such as "[output cleared]") that selection may take
+   * instead of the item. `variant` is `{ tokens, value, content }`: the
+   * tokens it adds to the context (an integer >= 0), the share of the
+   * item's score it keeps (in (0, 1]), and its text (a non-empty string;
+   * null or absent for none). Variants are numbered 1, 2, ... in the order
+   * added (0 is the item as pushed); selection takes at most one option of
+   * an item; an item has at most 255 variants. Returns this list.
+   */
+  addVariant(index, variant) {
+    const h = receiver(this, Items, "addVariant");
+    const i = this.#index(index);
+    const v = checkVariant(variant, "variant", (f) => `variant.${f}`);
+    this.lib.call(
+      (a) => this.lib.x.cupel_items_add_variant(h, i, v.tokens, v.value, a.str(v.content)),
+      (m) => m.replace(/^item (\d+) has (\d+) variants already/, "index $1: the item has $2 variants already"),
+    );
+    return this;
+  }
+
+  /**
+   * The variants of item `index`, in order (variant k at [k - 1]), as
+   * `{ tokens, value, content }` (content null when none).
+   */
+  variants(index) {
+    const h = receiver(this, Items, "variants");
+    const i = this.#index(index);
+    const lib = this.lib;
+    const x = lib.x;
+    return lib.call((a) => {
+      const count = a.out(4);
+      const st = x.cupel_items_variant_count(h, i, count);
+      if (st !== 0) return st;
+      const n = lib.u32At(count);
+      const tokens = a.out(8);
+      const value = a.out(8);
+      const ptr = a.out(4);
+      const len = a.out(4);
+      const list = [];
+      for (let v = 1; v <= n; v++) {
+        const s = x.cupel_items_variant(h, i, v, tokens, value, ptr, len);
+        if (s !== 0) return s;
+        const q = lib.u32At(ptr);
+        list.push({
+          tokens: int64Out(lib.i64At(tokens)),
+          value: new DataView(x.memory.buffer).getFloat64(value, true),
+          content: q ? decoder.decode(lib.u8().subarray(q, q + lib.u32At(len))) : null,
+        });
+      }
+      return [0, () => list];
+    });
+  }
+
+  /**
+   * Makes item `index` truncatable: a pipeline run with a tokenizer
+   * (`Pipeline.setTokenizer`) may include it cut down to what the slicer
+   * left, keeping its head (`Keep.Head`), its tail (`Keep.Tail`) or both
+   * ends (`Keep.BothEnds`), if what is kept still counts at least
+   * `minTokens` (an integer >= 0); its score then scales by the kept share
+   * of its tokens. The item needs content (a run fails otherwise). Setting
+   * it again replaces keep and minTokens. Returns this list.
+   */
+  setTruncatable(index, keep, minTokens) {
+    const h = receiver(this, Items, "setTruncatable");
+    const i = this.#index(index);
+    const [k, m] = checkTruncation(keep, minTokens, (f) => f);
+    this.lib.call(() => this.lib.x.cupel_items_set_truncatable(h, i, k, m));
+    return this;
+  }
+
+  /** Makes item `index` no longer truncatable (nothing happens if it was not). Returns this list. */
+  clearTruncatable(index) {
+    const h = receiver(this, Items, "clearTruncatable");
+    const i = this.#index(index);
+    this.lib.call(() => this.lib.x.cupel_items_clear_truncatable(h, i));
+    return this;
+  }
+
+  /** How item `index` may be cut: `{ keep, minTokens }` (keep a `Keep` value), or null when it is not truncatable. */
+  truncatable(index) {
+    const h = receiver(this, Items, "truncatable");
+    const i = this.#index(index);
+    const lib = this.lib;
+    return lib.call((a) => {
+      const is = a.out(4);
+      const keep = a.out(4);
+      const min = a.out(8);
+      const st = lib.x.cupel_items_truncatable(h, i, is, keep, min);
+      return [st, () => (lib.u8()[is] ? { keep: new DataView(lib.x.memory.buffer).getInt32(keep, true), minTokens: int64Out(lib.i64At(min)) } : null)];
+    });
+  }
+
+  /**
    * Item `index` read back from the library, as an object with the fields
    * of `Item`: tokens, score, kind, content (null when none), timestamp
    * (UTC ms, null when none), priority (null when none), pinned,
-   * relevanceHint (null when none), source, group (0 when none), tags and
-   * metadata. Integers past 2^53 come back as BigInt.
+   * relevanceHint (null when none), source, group (0 when none), tags,
+   * metadata, variants (as `variants(index)`) and truncatable (as
+   * `truncatable(index)`: null when it is not). Integers past 2^53 come
+   * back as BigInt.
    */
   get(index) {
     const h = this.self();
     const i = this.#index(index);
     const lib = this.lib;
     const x = lib.x;
-    return lib.call((a) => {
+    const item = lib.call((a) => {
       const o = a.out(64);
       const p = a.out(8);
       const at = (k) => o + 8 * k;
@@ -870,6 +1040,9 @@ export class Items extends Handle {
       item.metadata = Object.fromEntries(entries);
       return [0, () => item];
     });
+    item.variants = this.variants(i);
+    item.truncatable = this.truncatable(i);
+    return item;
   }
 
   /** The number of items. */
@@ -989,8 +1162,30 @@ export class Pipeline extends Handle {
     const { report = false } = options(opts, "options");
     bool(report, "options.report");
     return lib.withReport(report, items, "placed", (r) =>
-      lib.indices(items.length, (a, out, cap, len) => lib.x.cupel_pipeline_run(h, ip, bp, out, cap, len, r)),
+      lib.indices(
+        items.length,
+        (a, out, cap, len) => lib.x.cupel_pipeline_run(h, ip, bp, out, cap, len, r),
+        // A truncatable item without content, or no tokenizer: the library names its own setters.
+        (m) =>
+          m
+            .replace("(cupel_items_set_content)", "(Items.setContent, or content when pushed)")
+            .replace("(cupel_pipeline_set_tokenizer)", "(Pipeline.setTokenizer, or the tokenizer option of cupel.pipeline)"),
+      ),
     );
+  }
+
+  /**
+   * Gives the pipeline `tokenizer` to cut truncatable items with
+   * (`Items.setTruncatable`); null removes it. The pipeline keeps its own
+   * reference: `tokenizer` may be disposed right after. A run with a
+   * truncatable item and no tokenizer is a RangeError naming the item.
+   * Returns this pipeline.
+   */
+  setTokenizer(tokenizer) {
+    const h = receiver(this, Pipeline, "setTokenizer");
+    const tp = tokenizer === null ? 0 : this.lib.ptrOf(tokenizer, Tokenizer, "tokenizer");
+    this.lib.call(() => this.lib.x.cupel_pipeline_set_tokenizer(h, tp));
+    return this;
   }
 }
 
@@ -1275,7 +1470,7 @@ export class Cupel {
    * Calls `f(arena, out, capacity, outLen)` with a buffer of `capacity`
    * size_t's (larger if the library asks for more); returns the indices.
    */
-  indices(capacity, f) {
+  indices(capacity, f, rename) {
     let cap = capacity;
     for (;;) {
       let needed = -1;
@@ -1288,7 +1483,7 @@ export class Cupel {
           return [0, () => null];
         }
         return [st, () => Array.from(new Uint32Array(this.x.memory.buffer, out, this.u32At(len)))];
-      });
+      }, rename);
       if (needed < 0) return value;
       cap = needed;
     }
@@ -1332,12 +1527,50 @@ export class Cupel {
       }];
     });
   }
+  /**
+   * What was chosen for included entry `i` (item `index` of `items`): the
+   * variant (0: the item as pushed), the tokens it adds, the cut (UTF-8
+   * byte offsets into the item's content) and the text as sent.
+   */
+  chosen(r, i, index, items) {
+    const x = this.x;
+    const [variant, addedTokens, headEnd, tailStart] = this.call((a) => {
+      const v = a.out(4), t = a.out(8), he = a.out(4), ts = a.out(4);
+      let st = x.cupel_report_included_variant(r, i, v, t);
+      if (st === 0) st = x.cupel_report_included_cut(r, i, he, ts);
+      return [st, () => [this.u32At(v), int64Out(this.i64At(t)), this.u32At(he), this.u32At(ts)]];
+    });
+    const ip = this.ptrOf(items, Items, "items");
+    const text = this.call((a) => {
+      const ptr = a.out(4), len = a.out(4);
+      const st =
+        variant > 0
+          ? x.cupel_items_variant(ip, index, variant, a.out(8), a.out(8), ptr, len)
+          : x.cupel_items_content(ip, index, ptr, len);
+      return [st, () => {
+        const q = this.u32At(ptr);
+        if (!q) return null;
+        const bytes = this.u8().subarray(q, q + this.u32At(len));
+        if (variant > 0) return decoder.decode(bytes);
+        try {
+          // Bytes [0, headEnd) then [tailStart, len): both on character boundaries.
+          return strictDecoder.decode(bytes.subarray(0, headEnd)) + strictDecoder.decode(bytes.subarray(tailStart));
+        } catch {
+          throw new CupelError(Status.INTERNAL, `the cut of item ${index} (bytes ${headEnd}, ${tailStart}) is not on character boundaries`);
+        }
+      }];
+    });
+    return { variant, addedTokens, cut: { headEnd, tailStart }, text };
+  }
   /** Everything a report holds, as plain objects. */
   readReport(r, items) {
     const x = this.x;
     const included = [];
     const excluded = [];
-    for (let i = 0; i < x.cupel_report_included_count(r); i++) included.push(this.decision(r, true, i));
+    for (let i = 0; i < x.cupel_report_included_count(r); i++) {
+      const d = this.decision(r, true, i);
+      included.push({ ...d, ...this.chosen(r, i, d.index, items) });
+    }
     for (let i = 0; i < x.cupel_report_excluded_count(r); i++) excluded.push(this.decision(r, false, i));
     const shortfalls = [];
     for (let i = 0; i < x.cupel_report_shortfall_count(r); i++) {
@@ -1512,18 +1745,30 @@ export class Cupel {
   uShaped() {
     return this.make(Placer, (out) => this.x.cupel_placer_new_u_shaped(out));
   }
-  /** `{ scorer = null (the pushed scores), slicer, placer = null, deduplication = true, overflow = Overflow.Throw }`. */
+  /**
+   * `{ scorer = null (the pushed scores), slicer, placer = null, deduplication = true, overflow = Overflow.Throw,
+   * tokenizer = null (none: see Pipeline.setTokenizer) }`.
+   */
   pipeline(opts) {
-    const { scorer = null, slicer, placer = null, deduplication = true, overflow = Overflow.Throw } = options(opts, "options");
+    const {
+      scorer = null,
+      slicer,
+      placer = null,
+      deduplication = true,
+      overflow = Overflow.Throw,
+      tokenizer = null,
+    } = options(opts, "options");
     const sp = scorer === null ? 0 : this.ptrOf(scorer, Scorer, "scorer");
     const lp = this.ptrOf(slicer, Slicer, "slicer");
     const pp = placer === null ? 0 : this.ptrOf(placer, Placer, "placer");
     const dedup = bool(deduplication, "deduplication");
     const ov = int(overflow, "overflow", I32);
+    const tp = tokenizer === null ? 0 : this.ptrOf(tokenizer, Tokenizer, "tokenizer");
     const p = this.make(Pipeline, (out) => this.x.cupel_pipeline_new(sp, lp, pp, out));
     try {
       this.call(() => this.x.cupel_pipeline_set_deduplication(p.self(), dedup ? 1 : 0));
       this.call(() => this.x.cupel_pipeline_set_overflow(p.self(), ov));
+      if (tp) this.call(() => this.x.cupel_pipeline_set_tokenizer(p.self(), tp));
       return p;
     } catch (e) {
       p.dispose();

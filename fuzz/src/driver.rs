@@ -46,6 +46,9 @@ pub struct Stats {
     pub stream_finishes: AtomicUsize,
     pub compared: AtomicUsize,
     pub pipelines_run: AtomicUsize,
+    /// Items included as a variant, and included cut (issue 27).
+    pub variants_chosen: AtomicUsize,
+    pub items_cut: AtomicUsize,
 }
 
 pub static STATS: Stats = Stats {
@@ -57,6 +60,8 @@ pub static STATS: Stats = Stats {
     stream_finishes: AtomicUsize::new(0),
     compared: AtomicUsize::new(0),
     pipelines_run: AtomicUsize::new(0),
+    variants_chosen: AtomicUsize::new(0),
+    items_cut: AtomicUsize::new(0),
 };
 
 fn bump(counter: &AtomicUsize, by: usize) {
@@ -308,9 +313,10 @@ unsafe fn checked_slice(
         selected.iter().all(|&i| st.tokens[i] >= 0),
         "a negative-token item was selected {selected:?}"
     );
-    let sum = selected
-        .iter()
-        .fold(0i64, |a, &i| a.saturating_add(st.tokens[i]));
+    // What each selected item adds: its own tokens, or its variant's.
+    let sum = selected.iter().enumerate().fold(0i64, |a, (k, &i)| {
+        a.saturating_add(checked_choice(st, k, i).1)
+    });
     assert_eq!(cupel_report_selected_tokens(st.report), sum);
     let target = cupel_report_effective_target_tokens(st.report);
     assert!(
@@ -420,7 +426,7 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
     };
     const CONTENTS: [&CStr; 6] = [c"a", c"b", c"same", c"", c"xÿ", c"Ã¼"];
     let text = |input: &mut Input| CONTENTS[input.below(CONTENTS.len())].as_ptr();
-    let op = input.u8() % 10;
+    let op = input.u8() % 12;
     // The items an OK call may change: `i` alone, or first..first + count.
     let mut end = i + 1;
     // Few ids, so that groups form; now and then a huge one.
@@ -447,6 +453,43 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
             }
             status
         }
+        10 => {
+            // A variant: mostly valid values, now and then a bad one.
+            let tokens = match input.one_in(8) {
+                true => input.i64(),
+                false => input.below(60) as i64,
+            };
+            const VALUES: [f64; 6] = [0.5, 1.0, 0.05, 0.0, 1.5, f64::NAN];
+            let value = match input.one_in(4) {
+                true => input.f64(),
+                false => VALUES[input.below(VALUES.len())],
+            };
+            let content = match input.one_in(3) {
+                true => ptr::null(),
+                false => text(input),
+            };
+            let before = variant_count(st, i);
+            let status = cupel_items_add_variant(st.items, i, tokens, value, content);
+            let after = variant_count(st, i);
+            match status {
+                CUPEL_OK => assert_eq!(after, before.map(|c| c + 1)),
+                _ => assert_eq!(after, before, "a failed add_variant changed the item"),
+            }
+            status
+        }
+        11 => {
+            let keep = (input.u8() % 4) as std::ffi::c_int;
+            let min = match input.one_in(8) {
+                true => input.i64(),
+                false => input.below(4) as i64,
+            };
+            // Mostly with a text worth cutting (the index may be out of range).
+            if !input.one_in(4) {
+                let text = c"Line 1: the quick brown fox jumps over the lazy dog. Line 2: again.";
+                documented(cupel_items_set_content(st.items, i, text.as_ptr()));
+            }
+            cupel_items_set_truncatable(st.items, i, keep, min)
+        }
         0 => cupel_items_set_content(st.items, i, text(input)),
         1 => cupel_items_set_timestamp(st.items, i, input.i64()),
         2 => cupel_items_set_priority(st.items, i, input.i64()),
@@ -471,6 +514,73 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
         "an attribute changed the item count"
     );
     read_back(st, i);
+}
+
+/// The variant count of item `i`, `None` out of range.
+unsafe fn variant_count(st: &State, i: usize) -> Option<usize> {
+    let mut c = usize::MAX;
+    match cupel_items_variant_count(st.items, i, &mut c) {
+        CUPEL_OK => Some(c),
+        _ => None,
+    }
+}
+
+/// The variant and tokens report entry `k` says item `i` was included
+/// with, checked against the item: variant 0 adds the item's own tokens
+/// unless it was cut; variant v is one the item has, adding its tokens.
+unsafe fn checked_choice(st: &State, k: usize, i: usize) -> (usize, i64) {
+    let (mut v, mut t) = (usize::MAX, i64::MIN);
+    assert_eq!(
+        cupel_report_included_variant(st.report, k, &mut v, &mut t),
+        CUPEL_OK
+    );
+    let (mut head, mut tail) = (usize::MAX, usize::MAX);
+    assert_eq!(
+        cupel_report_included_cut(st.report, k, &mut head, &mut tail),
+        CUPEL_OK
+    );
+    let (mut content, mut len) = (ptr::null(), 0usize);
+    assert_eq!(
+        cupel_items_content(st.items, i, &mut content, &mut len),
+        CUPEL_OK
+    );
+    assert!(
+        head <= tail && tail <= len,
+        "cut {head}..{tail} of {len} bytes"
+    );
+    let mut d = std::mem::zeroed::<cupel_decision>();
+    assert_eq!(cupel_report_included(st.report, k, &mut d), CUPEL_OK);
+    if v == 0 {
+        assert_ne!(d.reason, CUPEL_REASON_VARIANT as i32);
+        if d.reason == CUPEL_REASON_TRUNCATED as i32 {
+            // Cut by the fill step: what is kept, as the tokenizer counts it.
+            assert!(t >= 0 && !content.is_null(), "item {i} cut to {t} tokens");
+            bump(&STATS.items_cut, 1);
+        } else {
+            assert_eq!(
+                (t, head, tail),
+                (st.tokens[i], len, len),
+                "item {i} included whole"
+            );
+        }
+    } else {
+        let (mut vt, mut value) = (0i64, 0f64);
+        let status = cupel_items_variant(
+            st.items,
+            i,
+            v,
+            &mut vt,
+            &mut value,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        );
+        assert_eq!(status, CUPEL_OK, "variant {v} of item {i}");
+        assert_eq!((t, head, tail), (vt, len, len));
+        assert!(value > 0.0 && value <= 1.0);
+        assert_eq!(d.reason, CUPEL_REASON_VARIANT as i32);
+        bump(&STATS.variants_chosen, 1);
+    }
+    (v, t)
 }
 
 /// Reads item `i` (maybe out of range) back with every getter: an index
@@ -598,6 +708,10 @@ unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
     }
     let mut p = ptr::null_mut();
     assert_eq!(cupel_pipeline_new(scorer, slicer, placer, &mut p), CUPEL_OK);
+    // Truncatable items need a tokenizer: mostly given, now and then not.
+    if !input.one_in(4) {
+        assert_eq!(cupel_pipeline_set_tokenizer(p, tokenizer()), CUPEL_OK);
+    }
     cupel_scorer_free(scorer);
     cupel_placer_free(placer);
     assert_eq!(
@@ -634,6 +748,7 @@ unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
             assert_eq!(cupel_report_included(st.report, k, &mut d), CUPEL_OK);
             assert_eq!(d.item_index, i, "the report's included list is the output");
             seen[i] += 1;
+            checked_choice(st, k, i);
         }
         for k in 0..cupel_report_excluded_count(st.report) {
             let mut d = std::mem::zeroed::<cupel_decision>();
@@ -674,6 +789,20 @@ unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
         }
     }
     cupel_pipeline_free(p);
+}
+
+/// The built-in o200k_base tokenizer, made once per process.
+fn tokenizer() -> *const cupel_tokenizer {
+    static TOKENIZER: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *TOKENIZER.get_or_init(|| {
+        let mut t = ptr::null_mut();
+        // SAFETY: a valid name and out-pointer.
+        assert_eq!(
+            unsafe { cupel_tokenizer_new(c"o200k_base".as_ptr(), &mut t) },
+            CUPEL_OK
+        );
+        t as usize
+    }) as *const cupel_tokenizer
 }
 
 /// Arbitrary sequences of C ABI calls with arbitrary values.

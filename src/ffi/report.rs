@@ -206,8 +206,10 @@ pub enum cupel_reason {
     /// Included as one of its variants (`cupel_items_add_variant`):
     /// `cupel_report_included_variant` says which and its tokens.
     CUPEL_REASON_VARIANT = 3,
-    /// Included cut down to fit (`cupel_items_set_truncatable`):
-    /// `cupel_report_included_cut` gives the kept byte ranges.
+    /// Included cut down to fit what the slicer left
+    /// (`cupel_items_set_truncatable`): `cupel_report_included_cut` gives
+    /// the kept byte ranges (all of the content when the whole text, as
+    /// the tokenizer counts it, fits what was left).
     CUPEL_REASON_TRUNCATED = 4,
     /// Excluded: did not fit; `item_tokens` and `available_tokens` (the
     /// tokens left: the effective target minus what was selected, or in

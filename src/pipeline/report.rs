@@ -160,10 +160,15 @@ impl Report {
         }
         let candidates: Vec<u32> = (0..items.len() as u32).filter(|&i| !negative(i)).collect();
         log.slice(items, &candidates, &outcome, None, groups.as_ref());
+        // A variant keeps its share of the score, as in a pipeline run.
         let merged: Vec<(u32, f64)> = outcome
             .selected
             .iter()
-            .map(|&i| (i, items.score(i)))
+            .map(|&i| {
+                let shrunk = outcome.shrunk.get(&i);
+                let share = crate::choice::fill::share(all, items, i, shrunk);
+                (i, items.score(i) * share)
+            })
             .collect();
         log.placed(&merged);
         let placed = outcome.selected.clone();
@@ -365,10 +370,7 @@ impl Log {
                 let reason = match shrunk {
                     _ if tokens == 0 => Reason::ZeroToken,
                     Some(s) if s.variant > 0 => Reason::Variant,
-                    Some(Shrunk {
-                        cut: Some((head, tail)),
-                        ..
-                    }) if head < tail => Reason::Truncated,
+                    Some(Shrunk { cut: Some(_), .. }) => Reason::Truncated,
                     _ => Reason::Scored,
                 };
                 Decision {

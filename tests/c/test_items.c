@@ -338,7 +338,7 @@ static void test_readback(void) {
   CHECK(strcmp(cupel_reason_str(CUPEL_REASON_PINNED_OVERRIDE), "PinnedOverride") == 0);
   CHECK(strcmp(cupel_reason_str(CUPEL_REASON_COUNT_CAP_EXCEEDED), "CountCapExceeded") == 0);
   CHECK(strcmp(cupel_reason_str(-1), "Unknown") == 0);
-  CHECK(strcmp(cupel_reason_str(3), "Unknown") == 0);
+  CHECK(strcmp(cupel_reason_str(5), "Unknown") == 0);
 }
 
 int main(void) {

@@ -7,7 +7,7 @@
 // or names an argument its op does not take. `node --test` runs it too.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { load, CupelError, Keep } from "../index.js";
+import { load, CupelError, Keep, Items } from "../index.js";
 
 const LANG = "js";
 
@@ -28,6 +28,9 @@ const ERROR_CLASS = {
 const ALIAS = {
   "scorer.composite children": "parts", // composite([[scorer, weight], ...]): parts[k][0]
   "scorer.composite weights": "parts", //                                       parts[k][1]
+  // items.addVariant(...): the list is the receiver, `this` (a null one: the
+  // method called through Items.prototype with null).
+  "items.add_variant items": "this",
 };
 
 const SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"];
@@ -235,6 +238,32 @@ const OPS = {
     if (f.items.length !== 4) check(`the list holds ${f.items.length} items, not 4`);
     const item = f.items.get(3);
     if (item.tokens !== 2 || item.content !== text) check(`item 3 reads back ${item.tokens} tokens and ${JSON.stringify(item.content)}`);
+  },
+  "items.add_variant": (f, arg, handle, check) => {
+    const index = arg("index", 0);
+    const variant = { tokens: arg("tokens", 5), value: arg("value", 0.5), content: arg("content", "[cleared]") };
+    // The receiver as an argument: a null list calls the method on null.
+    Items.prototype.addVariant.call(handle("items", f.items), index, variant);
+    const got = f.items.variants(index);
+    const want = { tokens: variant.tokens, value: variant.value, content: variant.content };
+    if (got.length !== 1 || got[0].tokens !== want.tokens || got[0].value !== want.value || got[0].content !== want.content) {
+      check(`item ${index} reads back the variants ${JSON.stringify(got)}`);
+    }
+  },
+  "items.set_truncatable": (f, arg, handle, check) => {
+    const index = arg("index", 1);
+    const keep = arg("keep", Keep.Head);
+    const minTokens = arg("min_tokens", 1);
+    handle("items", f.items).setTruncatable(index, keep, minTokens);
+    const got = f.items.truncatable(index);
+    if (got === null || got.keep !== keep || got.minTokens !== minTokens) check(`item ${index} reads back ${JSON.stringify(got)}`);
+  },
+  "pipeline.set_tokenizer": (f, arg, handle) => void handle("pipeline", f.pipeline).setTokenizer(handle("tokenizer", f.tokenizer)),
+  "pipeline.run_cut": (f, arg, handle) => {
+    f.items.setTruncatable(1, Keep.Head, 1);
+    const pipeline = handle("pipeline", f.pipeline);
+    pipeline.setTokenizer(handle("tokenizer", f.tokenizer));
+    return pipeline.run(handle("items", f.items), handle("budget", f.budget), { report: true }).report.included.length;
   },
 };
 

@@ -2,7 +2,7 @@
 // and naming reasons (Cupel.reasonName over cupel_reason_str).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { load, CupelError, Reason, Status } from "../index.js";
+import { load, CupelError, Keep, Reason, Status } from "../index.js";
 
 const cupel = await load();
 
@@ -21,6 +21,8 @@ test("an item reads back with every attribute it was given", () => {
       tags: ["auth", "db", "auth"],
       metadata: { "cupel:trust": 0.9, owner: "ops", __proto__x: "y" },
       group: 7,
+      variants: [{ tokens: 30, value: 0.5, content: "3 matches ✓" }, { tokens: 2, value: 0.1 }],
+      truncatable: { keep: Keep.BothEnds, minTokens: 8 },
     },
   ]);
   assert.deepEqual(items.get(0), {
@@ -36,6 +38,11 @@ test("an item reads back with every attribute it was given", () => {
     group: 7,
     tags: ["auth", "db", "auth"],
     metadata: { "cupel:trust": "0.9", owner: "ops", __proto__x: "y" },
+    variants: [
+      { tokens: 30, value: 0.5, content: "3 matches ✓" },
+      { tokens: 2, value: 0.1, content: null },
+    ],
+    truncatable: { keep: Keep.BothEnds, minTokens: 8 },
   });
   items.dispose();
 });
@@ -55,6 +62,8 @@ test("absent values read back as null, defaults as the library's", () => {
     group: 0,
     tags: [],
     metadata: {},
+    variants: [],
+    truncatable: null,
   });
   // Kinds compare with ASCII case folding: the first spelling is kept.
   assert.equal(items.get(1).kind, "Message");
