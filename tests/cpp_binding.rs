@@ -1,8 +1,9 @@
 //! The C++ binding (bindings/cpp): its test suite and its contract runner
 //! (C++17, -Werror), the README's examples (example.cpp, built here and
-//! from the README's own lines; tokens.cpp, its "Counting tokens"), and the
-//! package: `cmake --install` into a fresh prefix, then a fresh CMake
-//! project (find_package) and a pkg-config build of the example against it.
+//! from the README's own lines; tokens.cpp, its "Counting tokens";
+//! shrink.cpp, its "Items that shrink"), and the package: `cmake --install`
+//! into a fresh prefix, then a fresh CMake project (find_package) and a
+//! pkg-config build of the example against it.
 
 mod common;
 
@@ -148,6 +149,49 @@ fn cpp_tokens_example_runs() {
     assert_eq!(
         out, want,
         "bindings/cpp/README.md does not show what tokens.cpp prints"
+    );
+}
+
+/// The README's "Items that shrink" example (bindings/cpp/shrink.cpp, the
+/// same text as the README's block) prints what the README shows: a variant
+/// chosen for the huge tool log, the document cut to its head with byte
+/// offsets, and the text each chosen item sends.
+#[test]
+fn cpp_shrink_example_runs() {
+    let readme = readme();
+    let section = &readme[readme
+        .find("\n## Items that shrink\n")
+        .expect("an \"Items that shrink\" section in bindings/cpp/README.md")..];
+    let example = common::root().join("bindings/cpp/shrink.cpp");
+    assert_eq!(
+        common::code_block_after(section, "`shrink.cpp`:"),
+        std::fs::read_to_string(&example).unwrap(),
+        "bindings/cpp/README.md's shrink example differs from bindings/cpp/shrink.cpp"
+    );
+    let want = common::code_block_after(section, "`shrink.cpp` prints");
+    let source = std::fs::read_to_string(&example).unwrap();
+    for needle in [
+        ".add_variant(",
+        ".set_truncatable(",
+        ".set_tokenizer(",
+        "report.text(",
+    ] {
+        assert!(source.contains(needle), "shrink.cpp has no {needle}");
+    }
+    for line in [
+        "item 1: Variant, variant 1, 12 of 9000 tokens\n",
+        "  sends \"[output cleared: 9,000 tokens]\"\n",
+        "tokens used: 1000\n",
+    ] {
+        assert!(want.contains(line), "{want}");
+    }
+
+    let exe = common::out_dir("cpp").join("shrink");
+    build_cpp(&example, &exe);
+    let out = common::run(&mut Command::new(&exe), "shrink");
+    assert_eq!(
+        out, want,
+        "bindings/cpp/README.md does not show what shrink.cpp prints"
     );
 }
 

@@ -15,7 +15,9 @@
 // one at once.
 //
 // Texts (Tokenizer, Items::push_text) are UTF-8 bytes in a std::string_view;
-// every offset this header returns for them is a byte offset into them.
+// every offset this header returns for them is a byte offset into them (so
+// are the cuts of a report's included items, Decision::head_end and
+// Decision::tail_start, into the item's content).
 #ifndef CUPEL_HPP
 #define CUPEL_HPP
 
@@ -242,9 +244,30 @@ T *create(F &&f) {
 inline std::string text(const char *p, std::size_t n) { return p ? std::string(p, n) : std::string(); }
 }  // namespace detail
 
+// ---- the library --------------------------------------------------------------
+
+/// The library's version, "MAJOR.MINOR.PATCH" (`cupel_version`): a static
+/// string, equal to `CUPEL_VERSION_STRING` of the header the library was
+/// built with. Compare the two to catch a program built against another
+/// header than the library it loads.
+inline std::string_view version() noexcept { return cupel_version(); }
+
+/// The library's ABI version (`cupel_abi_version`), equal to
+/// `CUPEL_ABI_VERSION` of a header it is compatible with (docs/abi.md: it
+/// changes exactly when the ABI changes incompatibly).
+inline uint32_t abi_version() noexcept { return cupel_abi_version(); }
+
+/// The number of C handles of every kind (items, budgets, slicers, scorers,
+/// placers, pipelines, reports, streams, tokenizers) created and not yet
+/// freed in the whole process (`cupel_live_handles`): for leak checks. A
+/// handle object counts once while it owns its C handle; a moved-from one
+/// owns none.
+inline std::size_t live_handles() noexcept { return cupel_live_handles(); }
+
 // ---- text in: tokenizers ------------------------------------------------------
 
-/// What Tokenizer::truncate keeps of a text (`cupel_keep`).
+/// What Tokenizer::truncate keeps of a text (`cupel_keep`), and what a
+/// pipeline keeps of a truncatable item (Items::set_truncatable).
 enum class Keep {
   Head = CUPEL_KEEP_HEAD,          ///< the beginning of the text
   Tail = CUPEL_KEEP_TAIL,          ///< the end of the text
@@ -381,6 +404,36 @@ class Tokenizer {
   detail::Handle<cupel_tokenizer, cupel_tokenizer_free> h_;
 };
 
+/// A variant of an item (Items::add_variant): a smaller stand-in, such as a
+/// summary, a digest or a placeholder like "[tool output cleared]", that
+/// selection may take instead of the item. An item's variants are numbered
+/// 1, 2, ... in the order added (variant 0 is the item as pushed), and
+/// selection takes at most one option of an item.
+struct Variant {
+  int64_t tokens = 0;                  ///< what it adds to the context (>= 0; may exceed the item's)
+  double value = 1;                    ///< the share of the item's score it keeps, in (0, 1]
+  std::optional<std::string> content = std::nullopt;  ///< its text (non-empty UTF-8), or none
+};
+/// Whether two variants are the same: tokens, value and content.
+inline bool operator==(const Variant &a, const Variant &b) {
+  return a.tokens == b.tokens && a.value == b.value && a.content == b.content;
+}
+/// Whether two variants differ.
+inline bool operator!=(const Variant &a, const Variant &b) { return !(a == b); }
+
+/// How a pipeline may cut a truncatable item (Items::set_truncatable): what
+/// of its content it keeps, and the fewest tokens worth including.
+struct Truncatable {
+  Keep keep = Keep::Head;  ///< the head, the tail or both ends of the content
+  int64_t min_tokens = 0;  ///< a cut keeping fewer tokens is not included (>= 0)
+};
+/// Whether two truncation settings are the same.
+inline bool operator==(const Truncatable &a, const Truncatable &b) {
+  return a.keep == b.keep && a.min_tokens == b.min_tokens;
+}
+/// Whether two truncation settings differ.
+inline bool operator!=(const Truncatable &a, const Truncatable &b) { return !(a == b); }
+
 /// One item read back from an Items list (Items::at): every attribute, with
 /// std::nullopt for one that was never set.
 struct Item {
@@ -396,6 +449,8 @@ struct Item {
   uint64_t group = 0;                        ///< keep-together group (0: none)
   std::vector<std::string> tags;             ///< tags in the order added (repeats kept)
   std::vector<std::pair<std::string, std::string>> metadata;  ///< (key, value), keys in first-set order
+  std::vector<Variant> variants;             ///< variants 1, 2, ... in the order added (variants[v - 1] is v)
+  std::optional<Truncatable> truncatable;    ///< how it may be cut, if truncatable
 };
 
 /// The scored candidates. An item's index is its push order, from 0.
@@ -527,6 +582,59 @@ class Items {
     detail::check(cupel_items_set_group(at_index(index), index, group));
   }
 
+  // ---- items that shrink: variants and truncation (README "Items that shrink")
+
+  /// Adds a variant without content to item `index` (see Variant): it adds
+  /// `tokens` (>= 0) to the context and keeps `value` (in (0, 1]) of the
+  /// item's score; the next number, 1, 2, ... An item has at most 255
+  /// variants. A variant of an item pushed with 0 tokens, or of a pinned
+  /// item, is never chosen; a variant of a grouped item gives its group an
+  /// option per variant number (every member at its variant v when it has
+  /// one, else as pushed). A bad `tokens` or `value` (NaN included) throws
+  /// InvalidArgument, an index past the end OutOfRange; the item is then
+  /// unchanged.
+  void add_variant(std::size_t index, int64_t tokens, double value) {
+    detail::check(cupel_items_add_variant(at_index(index), index, tokens, value, nullptr));
+  }
+  /// Adds a variant with text `content` (non-empty UTF-8: the text sent
+  /// when selection takes the variant) to item `index`, as
+  /// add_variant(index, tokens, value) does. An empty content, one that is
+  /// not UTF-8 or holds a NUL byte throws InvalidArgument naming `content`.
+  void add_variant(std::size_t index, int64_t tokens, double value, const std::string &content) {
+    cupel_items *p = at_index(index);
+    detail::check(cupel_items_add_variant(p, index, tokens, value, detail::c_str(content, "content")));
+  }
+  /// A null content is refused at compile time: leave the content out instead.
+  void add_variant(std::size_t index, int64_t tokens, double value, std::nullptr_t) = delete;
+  /// Adds `variant` to item `index`: `items.add_variant(1, {12, 0.1,
+  /// "[output cleared]"})`, as the forms above do.
+  void add_variant(std::size_t index, const Variant &variant) {
+    if (variant.content)
+      add_variant(index, variant.tokens, variant.value, *variant.content);
+    else
+      add_variant(index, variant.tokens, variant.value);
+  }
+  /// Makes item `index` truncatable: a pipeline run with a tokenizer
+  /// (Pipeline::set_tokenizer) may include it cut down to fill what the
+  /// slicer left, keeping `keep` of its content, if the cut keeps at least
+  /// `min_tokens` (>= 0) tokens; its score then scales by the kept share of
+  /// its tokens. The item needs content (a run fails naming it otherwise). A
+  /// pinned item, a member of a group and an item a count cap excluded are
+  /// never cut; cupel::slice does not cut. Setting again replaces. An
+  /// unknown `keep` or a negative `min_tokens` throws InvalidArgument, an
+  /// index past the end OutOfRange; the item is then unchanged.
+  void set_truncatable(std::size_t index, Keep keep, int64_t min_tokens) {
+    detail::check(cupel_items_set_truncatable(at_index(index), index, static_cast<int>(keep), min_tokens));
+  }
+  /// Makes item `index` truncatable with `truncatable`'s keep and min_tokens.
+  void set_truncatable(std::size_t index, const Truncatable &truncatable) {
+    set_truncatable(index, truncatable.keep, truncatable.min_tokens);
+  }
+  /// Makes item `index` no longer truncatable (a no-op if it was not).
+  void clear_truncatable(std::size_t index) {
+    detail::check(cupel_items_clear_truncatable(at_index(index), index));
+  }
+
   // ---- bulk forms: items `first .. first + values.size()`, one native call each, all or nothing
 
   /// Sets the contents of items `first ..` (errors name `contents[k]`).
@@ -564,6 +672,43 @@ class Items {
   void set_groups(std::size_t first, const std::vector<uint64_t> &groups) {
     cupel_items *p = at_span(first, groups.size());
     detail::check(cupel_items_set_groups(p, first, groups.size(), groups.data()));
+  }
+
+  // ---- packed strings: one buffer of NUL-terminated strings back to back
+
+  /// Adds `count` items from C arrays with their kinds packed in one buffer,
+  /// all or nothing: `kinds` holds `count` NUL-terminated UTF-8 strings back
+  /// to back, the last NUL included (`"Message\0\0Document\0"`: an empty
+  /// string gives that item the default kind "Message"); an empty `kinds`
+  /// gives every item the default kind. Another number of strings than
+  /// `count` throws InvalidArgument naming `kinds`; so do a bad kind
+  /// (`kinds[i]`) and a bad token count or score (`tokens[i]`, `scores[i]`).
+  void push_many_packed(std::size_t count, const int64_t *tokens, const double *scores, std::string_view kinds = {}) {
+    detail::check(cupel_items_push_many_packed(use(), count, tokens, scores, kinds.empty() ? nullptr : kinds.data(),
+                                               kinds.size()));
+  }
+  /// Adds items from vectors of equal length with their kinds packed in one
+  /// buffer, as push_many_packed(count, tokens, scores, kinds) does.
+  void push_many_packed(const std::vector<int64_t> &tokens, const std::vector<double> &scores,
+                        std::string_view kinds = {}) {
+    cupel_items *p = use();
+    if (tokens.size() != scores.size())
+      throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT, "push_many_packed: " + std::to_string(tokens.size()) +
+                                                              " tokens and " + std::to_string(scores.size()) +
+                                                              " scores; give one each per item");
+    detail::check(cupel_items_push_many_packed(p, tokens.size(), tokens.data(), scores.data(),
+                                               kinds.empty() ? nullptr : kinds.data(), kinds.size()));
+  }
+  /// Sets the contents of items `first .. first + count` from one buffer,
+  /// all or nothing: `contents` holds `count` NUL-terminated UTF-8 strings
+  /// back to back, the last NUL included; an empty string leaves that item's
+  /// content as it is. A range past the end throws OutOfRange; another
+  /// number of strings than `count`, or a string that is not UTF-8,
+  /// InvalidArgument.
+  void set_contents_packed(std::size_t first, std::size_t count, std::string_view contents) {
+    cupel_items *p = at_span(first, count);
+    detail::check(cupel_items_set_contents_packed(p, first, count, contents.empty() ? nullptr : contents.data(),
+                                                  contents.size()));
   }
 
   // ---- reading back
@@ -607,12 +752,38 @@ class Items {
       detail::check(cupel_items_metadata_entry(p, index, k, &s, &n, &vs, &vn));
       it.metadata.emplace_back(detail::text(s, n), detail::text(vs, vn));
     }
+    detail::check(cupel_items_variant_count(p, index, &count));
+    for (std::size_t v = 1; v <= count; v++) {
+      Variant var;
+      detail::check(cupel_items_variant(p, index, v, &var.tokens, &var.value, &s, &n));
+      if (s) var.content = detail::text(s, n);
+      it.variants.push_back(std::move(var));
+    }
+    bool truncatable = false;
+    int keep = 0;
+    int64_t min_tokens = 0;
+    detail::check(cupel_items_truncatable(p, index, &truncatable, &keep, &min_tokens));
+    if (truncatable) it.truncatable = Truncatable{static_cast<Keep>(keep), min_tokens};
     return it;
   }
   /// The number of items.
   std::size_t size() const { return cupel_items_len(use()); }
   /// Removes every item (indices start again from 0).
   void clear() { cupel_items_clear(use()); }
+  /// Removes the items from index `len` on, with all their attributes (and
+  /// the kinds only they used): the list then holds `len` items. Undoes the
+  /// pushes made since the list held `len` items, e.g. when setting their
+  /// attributes failed. A `len` above size() throws OutOfRange and changes
+  /// nothing.
+  void truncate(std::size_t len) {
+    cupel_items *p = use();
+    std::size_t have = cupel_items_len(p);
+    if (len > have)
+      throw OutOfRange(CUPEL_ERROR_INVALID_ARGUMENT, "len " + std::to_string(len) +
+                                                         " is out of range: the list holds " +
+                                                         std::to_string(have) + " items");
+    detail::check(cupel_items_truncate(p, len));
+  }
   /// The C handle (null once moved from), for calls into cupel.h.
   const cupel_items *get() const noexcept { return h_.get(); }
 
@@ -753,6 +924,11 @@ enum class Reason : int32_t {
   Scored = CUPEL_REASON_SCORED,
   Pinned = CUPEL_REASON_PINNED,
   ZeroToken = CUPEL_REASON_ZERO_TOKEN,
+  Variant = CUPEL_REASON_VARIANT,      ///< included as one of its variants (Decision::variant says which)
+  /// Included cut down to fit what the slicer left (Items::set_truncatable):
+  /// Decision::head_end and tail_start give the kept bytes (all of the
+  /// content when the whole text fit what was left).
+  Truncated = CUPEL_REASON_TRUNCATED,
   BudgetExceeded = CUPEL_REASON_BUDGET_EXCEEDED,
   ScoredTooLow = CUPEL_REASON_SCORED_TOO_LOW,
   Deduplicated = CUPEL_REASON_DEDUPLICATED,
@@ -772,16 +948,31 @@ inline const char *reason_name(int code) noexcept { return cupel_reason_str(code
 /// The specification's name of a reason ("BudgetExceeded", ...), from the library.
 inline const char *to_string(Reason r) noexcept { return reason_name(static_cast<int>(r)); }
 
-/// One item's fate in a report.
+/// One item's fate in a report. The last four fields describe what an
+/// included item adds to the context (README "Items that shrink"); they are
+/// 0 in an excluded item's decision. Report::text gives the text itself.
 struct Decision {
   std::size_t index;              ///< push-order index
-  double score;                   ///< the score the decision was made on
+  double score;                   ///< the score the decision was made on (a variant's or a cut's own)
   Reason reason;                  ///< why it was included or excluded
-  int64_t item_tokens;            ///< the item's tokens
+  int64_t item_tokens;            ///< the item's tokens, as pushed
   int64_t available_tokens;       ///< BudgetExceeded: the tokens left
   std::optional<std::size_t> related;  ///< Deduplicated: kept item; PinnedOverride: the pinned one
   uint64_t group;                 ///< keep-together group, 0 when none
   int64_t group_tokens;           ///< the tokens the decision was made on
+  /// Included: the option chosen, 0 for the item as pushed (also when it was
+  /// cut), v for its variant v (Item::variants[v - 1]).
+  std::size_t variant = 0;
+  /// Included: the tokens it adds to the context (the variant's, the cut's,
+  /// or item_tokens); Report::selected_tokens sums them.
+  int64_t added_tokens = 0;
+  /// Included: the kept ranges of the item's content are its BYTES
+  /// [0, head_end) and [tail_start, content size), on UTF-8 character
+  /// boundaries; head_end == tail_start == the content's size when it was
+  /// not cut, both 0 when it has no content. A variant is sent whole.
+  std::size_t head_end = 0;
+  /// Included: where the kept tail of the content starts, in bytes (see head_end).
+  std::size_t tail_start = 0;
 };
 
 /// Diagnostics of one slice or pipeline run; use one per thread.
@@ -825,6 +1016,35 @@ class Report {
   /// Tokens the placed items exceed the target by under Overflow::Proceed
   /// (the spec's OverflowEvent); 0 otherwise.
   int64_t tokens_over_budget() const { return cupel_report_tokens_over_budget(use()); }
+  /// The text the host sends for included entry `i` (placed order, as
+  /// included()[i]): the chosen variant's content when the entry's variant is
+  /// v > 0, else the item's content with the cut applied, its bytes
+  /// [0, head_end) followed by [tail_start, size), with no marker between
+  /// them; std::nullopt when that has no content. `items` must be the list
+  /// the report was made from, unchanged since: an entry whose item, variant
+  /// or cut it does not hold throws InvalidArgument. An `i` past the
+  /// included entries throws OutOfRange.
+  std::optional<std::string> text(Ref<Items> items, std::size_t i) const {
+    const cupel_report *p = use();
+    const cupel_items *it = detail::raw(items, "items");
+    std::size_t n = cupel_report_included_count(p);
+    if (i >= n)
+      throw OutOfRange(CUPEL_ERROR_INVALID_ARGUMENT, "i " + std::to_string(i) +
+                                                         " is out of range: the report includes " +
+                                                         std::to_string(n) + " items");
+    return sent(p, it, i);
+  }
+  /// text(items, i) of every included entry, in placed order (one per
+  /// included()[i]).
+  std::vector<std::optional<std::string>> texts(Ref<Items> items) const {
+    const cupel_report *p = use();
+    const cupel_items *it = detail::raw(items, "items");
+    std::size_t n = cupel_report_included_count(p);
+    std::vector<std::optional<std::string>> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; i++) out.push_back(sent(p, it, i));
+    return out;
+  }
   /// The specification's SelectionReport JSON (`items`: the list the run saw).
   std::string json(Ref<Items> items) const {
     const cupel_report *p = use();
@@ -852,10 +1072,59 @@ class Report {
       detail::check(included ? cupel_report_included(p, i, &d) : cupel_report_excluded(p, i, &d));
       std::optional<std::size_t> related;
       if (d.related_index != SIZE_MAX) related = d.related_index;
-      out.push_back({d.item_index, d.score, static_cast<Reason>(d.reason), d.item_tokens, d.available_tokens,
-                     related, d.group, d.group_tokens});
+      Decision x{d.item_index, d.score, static_cast<Reason>(d.reason), d.item_tokens, d.available_tokens,
+                 related, d.group, d.group_tokens};
+      if (included) {
+        detail::check(cupel_report_included_variant(p, i, &x.variant, &x.added_tokens));
+        detail::check(cupel_report_included_cut(p, i, &x.head_end, &x.tail_start));
+      }
+      out.push_back(x);
     }
     return out;
+  }
+  // The text sent for included entry `i` (< the included count) of `p`, made from `it`.
+  static std::optional<std::string> sent(const cupel_report *p, const cupel_items *it, std::size_t i) {
+    cupel_decision d;
+    std::size_t variant = 0, head_end = 0, tail_start = 0;
+    int64_t tokens = 0;
+    detail::check(cupel_report_included(p, i, &d));
+    detail::check(cupel_report_included_variant(p, i, &variant, &tokens));
+    detail::check(cupel_report_included_cut(p, i, &head_end, &tail_start));
+    const std::string entry = "included entry " + std::to_string(i) + " (item " + std::to_string(d.item_index) + ")";
+    std::size_t len = cupel_items_len(it);
+    if (d.item_index >= len)
+      throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT, entry + " is not in items, which holds " +
+                                                              std::to_string(len) +
+                                                              " items: pass the list the report was made from");
+    const char *s = nullptr;
+    std::size_t n = 0;
+    if (variant > 0) {
+      std::size_t count = 0;
+      detail::check(cupel_items_variant_count(it, d.item_index, &count));
+      if (variant > count)
+        throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT,
+                              entry + " is its variant " + std::to_string(variant) + ", but items holds " +
+                                  std::to_string(count) + " variants of it: pass the list the report was made from");
+      int64_t t = 0;
+      double v = 0;
+      detail::check(cupel_items_variant(it, d.item_index, variant, &t, &v, &s, &n));
+      if (!s) return std::nullopt;
+      return std::string(s, n);
+    }
+    detail::check(cupel_items_content(it, d.item_index, &s, &n));
+    if (!s) {
+      if (head_end == 0 && tail_start == 0) return std::nullopt;
+    } else if (head_end <= tail_start && tail_start <= n) {
+      std::string out;
+      out.reserve(head_end + (n - tail_start));
+      out.append(s, head_end);
+      out.append(s + tail_start, n - tail_start);
+      return out;
+    }
+    throw InvalidArgument(CUPEL_ERROR_INVALID_ARGUMENT, entry + " keeps bytes [0, " + std::to_string(head_end) +
+                                                            ") and [" + std::to_string(tail_start) +
+                                                            ", end) of a content of " + std::to_string(n) +
+                                                            " bytes in items: pass the list the report was made from");
   }
   detail::Handle<cupel_report, cupel_report_free> h_;
 };
@@ -1022,6 +1291,23 @@ class Pipeline {
   void set_deduplication(bool enabled) { detail::check(cupel_pipeline_set_deduplication(use(), enabled)); }
   /// Sets the overflow strategy (Overflow::Throw by default).
   void set_overflow(Overflow o) { detail::check(cupel_pipeline_set_overflow(use(), static_cast<int>(o))); }
+  /// Gives the pipeline `tokenizer`, with which it cuts truncatable items
+  /// (Items::set_truncatable). The pipeline keeps its own reference: the
+  /// Tokenizer may be destroyed after. Without one (the default), a run over
+  /// a truncatable item throws InvalidArgument naming the item. A moved-from
+  /// tokenizer throws ClosedHandle.
+  void set_tokenizer(const Tokenizer &tokenizer) {
+    cupel_pipeline *p = use();
+    detail::check(cupel_pipeline_set_tokenizer(p, detail::raw(Ref<Tokenizer>(tokenizer), "tokenizer")));
+  }
+  /// Gives the pipeline `*tokenizer`, as set_tokenizer(const Tokenizer &)
+  /// does; null removes the pipeline's tokenizer.
+  void set_tokenizer(const Tokenizer *tokenizer) {
+    cupel_pipeline *p = use();
+    detail::check(cupel_pipeline_set_tokenizer(p, detail::raw_or_null(tokenizer, "tokenizer")));
+  }
+  /// Removes the pipeline's tokenizer (a no-op without one).
+  void clear_tokenizer() { detail::check(cupel_pipeline_set_tokenizer(use(), nullptr)); }
   /// All six stages: the placed item indices (and every decision in `report`).
   std::vector<std::size_t> run(Ref<Items> items, Ref<Budget> budget, Report *report = nullptr) const {
     const cupel_pipeline *p = use();

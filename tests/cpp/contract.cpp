@@ -400,6 +400,36 @@ bool call(const Row &r, Fixture &f, Args &a, Outcome &o) {
     cupel::Item it = items.size() == 4 ? items.at(3) : cupel::Item{};
     if (items.size() != 4 || it.tokens != 2 || it.content != std::optional<std::string>(text))
       o.check_what = "the pushed item (4 items, item 3 with 2 tokens and the text as content)";
+  } else if (op == "items.add_variant") {
+    auto &items = a.receiver("items", f.items, &f.items_moved);
+    std::size_t index = a.index("index", 0);
+    int64_t tokens = a.i64("tokens", 5);
+    double value = a.f64("value", 0.5);
+    std::string content = a.str("content", "[cleared]");
+    items.add_variant(index, tokens, value, content);
+    if (items.at(index).variants != std::vector<cupel::Variant>{{tokens, value, content}})
+      o.check_what = "the variant (one, of those tokens, value and content)";
+  } else if (op == "items.set_truncatable") {
+    auto &items = a.receiver("items", f.items, &f.items_moved);
+    std::size_t index = a.index("index", 1);
+    cupel::Keep keep = a.keep("keep", cupel::Keep::Head);
+    int64_t min_tokens = a.i64("min_tokens", 1);
+    items.set_truncatable(index, keep, min_tokens);
+    if (items.at(index).truncatable != std::optional<cupel::Truncatable>(cupel::Truncatable{keep, min_tokens}))
+      o.check_what = "the truncation (truncatable, with that keep and min_tokens)";
+  } else if (op == "pipeline.set_tokenizer") {
+    auto &pipeline = a.receiver("pipeline", f.pipeline);
+    pipeline.set_tokenizer(a.handle("tokenizer", f.tokenizer));
+  } else if (op == "pipeline.run_cut") {
+    auto &pipeline = a.receiver("pipeline", f.pipeline);
+    const cupel::Items *items = a.handle("items", f.items, &f.items_moved);
+    const cupel::Budget *budget = a.handle("budget", f.budget);
+    const cupel::Tokenizer *tokenizer = a.handle("tokenizer", f.tokenizer);
+    f.items.set_truncatable(1, cupel::Keep::Head, 1);
+    pipeline.set_tokenizer(tokenizer);
+    cupel::Report report;
+    pipeline.run(items, budget, &report);
+    o.result = std::to_string(report.included().size());
   } else if (op == "reason.name") {
     o.result = cupel::to_string(static_cast<cupel::Reason>(a.i64("code", 0)));
   } else {

@@ -2,9 +2,12 @@
 // their classes), reports, streams, simulation, read-back, reason names,
 // null and moved-from handles; tokenizers (count, count_many, truncate with
 // byte offsets on non-ASCII text, tiktoken files, threads) and items pushed
-// from text.
+// from text; items that shrink (variants, truncatable items, the pipeline's
+// tokenizer, what a report says was sent: Scenario S of issue 27); undoing
+// pushes (truncate), packed strings, the library's version and live handles.
 #include "cupel.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <cstdint>
 #include <cstring>
@@ -297,6 +300,8 @@ int main() {
         {cupel::Reason::Scored, "Scored"},
         {cupel::Reason::Pinned, "Pinned"},
         {cupel::Reason::ZeroToken, "ZeroToken"},
+        {cupel::Reason::Variant, "Variant"},
+        {cupel::Reason::Truncated, "Truncated"},
         {cupel::Reason::BudgetExceeded, "BudgetExceeded"},
         {cupel::Reason::ScoredTooLow, "ScoredTooLow"},
         {cupel::Reason::Deduplicated, "Deduplicated"},
@@ -308,7 +313,8 @@ int main() {
         {cupel::Reason::CountCapExceeded, "CountCapExceeded"},
     };
     for (const auto &n : names) CHECK(std::string(cupel::to_string(n.first)) == n.second);
-    CHECK(std::string(cupel::reason_name(3)) == "Unknown");
+    CHECK(static_cast<int>(cupel::Reason::Variant) == 3 && static_cast<int>(cupel::Reason::Truncated) == 4);
+    CHECK(std::string(cupel::reason_name(5)) == "Unknown");
     CHECK(std::string(cupel::reason_name(-1)) == "Unknown");
     CHECK(std::string(cupel::reason_name(CUPEL_REASON_BUDGET_EXCEEDED)) == "BudgetExceeded");
   }
@@ -616,6 +622,348 @@ int main() {
     expect_error<cupel::ClosedHandle>([&] { texts.push_texts(tok, {"x"}, {0.5}); }, CUPEL_ERROR_NULL_POINTER,
                                       "tokenizer is a moved-from");
     CHECK(texts.size() == 7 && tok.get() == nullptr);
+  }
+
+  // Items that shrink, Scenario S (issue 27; the values computed through the
+  // C ABI): a question, a huge tool log with a small placeholder variant, and
+  // a 2800-token document that may be cut keeping its head. GreedySlice and
+  // an exact KnapsackSlice choose the same options, in their own orders.
+  {
+    cupel::Tokenizer tok("o200k_base");
+    std::string doc;
+    for (int i = 0; i < 200; i++)
+      doc += "Line " + std::to_string(i) + ": the quick brown fox jumps over the lazy dog.\n";
+    CHECK(doc.size() == 10890 && tok.count(doc) == 2800);
+    const std::string question = "What failed in the last build?", cleared = "[output cleared: 9,000 tokens]";
+    cupel::Items s;
+    s.push(40, 0.9, "Message");
+    s.set_content(0, question);
+    s.push(9000, 0.8, "ToolOutput");
+    s.set_content(1, "(the build log)");
+    s.add_variant(1, 12, 0.1, cleared);
+    s.push_text(tok, doc, 0.6, "Document");
+    s.set_truncatable(2, cupel::Keep::Head, 50);
+
+    // Read back: the variant list and the truncatable state.
+    const cupel::Item i0 = s.at(0), i1 = s.at(1), i2 = s.at(2);
+    CHECK(i0.variants.empty() && !i0.truncatable);
+    CHECK(i1.variants == (std::vector<cupel::Variant>{{12, 0.1, cleared}}) && !i1.truncatable);
+    CHECK(i1.variants.size() == 1 && i1.variants[0].tokens == 12 && i1.variants[0].value == 0.1 &&
+          i1.variants[0].content == std::optional<std::string>(cleared));
+    CHECK(i2.variants.empty() && i2.tokens == 2800 &&
+          i2.truncatable == std::optional<cupel::Truncatable>(cupel::Truncatable{cupel::Keep::Head, 50}));
+
+    struct Want {
+      size_t index;
+      cupel::Reason reason;
+      double score;
+      size_t variant;
+      int64_t added_tokens, item_tokens;
+      size_t head_end, tail_start;
+      std::string text;
+    };
+    const Want want[] = {
+        {0, cupel::Reason::Scored, 0.9, 0, 40, 40, 30, 30, question},
+        {1, cupel::Reason::Variant, 0.8 * 0.1, 1, 12, 9000, 15, 15, cleared},
+        {2, cupel::Reason::Truncated, 0.6 * 948 / 2800, 0, 948, 2800, 3647, 10890, doc.substr(0, 3647)},
+    };
+    cupel::Budget b(1000, 1000);
+    for (int knapsack_run = 0; knapsack_run < 2; knapsack_run++) {
+      cupel::Slicer slicer = knapsack_run ? cupel::Slicer::knapsack(1) : cupel::Slicer::greedy();
+      cupel::Pipeline p(nullptr, slicer, nullptr);
+      cupel::Report r;
+      // Without a tokenizer the truncatable item cannot be cut: the run fails, naming it.
+      expect_error<cupel::InvalidArgument>([&] { p.run(s, b, &r); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                           "item 2 is truncatable but the pipeline has no tokenizer");
+      CHECK(r.included().empty() && r.excluded().empty());  // a failed run leaves the report empty
+      p.set_tokenizer(tok);
+      const V order = knapsack_run ? V{1, 0, 2} : V{0, 1, 2};
+      CHECK(p.run(s, b, &r) == order);
+      const std::vector<cupel::Decision> inc = r.included();
+      CHECK(inc.size() == 3 && r.excluded().empty() && r.selected_tokens() == 1000);
+      const std::vector<std::optional<std::string>> texts = r.texts(s);
+      CHECK(texts.size() == 3);
+      for (size_t k = 0; k < 3 && inc.size() == 3 && texts.size() == 3; k++) {
+        const Want &w = want[order[k]];
+        const cupel::Decision &d = inc[k];
+        CHECK(d.index == w.index && d.reason == w.reason && std::fabs(d.score - w.score) < 1e-12);
+        CHECK(d.variant == w.variant && d.added_tokens == w.added_tokens && d.item_tokens == w.item_tokens);
+        CHECK(d.head_end == w.head_end && d.tail_start == w.tail_start);
+        CHECK(texts[k] == std::optional<std::string>(w.text) && r.text(s, k) == texts[k]);
+      }
+      CHECK(inc.size() == 3 && inc[2].index == 2 && std::fabs(inc[2].score - 0.2031428571) < 1e-9);  // ~0.2031428
+      const std::string json = r.json(s);
+      CHECK(json.find("\"tokens_added\":948") != std::string::npos &&
+            json.find("\"head_end\":3647") != std::string::npos);
+
+      // The report's text needs the list it was made from.
+      expect_error<cupel::OutOfRange>([&] { r.text(s, 3); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                      "i 3 is out of range: the report includes 3 items");
+      expect_error<cupel::InvalidArgument>([&] { r.text(nullptr, 0); }, CUPEL_ERROR_NULL_POINTER, "items is null");
+      cupel::Items empty, plain, short_content;
+      expect_error<cupel::InvalidArgument>([&] { r.texts(empty); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                           "is not in items, which holds 0 items");
+      plain.push_many({40, 9000, 2800}, {0.9, 0.8, 0.6});
+      expect_error<cupel::InvalidArgument>([&] { r.text(plain, order[0] == 1 ? 0 : 1); },
+                                           CUPEL_ERROR_INVALID_ARGUMENT,
+                                           "(item 1) is its variant 1, but items holds 0 variants of it");
+      short_content.push_many({40, 9000, 2800}, {0.9, 0.8, 0.6});
+      short_content.set_contents(0, {question, "(the build log)", "a short text"});
+      short_content.add_variant(1, 12, 0.1, cleared);
+      expect_error<cupel::InvalidArgument>([&] { r.texts(short_content); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                           "keeps bytes [0, 3647) and [10890, end) of a content of 12 bytes");
+    }
+
+    // The pipeline keeps its own reference to the tokenizer; null or
+    // clear_tokenizer removes it.
+    {
+      cupel::Pipeline p(nullptr, greedy, nullptr);
+      {
+        cupel::Tokenizer short_lived("o200k_base");
+        p.set_tokenizer(&short_lived);
+      }
+      cupel::Report r;
+      CHECK(p.run(s, b, &r) == (V{0, 1, 2}) && r.selected_tokens() == 1000);
+      p.set_tokenizer(nullptr);
+      expect_error<cupel::InvalidArgument>([&] { p.run(s, b); }, CUPEL_ERROR_INVALID_ARGUMENT, "item 2");
+      p.set_tokenizer(tok);
+      CHECK(p.run(s, b).size() == 3);
+      p.clear_tokenizer();
+      expect_error<cupel::InvalidArgument>([&] { p.run(s, b); }, CUPEL_ERROR_INVALID_ARGUMENT, "tokenizer");
+      p.clear_tokenizer();  // a no-op without one
+
+      // No longer truncatable: the document is left out whole, no tokenizer needed.
+      s.clear_truncatable(2);
+      CHECK(!s.at(2).truncatable);
+      CHECK(p.run(s, b, &r) == (V{0, 1}) && r.selected_tokens() == 52);
+      const std::vector<cupel::Decision> ex = r.excluded();
+      CHECK(ex.size() == 1 && ex[0].index == 2 && ex[0].reason == cupel::Reason::BudgetExceeded);
+      CHECK(ex.size() == 1 && ex[0].variant == 0 && ex[0].added_tokens == 0 && ex[0].head_end == 0);
+      s.clear_truncatable(2);  // a no-op now
+      s.set_truncatable(2, {cupel::Keep::Tail, 2900});  // more than the item: never cut
+      CHECK(s.at(2).truncatable == std::optional<cupel::Truncatable>(cupel::Truncatable{cupel::Keep::Tail, 2900}));
+      p.set_tokenizer(tok);
+      CHECK(p.run(s, b, &r) == (V{0, 1}));
+    }
+  }
+
+  // Items that shrink: a variant without content is sent as nothing; an item
+  // without content too (its cut is (0, 0)); a cut keeping both ends of
+  // non-ASCII text falls on character boundaries, its offsets in bytes.
+  {
+    cupel::Tokenizer tok("o200k_base");
+    std::string jp;
+    for (int i = 0; i < 40; i++) jp += "日本語のテキストを数えます。";
+    cupel::Items m;
+    m.push(100, 0.9);               // 0: no content, a variant without content
+    m.add_variant(0, {10, 0.5});
+    m.push(5, 0.1);                 // 1: no content, as pushed
+    m.push_text(tok, jp, 0.8);      // 2: cut keeping both ends
+    m.set_truncatable(2, cupel::Keep::BothEnds, 4);
+    CHECK(m.at(0).variants == (std::vector<cupel::Variant>{{10, 0.5, std::nullopt}}));
+    CHECK(m.at(2).truncatable->keep == cupel::Keep::BothEnds && m.at(2).truncatable->min_tokens == 4);
+    cupel::Budget small(60, 60);
+    cupel::Pipeline p(nullptr, greedy, nullptr);
+    p.set_tokenizer(tok);
+    cupel::Report r;
+    p.run(m, small, &r);
+    const std::vector<cupel::Decision> inc = r.included();
+    bool saw_variant = false, saw_plain = false, saw_cut = false;
+    for (size_t k = 0; k < inc.size(); k++) {
+      const cupel::Decision &d = inc[k];
+      const std::optional<std::string> text = r.text(m, k);
+      if (d.index == 0) {
+        saw_variant = d.reason == cupel::Reason::Variant && d.variant == 1 && d.added_tokens == 10 && !text &&
+                      d.head_end == 0 && d.tail_start == 0;
+      } else if (d.index == 1) {
+        saw_plain = d.reason == cupel::Reason::Scored && d.variant == 0 && d.added_tokens == 5 && !text &&
+                    d.head_end == 0 && d.tail_start == 0;
+      } else if (d.index == 2) {
+        saw_cut = d.reason == cupel::Reason::Truncated && d.variant == 0 && d.added_tokens == 45 &&
+                  d.added_tokens >= 4 && d.head_end > 0 && d.head_end < d.tail_start && d.tail_start < jp.size() &&
+                  char_boundary(jp, d.head_end) && char_boundary(jp, d.tail_start) &&
+                  text == jp.substr(0, d.head_end) + jp.substr(d.tail_start) &&
+                  tok.count(jp.substr(0, d.head_end)) + tok.count(jp.substr(d.tail_start)) == d.added_tokens;
+      }
+    }
+    CHECK(inc.size() == 3 && saw_variant && saw_plain && saw_cut);
+    CHECK(r.selected_tokens() == 60);
+  }
+
+  // Items that shrink: bad input throws, names the argument and changes nothing.
+  {
+    cupel::Items e;
+    e.push(100, 0.5);
+    e.set_content(0, "x");
+    using IA = cupel::InvalidArgument;
+    expect_error<IA>([&] { e.add_variant(0, 5, 0.0); }, CUPEL_ERROR_INVALID_ARGUMENT, "value is 0 for a variant");
+    expect_error<IA>([&] { e.add_variant(0, 5, 1.5, "y"); }, CUPEL_ERROR_INVALID_ARGUMENT, "value is 1.5");
+    expect_error<IA>([&] { e.add_variant(0, 5, -0.5); }, CUPEL_ERROR_INVALID_ARGUMENT, "value is -0.5");
+    expect_error<IA>([&] { e.add_variant(0, 5, 0.0 / 0.0); }, CUPEL_ERROR_INVALID_ARGUMENT, "value is NaN");
+    expect_error<IA>([&] { e.add_variant(0, -1, 0.5); }, CUPEL_ERROR_INVALID_ARGUMENT, "tokens is -1");
+    expect_error<IA>([&] { e.add_variant(0, 5, 0.5, ""); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "content of a variant of item 0 is empty");
+    expect_error<IA>([&] { e.add_variant(0, {5, 0.5, std::string()}); }, CUPEL_ERROR_INVALID_ARGUMENT, "content");
+    expect_error<IA>([&] { e.add_variant(0, 5, 0.5, "\xff\xfe"); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "content is not valid UTF-8");
+    expect_error<IA>([&] { e.add_variant(0, 5, 0.5, std::string("a\0b", 3)); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "content holds a NUL byte at offset 1");
+    expect_error<cupel::OutOfRange>([&] { e.add_variant(1, 5, 0.5); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "index 1 is out of range: the list holds 1 items");
+    expect_error<cupel::OutOfRange>([&] { e.add_variant(SIZE_MAX, {5, 0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "index");
+    CHECK(e.at(0).variants.empty());
+    e.set_truncatable(0, cupel::Keep::Tail, 3);
+    expect_error<IA>([&] { e.set_truncatable(0, static_cast<cupel::Keep>(7), 1); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "keep is 7");
+    expect_error<IA>([&] { e.set_truncatable(0, cupel::Keep::Head, -1); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "min_tokens is -1");
+    expect_error<cupel::OutOfRange>([&] { e.set_truncatable(1, cupel::Keep::Head, 1); },
+                                    CUPEL_ERROR_INVALID_ARGUMENT, "index 1 is out of range");
+    expect_error<cupel::OutOfRange>([&] { e.clear_truncatable(1); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "index 1 is out of range");
+    CHECK(e.size() == 1 &&
+          e.at(0).truncatable == std::optional<cupel::Truncatable>(cupel::Truncatable{cupel::Keep::Tail, 3}));
+    // At most 255 variants; the 256th is refused.
+    for (int v = 1; v <= 255; v++) e.add_variant(0, v, 1.0);
+    expect_error<IA>([&] { e.add_variant(0, 1, 1.0); }, CUPEL_ERROR_INVALID_ARGUMENT, "255 variants already");
+    const cupel::Item full = e.at(0);
+    CHECK(full.variants.size() == 255 && full.variants[254].tokens == 255 && !full.variants[0].content);
+
+    // Moved-from handles are refused before they reach C.
+    cupel::Items taker = std::move(e);
+    expect_error<cupel::ClosedHandle>([&] { e.add_variant(0, 5, 0.5); }, CUPEL_ERROR_NULL_POINTER,
+                                      "items is a moved-from");
+    expect_error<cupel::ClosedHandle>([&] { e.add_variant(0, 5, 0.5, "y"); }, CUPEL_ERROR_NULL_POINTER, "items");
+    expect_error<cupel::ClosedHandle>([&] { e.set_truncatable(0, cupel::Keep::Head, 1); },
+                                      CUPEL_ERROR_NULL_POINTER, "items is a moved-from");
+    expect_error<cupel::ClosedHandle>([&] { e.clear_truncatable(0); }, CUPEL_ERROR_NULL_POINTER, "items");
+    cupel::Tokenizer tok("o200k_base");
+    cupel::Pipeline p(nullptr, greedy, nullptr);
+    cupel::Tokenizer tok_taker = std::move(tok);
+    expect_error<cupel::ClosedHandle>([&] { p.set_tokenizer(tok); }, CUPEL_ERROR_NULL_POINTER,
+                                      "tokenizer is a moved-from");
+    expect_error<cupel::ClosedHandle>([&] { p.set_tokenizer(&tok); }, CUPEL_ERROR_NULL_POINTER,
+                                      "tokenizer is a moved-from");
+    cupel::Pipeline p_taker = std::move(p);
+    expect_error<cupel::ClosedHandle>([&] { p.set_tokenizer(tok_taker); }, CUPEL_ERROR_NULL_POINTER,
+                                      "pipeline is a moved-from");
+    expect_error<cupel::ClosedHandle>([&] { p.clear_tokenizer(); }, CUPEL_ERROR_NULL_POINTER, "pipeline");
+    cupel::Report r;
+    cupel::Report r_taker = std::move(r);
+    expect_error<cupel::ClosedHandle>([&] { r.texts(taker); }, CUPEL_ERROR_NULL_POINTER, "report");
+    expect_error<cupel::ClosedHandle>([&] { r_taker.texts(e); }, CUPEL_ERROR_NULL_POINTER, "items is a moved-from");
+    CHECK(taker.size() == 1 && taker.at(0).variants.size() == 255);
+  }
+
+  // Undoing pushes: truncate(len) drops the items from len on, with their
+  // attributes and the kinds only they used.
+  {
+    cupel::Items t;
+    t.push_many({1, 2, 3}, {0.1, 0.2, 0.3}, {"Message", "Odd", "Message"});
+    t.set_content(2, "c");
+    t.add_variant(2, 1, 0.5);
+    t.truncate(1);
+    CHECK(t.size() == 1 && t.at(0).tokens == 1);
+    t.push(5, 0.5, "odd");  // "Odd" left with its only item: spelled as pushed now
+    const cupel::Item again = t.at(1);
+    CHECK(again.kind == "odd" && again.tokens == 5 && !again.content && again.variants.empty());
+    t.truncate(2);  // the size itself: nothing to drop
+    CHECK(t.size() == 2);
+    expect_error<cupel::OutOfRange>([&] { t.truncate(3); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "len 3 is out of range: the list holds 2 items");
+    CHECK(t.size() == 2);
+    // The undo it is for: push, fail to set an attribute, go back.
+    const size_t mark = t.size();
+    t.push(7, 0.7);
+    try {
+      t.set_content(mark, "\xff");
+      CHECK(false);
+    } catch (const cupel::InvalidArgument &) {
+      t.truncate(mark);
+    }
+    CHECK(t.size() == mark);
+    t.truncate(0);
+    CHECK(t.size() == 0);
+    cupel::Items taker = std::move(t);
+    expect_error<cupel::ClosedHandle>([&] { t.truncate(0); }, CUPEL_ERROR_NULL_POINTER, "items is a moved-from");
+  }
+
+  // Packed strings: kinds and contents as one buffer of NUL-terminated strings.
+  {
+    using namespace std::string_literals;
+    cupel::Items pk;
+    pk.push_many_packed({10, 20, 30}, {0.1, 0.2, 0.3}, "Document\0\0ToolOutput\0"s);
+    pk.push_many_packed({40}, {0.4});  // no kinds: the default
+    const int64_t tk[] = {1, 2};
+    const double sc[] = {0.5, 0.6};
+    pk.push_many_packed(2, tk, sc, "alpha\0beta\0"s);
+    CHECK(pk.size() == 6);
+    CHECK(pk.at(0).kind == "Document" && pk.at(1).kind == "Message" && pk.at(2).kind == "ToolOutput");
+    CHECK(pk.at(3).kind == "Message" && pk.at(4).kind == "alpha" && pk.at(5).kind == "beta");
+    CHECK(pk.at(2).tokens == 30 && pk.at(2).score == 0.3 && pk.at(5).tokens == 2 && pk.at(5).score == 0.6);
+    pk.set_contents_packed(0, 3, "first\0\0third\0"s);
+    CHECK(pk.at(0).content == std::optional<std::string>("first") && !pk.at(1).content &&
+          pk.at(2).content == std::optional<std::string>("third"));
+    pk.set_contents_packed(1, 2, "second\0\0"s);  // an empty string leaves item 2 as it is
+    CHECK(pk.at(1).content == std::optional<std::string>("second") &&
+          pk.at(2).content == std::optional<std::string>("third"));
+    pk.set_contents_packed(6, 0, "");  // nothing, at the end
+    using IA = cupel::InvalidArgument;
+    expect_error<IA>([&] { pk.push_many_packed({1, 2}, {0.5, 0.5}, "A\0"s); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "kinds holds 1 NUL-terminated strings in 2 bytes; count is 2");
+    expect_error<IA>([&] { pk.push_many_packed({1, 2}, {0.5, 0.5}, "A\0 \0"s); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "kinds[1]");
+    expect_error<IA>([&] { pk.push_many_packed({1, 2}, {0.5, 0.5}, "A\0\xff\0"s); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "kinds[1] is not valid UTF-8");
+    expect_error<IA>([&] { pk.push_many_packed({1, 2}, {0.5, 0.0 / 0.0}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "scores[1] is NaN");
+    expect_error<IA>([&] { pk.push_many_packed({1, 2}, {0.5}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "2 tokens and 1 scores");
+    expect_error<IA>([&] { pk.push_many_packed(2, nullptr, sc); }, CUPEL_ERROR_NULL_POINTER, "");
+    CHECK(pk.size() == 6);
+    expect_error<cupel::OutOfRange>([&] { pk.set_contents_packed(5, 2, "a\0b\0"s); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "first 5 with 2 values is out of range: the list holds 6 items");
+    expect_error<IA>([&] { pk.set_contents_packed(0, 2, "a\0"s); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "contents holds 1 NUL-terminated strings in 2 bytes; count is 2");
+    expect_error<IA>([&] { pk.set_contents_packed(0, 2, "a\0\xff\0"s); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "contents[1] is not valid UTF-8");
+    CHECK(pk.at(0).content == std::optional<std::string>("first") &&
+          pk.at(1).content == std::optional<std::string>("second"));
+  }
+
+  // The library: its version is the header's; live handles count the C
+  // handles owned, a move transfers one, and destruction frees each once.
+  {
+    const std::string header_version = std::to_string(CUPEL_VERSION_MAJOR) + "." +
+                                       std::to_string(CUPEL_VERSION_MINOR) + "." +
+                                       std::to_string(CUPEL_VERSION_PATCH);
+    CHECK(cupel::version() == CUPEL_VERSION_STRING && cupel::version() == header_version);
+    CHECK(cupel::abi_version() == CUPEL_ABI_VERSION && cupel::abi_version() == 2);
+
+    const size_t before = cupel::live_handles();
+    CHECK(before > 0);  // this test's items, budget, slicers are alive
+    {
+      cupel::Items a;
+      cupel::Budget bb(10, 10);
+      cupel::Tokenizer t("o200k_base");
+      CHECK(cupel::live_handles() == before + 3);
+      cupel::Items moved_to = std::move(a);
+      CHECK(cupel::live_handles() == before + 3);  // moved, not copied
+      moved_to = cupel::Items();                   // the old list is freed, the new one kept
+      CHECK(cupel::live_handles() == before + 3);
+      cupel::Pipeline p(nullptr, greedy, nullptr);
+      p.set_tokenizer(t);
+      cupel::Report r;
+      CHECK(cupel::live_handles() == before + 5);
+      try {
+        cupel::Budget bad(10, 20);
+        CHECK(false);
+      } catch (const cupel::InvalidArgument &) {
+      }
+      CHECK(cupel::live_handles() == before + 5);  // a failed constructor owns nothing
+    }
+    CHECK(cupel::live_handles() == before);
   }
 
   cupel::Slicer moved = std::move(greedy);  // RAII: the moved-from handle is empty
