@@ -1,6 +1,6 @@
 //! The C# binding (bindings/csharp): built with mcs, tests run under mono by
 //! the binding's own test.sh, the binding contract table run through its
-//! API, the README's example run as printed, and its NuGet package built,
+//! API, the README's examples run as printed, and its NuGet package built,
 //! installed into a fresh directory and used as the README says.
 
 mod common;
@@ -55,6 +55,11 @@ fn csharp_tests_pass_under_mono() {
         "TokenizerErrors",
         "PushFromText",
         "ConcurrentCounting",
+        "ShrinkScenario",
+        "ShrinkTextOfCuts",
+        "ShrinkReadBack",
+        "ShrinkErrors",
+        "ItemsTruncate",
     ] {
         assert!(
             out.contains(&format!("ok   {test}\n")),
@@ -119,6 +124,41 @@ fn csharp_readme_counting_tokens_runs_as_printed() {
         printed.contains("5 tokens: \"Hello, world tokens.\"\n"),
         "{printed}"
     );
+}
+
+/// The README's "Items that shrink" section: its example is
+/// bindings/csharp/example/Shrink.cs (Scenario S of the feature), and it
+/// prints what the section says: the run without a tokenizer fails naming
+/// the item, then the tool output goes in as its placeholder and the
+/// document cut to the 948 tokens left.
+#[test]
+fn csharp_readme_shrink_runs_as_printed() {
+    if !have_mono() {
+        return;
+    }
+    let root = common::root();
+    let readme = readme();
+    let source = std::fs::read_to_string(root.join("bindings/csharp/example/Shrink.cs")).unwrap();
+    assert_eq!(
+        common::code_block_after(&readme, "## Items that shrink"),
+        source,
+        "the README's \"Items that shrink\" example is not bindings/csharp/example/Shrink.cs"
+    );
+    let printed = test_sh(&["--shrink"]);
+    assert_eq!(
+        common::code_block_after(&readme, "`bash test.sh --shrink` runs it"),
+        printed,
+        "the README does not show what example/Shrink.cs prints"
+    );
+    assert!(
+        printed.contains("item 1 Variant   variant 1,  12 tokens"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("item 2 Truncated variant 0, 948 tokens, cut bytes [3647, 10890): 3647 chars"),
+        "{printed}"
+    );
+    assert!(printed.ends_with("1000 tokens selected\n"), "{printed}");
 }
 
 /// The directory of the README's install lines where they name the feed.

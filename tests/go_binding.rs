@@ -1,7 +1,7 @@
 //! The Go binding (bindings/go): go vet, the race-detector test suite, the
 //! contract table (tests/contract/contract.txt), the README's examples
-//! (the first one and "Counting tokens") run as printed, and the module used
-//! from a fresh consumer module.
+//! (the first one, "Counting tokens" and "Items that shrink") run as
+//! printed, and the module used from a fresh consumer module.
 
 mod common;
 
@@ -52,6 +52,11 @@ fn go_vet_and_race_tests_pass() {
         "TestPushTexts",
         "TestTokenizerConcurrent",
         "TestTokenizerFinalizer",
+        "TestShrinkScenario",
+        "TestShrinkTextOfCuts",
+        "TestShrinkReadBack",
+        "TestShrinkErrors",
+        "TestItemsTruncate",
     ] {
         assert!(
             out.contains(&format!("--- PASS: {test} ")),
@@ -129,6 +134,44 @@ fn go_readme_tokens_example_runs_as_printed() {
         "the README does not show what the tokens example prints"
     );
     assert!(out.starts_with("12 tokens; [2 6]\n"), "{out}");
+}
+
+/// The README's "Items that shrink" section: its example is
+/// bindings/go/example/shrink/main.go (Scenario S of the feature), and
+/// running it prints what the section says: the run without a tokenizer
+/// fails naming the item, then the tool output goes in as its placeholder
+/// and the document cut to the 948 tokens left.
+#[test]
+fn go_readme_shrink_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let root = common::root();
+    let readme = readme();
+    let section = &readme[readme
+        .find("## Items that shrink")
+        .expect("the README has a \"## Items that shrink\" section")..];
+    let source = std::fs::read_to_string(root.join("bindings/go/example/shrink/main.go")).unwrap();
+    assert_eq!(
+        common::code_block_after(section, "## Items that shrink"),
+        source,
+        "the section's example is not bindings/go/example/shrink/main.go"
+    );
+    let out = go(&["run", "./example/shrink"]);
+    assert_eq!(
+        common::code_block_after(section, "prints:"),
+        out,
+        "the README does not show what the shrink example prints"
+    );
+    assert!(
+        out.contains("item 1 Variant   variant 1,  12 tokens"),
+        "{out}"
+    );
+    assert!(
+        out.contains("item 2 Truncated variant 0, 948 tokens, cut [3647, 10890): 3647 bytes"),
+        "{out}"
+    );
+    assert!(out.ends_with("1000 tokens selected\n"), "{out}");
 }
 
 /// A fresh directory under the test scratch space (emptied first; the Go

@@ -16,6 +16,12 @@
 // ArgumentOutOfRangeException, any other bad value CupelArgumentException
 // (an ArgumentException); ParamName is always the C# parameter, and the
 // message names it too. A failed call changes nothing.
+//
+// Items that shrink instead of vanish: Items.AddVariant, SetTruncatable and
+// ClearTruncatable (extension methods, so that a null list is an
+// ArgumentNullException as for every other argument), Item.Variants and
+// Item.Truncatable, Pipeline.SetTokenizer, and each included Decision's
+// Variant, AddedTokens, cut (UTF-8 byte offsets) and Text(items).
 
 using System;
 using System.Collections.Generic;
@@ -274,6 +280,12 @@ namespace Cupel
         /// <summary>The metadata entries, one per key, in the order the keys
         /// were first set.</summary>
         public IReadOnlyList<KeyValuePair<string, string>> Metadata { get; internal set; }
+        /// <summary>The item's variants, variant v at [v - 1] (empty when it
+        /// has none); see <c>items.AddVariant</c>.</summary>
+        public IReadOnlyList<Variant> Variants { get; internal set; }
+        /// <summary>How a pipeline run may cut the item, or null when it is
+        /// not truncatable; see <c>items.SetTruncatable</c>.</summary>
+        public Truncatable? Truncatable { get; internal set; }
 
         internal Item() { }
 
@@ -606,6 +618,16 @@ namespace Cupel
                     metadata[m] = new KeyValuePair<string, string>(Native.Utf8(p, n), Native.Utf8(v, vn));
                 }
                 item.Metadata = metadata;
+                Native.Check(Native.cupel_items_variant_count(h, ix, out n), a);
+                var variants = new Variant[(int)n];
+                for (int v = 0; v < variants.Length; v++)
+                    variants[v] = Native.ReadVariant(h, ix, v + 1, a);
+                item.Variants = variants;
+                byte truncatable;
+                int keep;
+                long minTokens;
+                Native.Check(Native.cupel_items_truncatable(h, ix, out truncatable, out keep, out minTokens), a);
+                item.Truncatable = truncatable != 0 ? new Truncatable((Keep)keep, minTokens) : (Truncatable?)null;
                 return item;
             }
         }
@@ -615,6 +637,22 @@ namespace Cupel
 
         /// <summary>Removes every item.</summary>
         public void Clear() { Native.cupel_items_clear(Native.Live(Handle, this)); }
+
+        static readonly Args TruncateArgs = new Args("len=count#");
+
+        /// <summary>Removes the items from index count on, with all their
+        /// attributes (variants and truncation included), so that the list
+        /// holds count items (0 &lt;= count &lt;= Count): it undoes the pushes
+        /// made since the list held count items, e.g. when a later call of the
+        /// caller's own fails. Kinds only the removed items used are forgotten
+        /// (a kind's spelling is then as if they had never been pushed). A
+        /// count outside 0 .. Count throws ArgumentOutOfRangeException, and
+        /// nothing changes.</summary>
+        public void Truncate(int count)
+        {
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_truncate(h, Native.Index(count, "count")), TruncateArgs);
+        }
 
         /// <summary>Frees the native list; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
@@ -847,7 +885,9 @@ namespace Cupel
             }
         }
 
-        /// <summary>Included items in placed order.</summary>
+        /// <summary>Included items in placed order, each with the option chosen,
+        /// the tokens it adds and its cut (Decision.Variant, AddedTokens,
+        /// HeadEndByte, TailStartByte; Decision.Text gives the text to send).</summary>
         public Decision[] Included { get { return List(true); } }
 
         /// <summary>Excluded items, score descending.</summary>
@@ -894,6 +934,17 @@ namespace Cupel
                     Group = d.Group,
                     GroupTokens = d.GroupTokens,
                 };
+                if (included)
+                {
+                    UIntPtr variant, headEnd, tailStart;
+                    long tokens;
+                    Native.Check(Native.cupel_report_included_variant(h, (UIntPtr)i, out variant, out tokens));
+                    Native.Check(Native.cupel_report_included_cut(h, (UIntPtr)i, out headEnd, out tailStart));
+                    result[i].Variant = (int)variant;
+                    result[i].AddedTokens = tokens;
+                    result[i].HeadEndByte = (int)headEnd;
+                    result[i].TailStartByte = (int)tailStart;
+                }
             }
             return result;
         }
@@ -1138,6 +1189,168 @@ namespace Cupel
 
         /// <summary>Frees the native tokenizer; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
+    }
+
+    // ---- items that shrink instead of vanish -------------------------------------
+
+    /// <summary>A smaller stand-in for an item (a summary, a digest, a
+    /// placeholder such as "[output cleared]") that selection may take instead
+    /// of the item: added by <c>items.AddVariant</c>, read
+    /// back in <see cref="Item.Variants"/>. Variants are numbered 1, 2, ... in
+    /// the order added; variant 0 is the item as pushed.</summary>
+    public struct Variant : IEquatable<Variant>
+    {
+        /// <summary>What the variant adds to the context (&gt;= 0; may be more
+        /// than the item's).</summary>
+        public long Tokens { get; private set; }
+        /// <summary>The share of the item's score it keeps, in (0, 1]: its
+        /// score is the item's times Value.</summary>
+        public double Value { get; private set; }
+        /// <summary>Its text, what the host sends in the item's place; null
+        /// when it has none.</summary>
+        public string Content { get; private set; }
+
+        /// <summary>A variant of those tokens, value and content (null: none).</summary>
+        public Variant(long tokens, double value, string content = null) : this()
+        {
+            Tokens = tokens;
+            Value = value;
+            Content = content;
+        }
+
+        /// <summary>Whether other has the same tokens, value and content.</summary>
+        public bool Equals(Variant other)
+        {
+            return Tokens == other.Tokens && Value.Equals(other.Value) && Content == other.Content;
+        }
+
+        /// <summary>Whether obj is an equal Variant.</summary>
+        public override bool Equals(object obj) { return obj is Variant && Equals((Variant)obj); }
+
+        /// <summary>A hash of the three fields.</summary>
+        public override int GetHashCode()
+        {
+            return Tokens.GetHashCode() ^ (Value.GetHashCode() * 31) ^ (Content == null ? 0 : Content.GetHashCode());
+        }
+
+        /// <summary>"Tokens tokens, value Value: Content".</summary>
+        public override string ToString()
+        {
+            return Tokens + " tokens, value " + Value.ToString(System.Globalization.CultureInfo.InvariantCulture) +
+                (Content == null ? ", no content" : ": \"" + Content + "\"");
+        }
+    }
+
+    /// <summary>How a pipeline run may cut an item down to fit
+    /// (<c>items.SetTruncatable</c>; read back in
+    /// <see cref="Item.Truncatable"/>).</summary>
+    public struct Truncatable : IEquatable<Truncatable>
+    {
+        /// <summary>What a cut keeps: the head, the tail or both ends.</summary>
+        public Keep Keep { get; private set; }
+        /// <summary>The least a cut keeps (&gt;= 0): a cut that would keep
+        /// fewer tokens is not made.</summary>
+        public long MinTokens { get; private set; }
+
+        /// <summary>Cut keeping keep, at least minTokens tokens.</summary>
+        public Truncatable(Keep keep, long minTokens) : this()
+        {
+            Keep = keep;
+            MinTokens = minTokens;
+        }
+
+        /// <summary>Whether other keeps the same and has the same MinTokens.</summary>
+        public bool Equals(Truncatable other) { return Keep == other.Keep && MinTokens == other.MinTokens; }
+
+        /// <summary>Whether obj is an equal Truncatable.</summary>
+        public override bool Equals(object obj) { return obj is Truncatable && Equals((Truncatable)obj); }
+
+        /// <summary>A hash of the two fields.</summary>
+        public override int GetHashCode() { return ((int)Keep * 397) ^ MinTokens.GetHashCode(); }
+
+        /// <summary>"Keep, at least MinTokens tokens".</summary>
+        public override string ToString() { return Keep + ", at least " + MinTokens + " tokens"; }
+    }
+
+    /// <summary>Items that shrink instead of vanish: variants and truncation of
+    /// an item list's items. Extension methods of <see cref="Items"/>, called
+    /// as <c>items.AddVariant(...)</c>; as for LINQ's, a null list throws
+    /// ArgumentNullException (and a disposed one ObjectDisposedException)
+    /// naming items.</summary>
+    public static class ShrinkExtensions
+    {
+        // A full item ("item 2 has 255 variants already") names no argument: it is the index's.
+        static readonly Args VariantArgs = new Args("index#", "tokens", "value", "content") { Fallback = "index" };
+        static readonly Args TruncatableArgs = new Args("index#", "keep", "min_tokens");
+        static readonly Args ClearArgs = new Args("index#");
+
+        /// <summary>Adds a variant to item index and returns its number (1 for
+        /// the first): tokens (&gt;= 0; may be more than the item's) is what it
+        /// adds to the context, value in (0, 1] the share of the item's score
+        /// it keeps, content (not empty) its text or null for none. An item
+        /// has at most 255 variants. Selection takes at most one option of an
+        /// item (KnapsackSlice exactly, at its bucket granularity; GreedySlice
+        /// greedily); a variant of an item pushed with 0 tokens, or of a
+        /// pinned one, is never chosen; a grouped item's variant v gives its
+        /// group an option in which every member with a variant v takes it.
+        /// A run reports the choice in Decision.Variant (Reason.Variant). A
+        /// bad value throws CupelArgumentException naming it (an index out of
+        /// range ArgumentOutOfRangeException), and nothing changes.</summary>
+        public static int AddVariant(this Items items, int index, long tokens, double value, string content = null)
+        {
+            var h = Native.Arg(items, "items");
+            var ix = Native.Index(index, "index");
+            var c = Native.Utf8Z(content, "content");
+            Native.Check(Native.cupel_items_add_variant(h, ix, tokens, value, c), VariantArgs);
+            UIntPtr n;
+            Native.Check(Native.cupel_items_variant_count(h, ix, out n), ClearArgs);
+            return (int)n;
+        }
+
+        /// <summary>Adds variant to item index (as the other overload) and
+        /// returns its number.</summary>
+        public static int AddVariant(this Items items, int index, Variant variant)
+        {
+            return AddVariant(items, index, variant.Tokens, variant.Value, variant.Content);
+        }
+
+        /// <summary>Makes item index truncatable: a pipeline run with a
+        /// tokenizer (<see cref="Pipeline.SetTokenizer"/>) may include it cut
+        /// down by <see cref="Tokenizer.Truncate"/>'s rules, keeping keep, to
+        /// fill what the slicer left, its score scaled by the kept share of its
+        /// tokens. After the slicer, while the tokens left reach the minTokens
+        /// (&gt;= 0) of a truncatable item that was not selected, the one with
+        /// the highest score per token (ties: push order) is cut to the tokens
+        /// left, and included if what is kept still counts at least its
+        /// minTokens. The item needs content and the pipeline a tokenizer (a
+        /// run throws otherwise). A pinned item, a member of a group and an
+        /// item a count cap excluded are never cut; Slicer.Slice never cuts. A
+        /// run reports the cut in Decision.HeadEndByte and TailStartByte
+        /// (Reason.Truncated).</summary>
+        public static void SetTruncatable(this Items items, int index, Keep keep, long minTokens = 0)
+        {
+            var h = Native.Arg(items, "items");
+            var ix = Native.Index(index, "index");
+            if (keep != Keep.Head && keep != Keep.Tail && keep != Keep.BothEnds)
+                throw new CupelArgumentException(Status.InvalidArgument, "keep is " + (int)keep +
+                    "; expected Keep.Head, Keep.Tail or Keep.BothEnds", "keep", null);
+            Native.Check(Native.cupel_items_set_truncatable(h, ix, (int)keep, minTokens), TruncatableArgs);
+        }
+
+        /// <summary>Makes item index truncatable as truncatable says (as the
+        /// other overload).</summary>
+        public static void SetTruncatable(this Items items, int index, Truncatable truncatable)
+        {
+            SetTruncatable(items, index, truncatable.Keep, truncatable.MinTokens);
+        }
+
+        /// <summary>Makes item index no longer truncatable (a no-op if it was
+        /// not).</summary>
+        public static void ClearTruncatable(this Items items, int index)
+        {
+            var h = Native.Arg(items, "items");
+            Native.Check(Native.cupel_items_clear_truncatable(h, Native.Index(index, "index")), ClearArgs);
+        }
     }
 
     /// <summary>NUL-terminated UTF-8 copies of strings in native memory, one per
@@ -1650,6 +1863,17 @@ namespace Cupel
             return Encoding.UTF8.GetString(bytes);
         }
 
+        /// <summary>Variant v (from 1) of item ix, read back.</summary>
+        internal static Variant ReadVariant(ItemsHandle h, UIntPtr ix, int v, Args args)
+        {
+            long tokens;
+            double value;
+            IntPtr p;
+            UIntPtr n;
+            Check(cupel_items_variant(h, ix, (UIntPtr)v, out tokens, out value, out p, out n), args);
+            return new Variant(tokens, value, p == IntPtr.Zero ? null : Utf8(p, n));
+        }
+
         internal static int[] Ints(UIntPtr[] buf, UIntPtr n)
         {
             var result = new int[(int)n];
@@ -1791,6 +2015,16 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_tokenizer_count_many(TokenizerHandle tokenizer, UIntPtr count, IntPtr[] texts, UIntPtr[] lens, [Out] long[] tokens);
         [DllImport(Lib)] internal static extern Status cupel_tokenizer_truncate(TokenizerHandle tokenizer, byte[] text, UIntPtr len, long maxTokens, int keep, out UIntPtr headEnd, out UIntPtr tailStart, out long tokens);
         [DllImport(Lib)] internal static extern Status cupel_items_push_text(ItemsHandle items, TokenizerHandle tokenizer, byte[] text, UIntPtr len, double score, byte[] kind);
+        [DllImport(Lib)] internal static extern Status cupel_items_truncate(ItemsHandle items, UIntPtr len);
+        [DllImport(Lib)] internal static extern Status cupel_items_add_variant(ItemsHandle items, UIntPtr index, long tokens, double value, byte[] content);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_truncatable(ItemsHandle items, UIntPtr index, int keep, long minTokens);
+        [DllImport(Lib)] internal static extern Status cupel_items_clear_truncatable(ItemsHandle items, UIntPtr index);
+        [DllImport(Lib)] internal static extern Status cupel_items_variant_count(ItemsHandle items, UIntPtr index, out UIntPtr count);
+        [DllImport(Lib)] internal static extern Status cupel_items_variant(ItemsHandle items, UIntPtr index, UIntPtr variant, out long tokens, out double value, out IntPtr content, out UIntPtr len);
+        [DllImport(Lib)] internal static extern Status cupel_items_truncatable(ItemsHandle items, UIntPtr index, out byte truncatable, out int keep, out long minTokens);
+        [DllImport(Lib)] internal static extern Status cupel_pipeline_set_tokenizer(PipelineHandle pipeline, IntPtr tokenizer);
+        [DllImport(Lib)] internal static extern Status cupel_report_included_variant(ReportHandle report, UIntPtr i, out UIntPtr variant, out long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_report_included_cut(ReportHandle report, UIntPtr i, out UIntPtr headEnd, out UIntPtr tailStart);
         [DllImport(Lib)] internal static extern Status cupel_items_push_texts(ItemsHandle items, TokenizerHandle tokenizer, UIntPtr count, IntPtr[] texts, UIntPtr[] lens, double[] scores, IntPtr[] kinds);
     }
 
@@ -1808,6 +2042,12 @@ namespace Cupel
         Pinned = 1,
         /// <summary>Included at no cost: it has zero tokens.</summary>
         ZeroToken = 2,
+        /// <summary>Included as one of its variants
+        /// (<see cref="Decision.Variant"/> says which).</summary>
+        Variant = 3,
+        /// <summary>Included cut down to fit what the slicer left
+        /// (<see cref="Decision.HeadEndByte"/>, <see cref="Decision.TailStartByte"/>).</summary>
+        Truncated = 4,
         /// <summary>Excluded: it did not fit the tokens that were left.</summary>
         BudgetExceeded = 10,
         /// <summary>Excluded: its score was too low (reserved by the spec).</summary>
@@ -1880,6 +2120,77 @@ namespace Cupel
         public ulong Group;
         /// <summary>The tokens the decision was made on (the group's, or the item's).</summary>
         public long GroupTokens;
+        /// <summary>Included: the option chosen, 0 for the item as pushed
+        /// (also when it was cut), v for its variant v (Reason.Variant). 0 in
+        /// Report.Excluded.</summary>
+        public int Variant;
+        /// <summary>Included: the tokens it adds to the context (the
+        /// variant's, the cut's, or ItemTokens); Report.SelectedTokens sums
+        /// them. 0 in Report.Excluded.</summary>
+        public long AddedTokens;
+        /// <summary>Included: the end of the kept head of the item's own
+        /// content, a UTF-8 BYTE offset (not a string index): the host sends
+        /// content bytes [0, HeadEndByte) then [TailStartByte, end).
+        /// HeadEndByte = TailStartByte = the content's UTF-8 length when it was
+        /// not cut, both 0 when it has no content. <see cref="Text"/> gives
+        /// the text as a string.</summary>
+        public int HeadEndByte;
+        /// <summary>Included: the start of the kept tail of the item's own
+        /// content, a UTF-8 byte offset (see <see cref="HeadEndByte"/>).</summary>
+        public int TailStartByte;
+
+        /// <summary>The text the host sends for this included decision of a run
+        /// over items (the same list, unchanged since): variant Variant's
+        /// content when Variant &gt; 0 (null when it has none), else the item's
+        /// content cut as the run cut it, bytes [0, HeadEndByte) and
+        /// [TailStartByte, end) of its UTF-8 decoded as one string (the whole
+        /// content when it was not cut; null when it has none). A decision
+        /// that does not fit the list throws ArgumentException for
+        /// items.</summary>
+        public string Text(Items items)
+        {
+            var h = Native.Arg(items, "items");
+            if (Index < 0 || Index >= Native.Len(h))
+                throw new ArgumentOutOfRangeException("items", "items: the decision's item " + Index +
+                    " is not in the list of " + Native.Len(h) + " items");
+            var ix = (UIntPtr)Index;
+            if (Variant > 0)
+            {
+                UIntPtr count;
+                Native.Check(Native.cupel_items_variant_count(h, ix, out count));
+                if (Variant > (int)count)
+                    throw new ArgumentOutOfRangeException("items", "items: item " + Index + " has " + count +
+                        " variants, not variant " + Variant);
+                return Native.ReadVariant(h, ix, Variant, Args.None).Content;
+            }
+            IntPtr p;
+            UIntPtr n;
+            Native.Check(Native.cupel_items_content(h, ix, out p, out n));
+            if (p == IntPtr.Zero) return null;
+            int len = (int)n;
+            if (HeadEndByte == len && TailStartByte == len) return Native.Utf8(p, n);
+            if (HeadEndByte < 0 || HeadEndByte > TailStartByte || TailStartByte > len)
+                throw NotACut(len);
+            var bytes = new byte[HeadEndByte + len - TailStartByte];
+            Marshal.Copy(p, bytes, 0, HeadEndByte);
+            Marshal.Copy(IntPtr.Add(p, TailStartByte), bytes, HeadEndByte, len - TailStartByte);
+            try
+            {
+                return Native.Strict.GetString(bytes);
+            }
+            catch (DecoderFallbackException)
+            {
+                throw NotACut(len);
+            }
+        }
+
+        CupelArgumentException NotACut(int len)
+        {
+            return new CupelArgumentException(Status.InvalidArgument, "items: HeadEndByte " + HeadEndByte +
+                " and TailStartByte " + TailStartByte + " do not cut item " + Index + "'s " + len +
+                "-byte content at character boundaries: the decision is not of a run over this list as it is",
+                "items", null);
+        }
 
         /// <summary>"#index ReasonName".</summary>
         public override string ToString() { return "#" + Index + " " + Reason.Name(); }
@@ -2139,7 +2450,8 @@ namespace Cupel
 
         static readonly Args NewArgs = new Args("scorer", "slicer", "placer");
         static readonly Args SetArgs = new Args("strategy=overflow", "enabled=deduplication");
-        static readonly Args RunArgs = new Args("items", "budget", "report");
+        static readonly Args RunArgs = new Args("items", "budget", "report",
+            "cupel_pipeline_set_tokenizer=Pipeline.SetTokenizer@items", "cupel_items_set_content=Items.SetContent@items");
 
         /// <summary>scorer null: the pushed scores; placer null: the slicer's
         /// order. The three are copied: they may be disposed right after.</summary>
@@ -2167,8 +2479,34 @@ namespace Cupel
             Native.Check(Native.cupel_pipeline_set_overflow(Handle, (int)overflow), SetArgs);
         }
 
+        static readonly Args TokenizerArgs = new Args("tokenizer");
+
+        /// <summary>Gives the pipeline the tokenizer it cuts truncatable items
+        /// with (<c>items.SetTruncatable</c>); null removes it.
+        /// The pipeline keeps its own reference: tokenizer may be disposed
+        /// right after. A run over a truncatable item without a tokenizer
+        /// throws CupelArgumentException for items, naming the item.</summary>
+        public void SetTokenizer(Tokenizer tokenizer)
+        {
+            var self = Native.Live(Handle, this);
+            var t = tokenizer == null ? null : Native.Arg(tokenizer, "tokenizer");
+            bool added = false;
+            try
+            {
+                if (t != null) t.DangerousAddRef(ref added);
+                Native.Check(Native.cupel_pipeline_set_tokenizer(self, t == null ? IntPtr.Zero : t.DangerousGetHandle()),
+                    TokenizerArgs);
+            }
+            finally
+            {
+                if (added) t.DangerousRelease();
+            }
+        }
+
         /// <summary>All six stages: the placed item indices; every decision in
-        /// report (may be null).</summary>
+        /// report (may be null). A truncatable item the pipeline cannot cut
+        /// (no tokenizer, or no content) throws CupelArgumentException for
+        /// items, naming the item.</summary>
         public int[] Run(Items items, Budget budget, Report report = null)
         {
             var self = Native.Live(Handle, this);

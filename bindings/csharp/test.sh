@@ -6,6 +6,7 @@
 #   bash test.sh              the binding's tests; prints "N passed, N failed" last
 #   bash test.sh --example    runs example/Example.cs (the README's example)
 #   bash test.sh --tokens     runs example/Tokens.cs (the README's "Counting tokens")
+#   bash test.sh --shrink     runs example/Shrink.cs (the README's "Items that shrink")
 #   bash test.sh --contract   runs the contract table (tests/contract/contract.txt,
 #                             or $CUPEL_CONTRACT): "contract cs: N passed, M failed"
 #   bash test.sh --demo | --cross FILE | --bench N   (see tests/*.rs)
@@ -38,6 +39,9 @@ case "${1:-}" in
   --tokens)
     build -out:"$out/Tokens.exe" "$here/example/Tokens.cs"
     exec mono "$out/Tokens.exe" ;;
+  --shrink)
+    build -out:"$out/Shrink.exe" "$here/example/Shrink.cs"
+    exec mono "$out/Shrink.exe" ;;
   --contract)
     build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
     exec mono --debug "$out/Contract.exe" ;;
@@ -57,6 +61,7 @@ esac
 build -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
 build -out:"$out/Example.exe" "$here/example/Example.cs"
 build -out:"$out/Tokens.exe" "$here/example/Tokens.cs"
+build -out:"$out/Shrink.exe" "$here/example/Shrink.cs"
 build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
 build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"

@@ -136,6 +136,10 @@ type fixture struct {
 	pipeline      *cupel.Pipeline
 	stream        *cupel.Stream
 	tokenizer     *cupel.Tokenizer
+	// want is what the items must read back as after a failed call: the
+	// fixture's items, with what an op itself set up before its call
+	// (pipeline.run_cut makes item 1 truncatable).
+	want []cupel.Item
 }
 
 // sentence is the table's SENTENCE: 47 bytes, 12 o200k_base tokens.
@@ -150,7 +154,7 @@ var fixtureItems = []cupel.Item{
 func ptr[T any](v T) *T { return &v }
 
 func newFixture() (*fixture, error) {
-	f := &fixture{}
+	f := &fixture{want: append([]cupel.Item(nil), fixtureItems...)}
 	var err error
 	steps := []func(){
 		func() { f.items, err = cupel.NewItems() },
@@ -193,10 +197,10 @@ func (f *fixture) close() {
 // unchanged is "" when the fixture's items read back exactly as made (a
 // failed call changed nothing), else what differs.
 func (f *fixture) unchanged() string {
-	if n := f.items.Len(); n != len(fixtureItems) {
+	if n := f.items.Len(); n != len(f.want) {
 		return fmt.Sprintf("the items changed: %d items", n)
 	}
-	for i, want := range fixtureItems {
+	for i, want := range f.want {
 		got, err := f.items.Get(i)
 		if err != nil {
 			return fmt.Sprintf("item %d cannot be read back: %v", i, err)
@@ -563,10 +567,68 @@ func call(f *fixture, a *args) (o outcome, ok bool) {
 		if o.err = items.PushText(t, text, a.f64("score", 0.5), a.str("kind", "Message")); o.err == nil {
 			o.check = checkPushed(f.items, text)
 		}
+	case "items.add_variant":
+		items := handle(a, "items", f.items)
+		index := a.index("index", 0)
+		v := cupel.Variant{Tokens: a.i64("tokens", 5), Value: a.f64("value", 0.5), Content: a.str("content", "[cleared]")}
+		if o.err = items.AddVariant(index, v.Tokens, v.Value, v.Content); o.err == nil {
+			o.check = checkVariants(f.items, index, v)
+		}
+	case "items.set_truncatable":
+		items := handle(a, "items", f.items)
+		index := a.index("index", 1)
+		t := cupel.Truncatable{Keep: a.keep("keep", cupel.KeepHead), MinTokens: a.i64("min_tokens", 1)}
+		if o.err = items.SetTruncatable(index, t.Keep, t.MinTokens); o.err == nil {
+			o.check = checkTruncatable(f.items, index, t)
+		}
+	case "pipeline.set_tokenizer":
+		p, t := handle(a, "pipeline", f.pipeline), handle(a, "tokenizer", f.tokenizer)
+		o.err = p.SetTokenizer(t)
+	case "pipeline.run_cut":
+		// Before the run (and before a `closed` value closes a handle):
+		// item 1 truncatable, keeping its head, at least 1 token.
+		if o.err = f.items.SetTruncatable(1, cupel.KeepHead, 1); o.err != nil {
+			break
+		}
+		f.want[1].Truncatable = &cupel.Truncatable{Keep: cupel.KeepHead, MinTokens: 1}
+		p, items, budget := handle(a, "pipeline", f.pipeline), handle(a, "items", f.items), handle(a, "budget", f.budget)
+		if o.err = p.SetTokenizer(handle(a, "tokenizer", f.tokenizer)); o.err != nil {
+			break
+		}
+		var placed []int
+		if placed, o.err = p.Run(items, budget, nil); o.err == nil {
+			o.result = strconv.Itoa(len(placed))
+		}
 	default:
 		return o, false
 	}
 	return o, true
+}
+
+// checkVariants is "" when item index reads back with the one variant v
+// (through Items.Variants and Items.Get).
+func checkVariants(items *cupel.Items, index int, v cupel.Variant) string {
+	got, err := items.Variants(index)
+	if err != nil || !reflect.DeepEqual(got, []cupel.Variant{v}) {
+		return fmt.Sprintf("the variants (%+v, %v)", got, err)
+	}
+	if item, err := items.Get(index); err != nil || !reflect.DeepEqual(item.Variants, got) {
+		return fmt.Sprintf("the item's Variants (%+v, %v)", item.Variants, err)
+	}
+	return ""
+}
+
+// checkTruncatable is "" when item index reads back truncatable as t
+// (through Items.Truncatable and Items.Get).
+func checkTruncatable(items *cupel.Items, index int, t cupel.Truncatable) string {
+	got, err := items.Truncatable(index)
+	if err != nil || got == nil || *got != t {
+		return fmt.Sprintf("the truncation (%+v, %v)", got, err)
+	}
+	if item, err := items.Get(index); err != nil || item.Truncatable == nil || *item.Truncatable != t {
+		return fmt.Sprintf("the item's Truncatable (%+v, %v)", item.Truncatable, err)
+	}
+	return ""
 }
 
 // numbers is the table's way of writing several numbers: [12,1].

@@ -139,6 +139,9 @@ var (
 		`\bcap_count\b`, `Cap`,
 		`\bwindows\[([0-9]+)\]\.max_age\b`, `windows[$1].MaxAgeSecs`,
 		`\b(?:half_life|max_age)\b`, `durationSecs`,
+		// The C functions a message points to, by their Go names.
+		`\bcupel_pipeline_set_tokenizer\b`, `Pipeline.SetTokenizer`,
+		`\bcupel_items_set_content\b`, `Items.SetContent`,
 	)
 	// PushItems takes []Item: scores[3] is list[3].Score.
 	pushItemsRules = rules(

@@ -101,6 +101,16 @@ static cupel_status go_pipeline_run(const cupel_pipeline *p, const cupel_items *
                                     size_t cap, size_t *len, cupel_report *r, char *err) {
 	return keep2(cupel_pipeline_run(p, it, b, out, cap, len, r), err);
 }
+static cupel_status go_items_add_variant2(cupel_items *it, size_t i, int64_t tokens, double value, const char *c,
+                                          char *err) {
+	return keep2(cupel_items_add_variant(it, i, tokens, value, c), err);
+}
+static cupel_status go_items_set_truncatable2(cupel_items *it, size_t i, int keep, int64_t min, char *err) {
+	return keep2(cupel_items_set_truncatable(it, i, keep, min), err);
+}
+static cupel_status go_items_truncate2(cupel_items *it, size_t n, char *err) {
+	return keep2(cupel_items_truncate(it, n), err);
+}
 static cupel_status go_report_decision(const cupel_report *r, int included, size_t i, cupel_decision *d, char *err) {
 	return keep2(included ? cupel_report_included(r, i, d) : cupel_report_excluded(r, i, d), err);
 }
@@ -139,6 +149,13 @@ type Item struct {
 	Tags      []string // in the order added, repeats kept
 	Metadata  map[string]string
 	Group     uint64 // keep-together group, 0 = none
+	// Variants are smaller stand-ins selection may take instead of the
+	// item (Items.AddVariant), variant v at [v-1]; nil = none. Content ""
+	// is a variant without content.
+	Variants []Variant
+	// Truncatable says how a pipeline run may cut the item down to fit
+	// (Items.SetTruncatable); nil = never cut.
+	Truncatable *Truncatable
 }
 
 // pushScratch holds PushItems' columns between calls (see pushScratchPool).
@@ -176,9 +193,11 @@ func (c *column[T]) zeroed(n int) []T {
 
 // PushItems adds items with all their attributes: one native call per
 // column (push, contents, timestamps, priorities, pinned flags, hints,
-// groups), plus one per tag, metadata entry or source actually given. All
-// or nothing: every value is checked before the first item is added, and an
-// error names it as list[i].Field ("list[3].Kind \"\" is empty ...").
+// groups), plus one per tag, metadata entry, source, variant or truncation
+// actually given. All or nothing: every value is checked before the first
+// item is added (and should a later call fail all the same, the list is
+// truncated back), and an error names it as list[i].Field
+// ("list[3].Kind \"\" is empty ...", "list[1].Variants[0].Value is 0 ...").
 func (it *Items) PushItems(list []Item) error {
 	if err := it.need("items"); err != nil {
 		return err
@@ -191,6 +210,22 @@ func (it *Items) PushItems(list []Item) error {
 		return err
 	}
 	first := it.Len()
+	if err := it.pushItems(list, first); err != nil {
+		// Only a library that refuses what checkItems let through gets here
+		// after the push: the pushed items go again (the push itself
+		// failed with nothing added, and the truncation is then a no-op).
+		var e errBuf
+		C.go_items_truncate2(it.p, C.size_t(first), e.ptr())
+		runtime.KeepAlive(it)
+		return err
+	}
+	return nil
+}
+
+// pushItems is PushItems after the checks; first is the list's length
+// before it.
+func (it *Items) pushItems(list []Item, first int) error {
+	n := len(list)
 	// The columns come from a pool: the library copies what it is given,
 	// so a call leaves no garbage behind for the next to pay for in GC.
 	sc := pushScratchPool.Get().(*pushScratch)
@@ -231,7 +266,8 @@ func (it *Items) PushItems(list []Item) error {
 		if x.Hint != nil {
 			hints = append(hints, *x.Hint)
 		}
-		perItem = perItem || x.Source != "" || len(x.Tags) > 0 || len(x.Metadata) > 0
+		perItem = perItem || x.Source != "" || len(x.Tags) > 0 || len(x.Metadata) > 0 || len(x.Variants) > 0 ||
+			x.Truncatable != nil
 	}
 	// Kept for the next call (grown by append where they had to).
 	sc.ts, sc.prios, sc.hints, sc.kinds, sc.contents = ts, prios, hints, kinds, contents
@@ -243,7 +279,8 @@ func (it *Items) PushItems(list []Item) error {
 		return err
 	}
 	// From here on nothing can fail (checkItems checked every value the
-	// library checks after the push); an error would be a library bug.
+	// library checks after the push); an error would be a library bug,
+	// and PushItems truncates the list back.
 	err = e.checkWith(C.go_items_set_contents_packed(it.ptr(), C.size_t(first), C.size_t(n),
 		(*C.char)(unsafe.Pointer(&contents[0])), C.size_t(len(contents)), e.ptr()), pushItemsRules)
 	if err != nil {
@@ -309,6 +346,16 @@ func (it *Items) PushItems(list []Item) error {
 		for _, key := range keys {
 			st = orStatus(st, C.go_items_set_metadata(it.p, i, m.get(key), m.get(x.Metadata[key]), e.ptr()))
 		}
+		for _, v := range x.Variants {
+			var c *C.char
+			if v.Content != "" {
+				c = m.get(v.Content)
+			}
+			st = orStatus(st, C.go_items_add_variant2(it.p, i, C.int64_t(v.Tokens), C.double(v.Value), c, e.ptr()))
+		}
+		if t := x.Truncatable; t != nil {
+			st = orStatus(st, C.go_items_set_truncatable2(it.p, i, C.int(t.Keep), C.int64_t(t.MinTokens), e.ptr()))
+		}
 		if err := e.check(st); err != nil {
 			return err
 		}
@@ -352,6 +399,9 @@ func checkItems(list []Item) error {
 			if err := validText(fmt.Sprintf("list[%d].Metadata[%q]", i, key), v, false); err != nil {
 				return err
 			}
+		}
+		if err := checkShrink(x, i); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -795,23 +845,26 @@ const (
 type Pipeline struct{ p *C.cupel_pipeline }
 
 // PipelineOptions configures a pipeline. Slicer is required; Scorer nil:
-// the pushed scores (the given scorer); Placer nil: the slicer's order. A
-// closed one is an error (ErrClosed), never taken for nil. Deduplication is
-// on unless NoDeduplication.
+// the pushed scores (the given scorer); Placer nil: the slicer's order;
+// Tokenizer nil: none (Pipeline.SetTokenizer), needed to cut truncatable
+// items. A closed one is an error (ErrClosed), never taken for nil.
+// Deduplication is on unless NoDeduplication.
 type PipelineOptions struct {
 	Scorer          *Scorer
 	Slicer          *Slicer
 	Placer          *Placer
+	Tokenizer       *Tokenizer
 	NoDeduplication bool
 	Overflow        Overflow
 }
 
 // NewPipeline creates a pipeline from opts (it copies the scorer, slicer
-// and placer: they may be closed right after).
+// and placer, and keeps its own reference to the tokenizer: they may be
+// closed right after).
 func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 	o := opts
 	if err := firstError(o.Scorer.optional("opts.Scorer"), o.Slicer.need("opts.Slicer"),
-		o.Placer.optional("opts.Placer")); err != nil {
+		o.Placer.optional("opts.Placer"), o.Tokenizer.optional("opts.Tokenizer")); err != nil {
 		return nil, err
 	}
 	var e errBuf
@@ -831,6 +884,12 @@ func NewPipeline(opts PipelineOptions) (*Pipeline, error) {
 	if err := e.check(C.go_pipeline_set(p.p, C.int(dedup), C.int(o.Overflow), e.ptr())); err != nil {
 		p.Close()
 		return nil, err
+	}
+	if o.Tokenizer != nil {
+		if err := p.SetTokenizer(o.Tokenizer); err != nil {
+			p.Close()
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -885,6 +944,8 @@ const (
 	ReasonScored                Reason = C.CUPEL_REASON_SCORED
 	ReasonPinned                Reason = C.CUPEL_REASON_PINNED
 	ReasonZeroToken             Reason = C.CUPEL_REASON_ZERO_TOKEN
+	ReasonVariant               Reason = C.CUPEL_REASON_VARIANT   // included as one of its variants (Decision.Variant)
+	ReasonTruncated             Reason = C.CUPEL_REASON_TRUNCATED // included cut down (Decision.HeadEnd, TailStart)
 	ReasonBudgetExceeded        Reason = C.CUPEL_REASON_BUDGET_EXCEEDED
 	ReasonScoredTooLow          Reason = C.CUPEL_REASON_SCORED_TOO_LOW
 	ReasonDeduplicated          Reason = C.CUPEL_REASON_DEDUPLICATED
@@ -916,6 +977,22 @@ type Decision struct {
 	Related         int   // Deduplicated: the item kept; PinnedOverride: the pinned item; -1 when none
 	Group           uint64
 	GroupTokens     int64 // the tokens the decision was made on
+
+	// What an included item adds to the context (Report.Included only;
+	// zero in Excluded): Variant is the option chosen, 0 for the item as
+	// pushed (also when it was cut) and v for its variant v
+	// (ReasonVariant); AddedTokens are the tokens it adds (the variant's,
+	// the cut's or ItemTokens; Report.SelectedTokens sums them). HeadEnd
+	// and TailStart are the kept byte ranges of the item's own content,
+	// content[:HeadEnd] + content[TailStart:] (byte offsets, Go string
+	// indices): both len(content) when it was not cut, both 0 when it has
+	// no content. A truncatable item included by the fill after the
+	// slicer has ReasonTruncated (its offsets cover all of the content
+	// when its whole text fits what was left). Text gives the text to
+	// send.
+	Variant            int
+	AddedTokens        int64
+	HeadEnd, TailStart int
 }
 
 func (r *Report) decisions(included bool) ([]Decision, error) {
@@ -945,12 +1022,19 @@ func (r *Report) decisions(included bool) ([]Decision, error) {
 			ItemTokens: int64(d.item_tokens), AvailableTokens: int64(d.available_tokens), Related: related,
 			Group: uint64(d.group), GroupTokens: int64(d.group_tokens),
 		})
+		if included {
+			if err := r.chosen(i, &out[len(out)-1]); err != nil {
+				return nil, err
+			}
+		}
 	}
 	runtime.KeepAlive(r)
 	return out, nil
 }
 
-// Included are the included items in placed order.
+// Included are the included items in placed order, each with the option
+// chosen, the tokens it adds and its cut (Decision.Variant, AddedTokens,
+// HeadEnd, TailStart; Decision.Text is the text to send).
 func (r *Report) Included() ([]Decision, error) { return r.decisions(true) }
 
 // Excluded are the excluded items, score descending.

@@ -47,7 +47,10 @@ typedef struct {
 	bool has_timestamp, has_priority, has_hint, pinned;
 	uint64_t group;
 	const char *kind, *content, *source;
-	size_t kind_len, content_len, source_len, tag_count, metadata_count;
+	size_t kind_len, content_len, source_len, tag_count, metadata_count, variant_count;
+	bool truncatable;
+	int keep;
+	int64_t min_tokens;
 } go_item;
 
 static cupel_status go_items_get(const cupel_items *it, size_t i, go_item *o, char *err) {
@@ -63,6 +66,8 @@ static cupel_status go_items_get(const cupel_items *it, size_t i, go_item *o, ch
 	if (st == CUPEL_OK) st = cupel_items_group(it, i, &o->group);
 	if (st == CUPEL_OK) st = cupel_items_tag_count(it, i, &o->tag_count);
 	if (st == CUPEL_OK) st = cupel_items_metadata_count(it, i, &o->metadata_count);
+	if (st == CUPEL_OK) st = cupel_items_variant_count(it, i, &o->variant_count);
+	if (st == CUPEL_OK) st = cupel_items_truncatable(it, i, &o->truncatable, &o->keep, &o->min_tokens);
 	return keep3(st, err);
 }
 static cupel_status go_items_tag(const cupel_items *it, size_t i, size_t k, const char **s, size_t *n, char *err) {
@@ -203,7 +208,8 @@ func goText(p *C.char, n C.size_t) string {
 // PushItems would push again: Kind as the list first spelled it (kinds
 // compare with ASCII case folding), Content "" when the item has none,
 // Source "Chat" unless set, Timestamp, Priority and Hint nil when absent,
-// Tags in the order added, Metadata nil when the item has none. An index
+// Tags in the order added, Metadata nil when the item has none, Variants
+// nil when it has none, Truncatable nil when it is not. An index
 // out of range (negative included) is ErrInvalidArgument naming it.
 func (it *Items) Get(index int) (Item, error) {
 	if err := firstError(it.need("items"), it.indexError("index", index)); err != nil {
@@ -255,6 +261,13 @@ func (it *Items) Get(index int) (Item, error) {
 			return Item{}, err
 		}
 		x.Metadata[goText(kp, kn)] = goText(vp, vn)
+	}
+	if o.truncatable {
+		x.Truncatable = &Truncatable{Keep: Keep(o.keep), MinTokens: int64(o.min_tokens)}
+	}
+	var err error
+	if x.Variants, err = it.variants(i, o.variant_count); err != nil {
+		return Item{}, err
 	}
 	return x, nil
 }

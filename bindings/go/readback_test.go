@@ -107,6 +107,7 @@ func TestGetOutOfRange(t *testing.T) {
 func TestReasonNames(t *testing.T) {
 	want := map[Reason]string{
 		ReasonScored: "Scored", ReasonPinned: "Pinned", ReasonZeroToken: "ZeroToken",
+		ReasonVariant: "Variant", ReasonTruncated: "Truncated",
 		ReasonBudgetExceeded: "BudgetExceeded", ReasonScoredTooLow: "ScoredTooLow",
 		ReasonDeduplicated: "Deduplicated", ReasonQuotaCapExceeded: "QuotaCapExceeded",
 		ReasonQuotaRequireDisplaced: "QuotaRequireDisplaced", ReasonNegativeTokens: "NegativeTokens",
@@ -117,7 +118,7 @@ func TestReasonNames(t *testing.T) {
 			t.Errorf("Reason(%d) is %q, want %q", int(r), r.String(), name)
 		}
 	}
-	for _, r := range []Reason{-1, 3, 9, 19, 1 << 20, 1 << 32, math.MaxInt, math.MinInt} {
+	for _, r := range []Reason{-1, 5, 9, 19, 1 << 20, 1 << 32, math.MaxInt, math.MinInt} {
 		if r.String() != "Unknown" {
 			t.Errorf("Reason(%d) is %q, want Unknown", int(r), r.String())
 		}

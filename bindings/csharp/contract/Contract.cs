@@ -57,6 +57,11 @@ static class Contract
         { "scorer.kind weight", "weights" },
         { "scorer.composite children", "parts" },
         { "scorer.composite weights", "parts" },
+        { "pipeline.set_tokenizer pipeline", "Pipeline" },
+        // A run the pipeline cannot cut for is an ArgumentException for its
+        // items (the truncatable item it names is theirs): Run has no
+        // tokenizer parameter.
+        { "pipeline.run_cut tokenizer", "items" },
     };
 
     static readonly string[] Sentinels = { "18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295" };
@@ -293,6 +298,26 @@ static class Contract
             if (missed.Count > 0) CheckFailed = string.Join(", ", missed) + " read back wrong";
         }
 
+        /// <summary>items.add_variant: item `index` reads back the one variant
+        /// added, numbered 1.</summary>
+        public void Variants(Items items, int index, int number, Variant want)
+        {
+            var got = items[index].Variants;
+            if (number != 1) CheckFailed = "AddVariant returned " + number + ", not 1";
+            else if (got.Count != 1 || !got[0].Equals(want))
+                CheckFailed = "item " + index + " reads back [" + string.Join("; ", got) + "], not [" + want + "]";
+        }
+
+        /// <summary>items.set_truncatable: item `index` reads back truncatable
+        /// with that keep and min_tokens.</summary>
+        public void Truncatable(Items items, int index, Truncatable want)
+        {
+            var got = items[index].Truncatable;
+            if (!got.HasValue || !got.Value.Equals(want))
+                CheckFailed = "item " + index + " reads back " + (got.HasValue ? got.Value.ToString() : "not truncatable") +
+                    ", not " + want;
+        }
+
         /// <summary>Runs the row's op; false when the op is unknown.</summary>
         public bool Run()
         {
@@ -441,6 +466,39 @@ static class Contract
                     var text = S("text", "hello world");
                     H("items", f.Items).PushText(H("tokenizer", f.Tokenizer), text, D("score", 0.5), S("kind", "Message"));
                     PushedText(f.Items, text, 2);
+                    return true;
+                }
+                case "items.add_variant":
+                {
+                    var items = H("items", f.Items);
+                    int index = I("index", 0);
+                    var v = new Variant(L("tokens", 5), D("value", 0.5), S("content", "[cleared]"));
+                    int number = items.AddVariant(index, v.Tokens, v.Value, v.Content);
+                    Variants(f.Items, index, number, v);
+                    return true;
+                }
+                case "items.set_truncatable":
+                {
+                    var items = H("items", f.Items);
+                    int index = I("index", 1);
+                    var t = new Truncatable(K("keep", Keep.Head), L("min_tokens", 1));
+                    items.SetTruncatable(index, t.Keep, t.MinTokens);
+                    Truncatable(f.Items, index, t);
+                    return true;
+                }
+                case "pipeline.set_tokenizer":
+                    H("pipeline", f.Pipeline).SetTokenizer(H("tokenizer", f.Tokenizer));
+                    return true;
+                case "pipeline.run_cut":
+                {
+                    // Before the run (and before a `closed` value disposes a
+                    // handle): item 1 truncatable, keeping its head, at least 1 token.
+                    f.Items.SetTruncatable(1, Keep.Head, 1);
+                    var pipeline = H("pipeline", f.Pipeline);
+                    pipeline.SetTokenizer(H("tokenizer", f.Tokenizer));
+                    var report = f.Keep(new Report());
+                    pipeline.Run(H("items", f.Items), H("budget", f.Budget), report);
+                    Result = report.Included.Length.ToString(CultureInfo.InvariantCulture);
                     return true;
                 }
             }

@@ -997,6 +997,276 @@ static class CupelTests
         }
     }
 
+    // ---- items that shrink instead of vanish ------------------------------------
+
+    static bool Near(double a, double b) { return Math.Abs(a - b) <= 1e-12; }
+
+    /// <summary>Scenario S's document: 200 lines, 10890 bytes, 2800 o200k_base tokens.</summary>
+    static string ShrinkDoc()
+    {
+        var sb = new System.Text.StringBuilder();
+        for (int i = 0; i < 200; i++) sb.Append("Line " + i + ": the quick brown fox jumps over the lazy dog.\n");
+        return sb.ToString();
+    }
+
+    /// <summary>Scenario S's items: a question, a tool output with a placeholder
+    /// variant, a document pushed from text, truncatable keeping its head.</summary>
+    static Items ShrinkItems(Tokenizer tok, string doc)
+    {
+        var it = new Items();
+        it.Push(40, 0.9, "Message");
+        it.SetContent(0, "What failed in the last build?");
+        it.Push(9000, 0.8, "ToolOutput");
+        it.SetContent(1, "(the build log)");
+        True(it.AddVariant(1, 12, 0.1, "[output cleared: 9,000 tokens]") == 1, "the first variant is number 1");
+        it.PushText(tok, doc, 0.6, "Document");
+        it.SetTruncatable(2, Keep.Head, 50);
+        return it;
+    }
+
+    // Scenario S through GreedySlice and KnapsackSlice (bucket size 1): the
+    // tool output goes in as its placeholder, the document cut to what is left.
+    static void ShrinkScenario()
+    {
+        var doc = ShrinkDoc();
+        using (var tok = new Tokenizer(Tokenizer.O200kBase))
+        using (var it = ShrinkItems(tok, doc))
+        using (var b = new Budget(1000, 1000))
+        {
+            True(System.Text.Encoding.UTF8.GetByteCount(doc) == 10890 && tok.Count(doc) == 2800, "the document");
+            var cases = new[] {
+                new KeyValuePair<Slicer, int[]>(Slicer.Greedy(), new[] { 0, 1, 2 }),
+                new KeyValuePair<Slicer, int[]>(Slicer.Knapsack(1), new[] { 1, 0, 2 }),
+            };
+            foreach (var c in cases)
+            using (var slicer = c.Key)
+            using (var p = new Pipeline(null, slicer, null))
+            using (var r = new Report())
+            {
+                // Without a tokenizer the truncatable item cannot be cut.
+                var e = ThrowsArg<CupelArgumentException>(() => p.Run(it, b, r), "items",
+                    "item 2 is truncatable but the pipeline has no tokenizer to cut it with (Pipeline.SetTokenizer)");
+                True(e.Status == Status.InvalidArgument && e.Message.Contains("item 2") && e.Message.Contains("tokenizer"),
+                    "names item 2 and the tokenizer: " + e.Message);
+
+                p.SetTokenizer(tok);
+                Equal(p.Run(it, b, r), c.Value);
+                var byIndex = r.Included.ToDictionary(d => d.Index);
+                Equal(r.Included.Select(d => d.Index), c.Value);
+                Equal(c.Value.Select(i => byIndex[i].Reason), c.Value.Select(i => new[] { Reason.Scored, Reason.Variant, Reason.Truncated }[i]).ToArray());
+                var want = new[] {
+                    new { Score = 0.9, Variant = 0, Tokens = 40L, Head = 30, Tail = 30, Text = "What failed in the last build?" },
+                    new { Score = 0.8 * 0.1, Variant = 1, Tokens = 12L, Head = 15, Tail = 15, Text = "[output cleared: 9,000 tokens]" },
+                    new { Score = 0.6 * 948 / 2800, Variant = 0, Tokens = 948L, Head = 3647, Tail = 10890, Text = doc.Substring(0, 3647) },
+                };
+                for (int i = 0; i < 3; i++)
+                {
+                    var d = byIndex[i];
+                    var w = want[i];
+                    True(Near(d.Score, w.Score) && d.Variant == w.Variant && d.AddedTokens == w.Tokens &&
+                        d.HeadEndByte == w.Head && d.TailStartByte == w.Tail,
+                        "item " + i + ": score " + d.Score + ", variant " + d.Variant + ", " + d.AddedTokens +
+                        " tokens, cut (" + d.HeadEndByte + ", " + d.TailStartByte + ")");
+                    True(d.Text(it) == w.Text, "item " + i + " sends " + (d.Text(it) ?? "null").Length + " chars");
+                }
+                True(byIndex[2].ItemTokens == 2800, "the document's ItemTokens stay its own");
+                True(byIndex[1].Reason.Name() == "Variant" && byIndex[2].Reason.Name() == "Truncated", "reason names");
+                True(r.Excluded.Length == 0 && r.SelectedTokens == 1000, "nothing excluded, 1000 tokens selected");
+
+                // Removing the tokenizer makes the run fail again.
+                p.SetTokenizer(null);
+                ThrowsArg<CupelArgumentException>(() => p.Run(it, b, r), "items", "no tokenizer");
+            }
+            // The pipeline keeps its own reference: the tokenizer may go first.
+            using (var g = Slicer.Greedy())
+            using (var p = new Pipeline(null, g, null))
+            using (var r = new Report())
+            {
+                var own = new Tokenizer(Tokenizer.O200kBase);
+                p.SetTokenizer(own);
+                own.Dispose();
+                Equal(p.Run(it, b, r), 0, 1, 2);
+                True(r.Included[2].Text(it) == doc.Substring(0, 3647), "cut with the disposed tokenizer's vocabulary");
+                ThrowsArg<ObjectDisposedException>(() => p.SetTokenizer(own), "tokenizer", "tokenizer");
+            }
+        }
+    }
+
+    // The text a host sends for cuts of text that is not ASCII: the offsets are
+    // UTF-8 byte offsets, and Text decodes the kept bytes to the right string.
+    static void ShrinkTextOfCuts()
+    {
+        var text = string.Concat(Enumerable.Repeat("日本語のテキストを数えます。👋🏽 ", 40)) + "終わり";
+        using (var tok = new Tokenizer(Tokenizer.O200kBase))
+        {
+            foreach (var keep in new[] { Keep.Head, Keep.Tail, Keep.BothEnds })
+            using (var it = new Items())
+            using (var g = Slicer.Greedy())
+            using (var p = new Pipeline(null, g, null))
+            using (var r = new Report())
+            using (var b = new Budget(30, 30))
+            {
+                it.PushText(tok, text, 0.5, "Document");
+                it.AddVariant(0, 500, 0.01, "unused"); // does not fit
+                it.Push(0, 0.1); // a zero-token item without content
+                it.SetTruncatable(0, keep, 1);
+                p.SetTokenizer(tok);
+                Equal(p.Run(it, b, r), 1, 0);
+                var cut = tok.Truncate(text, 30, keep);
+                var d = r.Included[1];
+                var utf8 = System.Text.Encoding.UTF8;
+                True(d.Reason == Reason.Truncated && d.Variant == 0 && d.AddedTokens == cut.Tokens, keep + ": " + d);
+                True(d.HeadEndByte == utf8.GetByteCount(text.Substring(0, cut.HeadEnd)) &&
+                     d.TailStartByte == utf8.GetByteCount(text.Substring(0, cut.TailStart)),
+                    keep + ": byte offsets " + d.HeadEndByte + ", " + d.TailStartByte + " vs chars " + cut);
+                True(d.Text(it) == cut.Text, keep + ": sends \"" + d.Text(it) + "\", want \"" + cut.Text + "\"");
+                var z = r.Included[0];
+                True(z.Reason == Reason.ZeroToken && z.HeadEndByte == 0 && z.TailStartByte == 0 && z.Text(it) == null,
+                    "the zero-token item without content: " + z);
+                foreach (var x in r.Excluded)
+                    True(x.Variant == 0 && x.AddedTokens == 0 && x.HeadEndByte == 0 && x.TailStartByte == 0, "excluded " + x);
+                // A decision that does not fit the list throws, never garbles.
+                var bad = d;
+                bad.HeadEndByte = 1; // inside 日
+                ThrowsArg<CupelArgumentException>(() => bad.Text(it), "items", "HeadEndByte 1");
+                bad.Index = 9;
+                ThrowsArg<ArgumentOutOfRangeException>(() => bad.Text(it), "items", "item 9");
+                ThrowsArg<ArgumentNullException>(() => d.Text(null), "items", "items is null");
+            }
+        }
+    }
+
+    // Variants and truncation read back through the indexer.
+    static void ShrinkReadBack()
+    {
+        using (var it = MakeItems(new long[] { 100, 200 }, new[] { 0.5, 0.7 }))
+        {
+            True(it[0].Variants.Count == 0 && it[0].Truncatable == null, "none yet");
+            True(it.AddVariant(1, 10, 0.5, "a summary") == 1, "number 1");
+            True(it.AddVariant(1, new Variant(0, 1, "[gone]")) == 2, "number 2");
+            True(it.AddVariant(1, 300, 0.25, "日本語 ✓ 👋🏽") == 3, "number 3");
+            True(it.AddVariant(1, 4, 0.125) == 4, "number 4, without content");
+            Equal(it[1].Variants, new Variant(10, 0.5, "a summary"), new Variant(0, 1, "[gone]"),
+                new Variant(300, 0.25, "日本語 ✓ 👋🏽"), new Variant(4, 0.125, null));
+            foreach (var keep in new[] { Keep.Tail, Keep.BothEnds, Keep.Head })
+            {
+                it.SetTruncatable(0, keep, 7);
+                True(it[0].Truncatable.Equals(new Truncatable(keep, 7)), "truncatable " + it[0].Truncatable);
+            }
+            it.SetTruncatable(1, new Truncatable(Keep.Tail, 0));
+            True(it[1].Truncatable.Value.Keep == Keep.Tail && it[1].Truncatable.Value.MinTokens == 0, "the struct overload");
+            it.SetTruncatable(1, Keep.BothEnds); // min_tokens defaults to 0
+            True(it[1].Truncatable.Equals(new Truncatable(Keep.BothEnds, 0)), "default minTokens");
+            it.ClearTruncatable(0);
+            it.ClearTruncatable(0); // a no-op
+            True(it[0].Truncatable == null && it[0].Variants.Count == 0, "cleared");
+
+            // Variants count in a plain Slice too: the item does not fit, its variant does.
+            using (var small = MakeItems(new long[] { 500 }, new[] { 0.9 }))
+            using (var g = Slicer.Greedy())
+            using (var r = new Report())
+            {
+                small.AddVariant(0, 40, 0.5, "short");
+                Equal(g.Slice(small, new Budget(100, 100), 0, r), 0);
+                True(r.SelectedTokens == 40 && r.Included[0].Variant == 1 && r.Included[0].Text(small) == "short", "the variant");
+            }
+        }
+    }
+
+    // Every bad argument: the binding's exception class, naming the C# parameter;
+    // nothing changes.
+    static void ShrinkErrors()
+    {
+        using (var it = MakeItems(new long[] { 10, 20, 30 }, new[] { 0.1, 0.2, 0.3 }))
+        {
+            it.AddVariant(0, 1, 0.5, "kept");
+            it.SetTruncatable(1, Keep.Tail, 2);
+            Func<string> snapshot = () => string.Join(" | ", Enumerable.Range(0, it.Count).Select(i =>
+                i + ": " + string.Join("; ", it[i].Variants) + " / " + it[i].Truncatable));
+            var before = snapshot();
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, 0, "x"), "value", "value is 0 for a variant of item 0; it must be in (0, 1]");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, 1.5, "x"), "value", "value is 1.5");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, -0.5, "x"), "value", "value is -0.5");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, double.NaN, "x"), "value", "value is NaN");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, double.PositiveInfinity, "x"), "value", "value is inf");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, -1, 0.5, "x"), "tokens", "tokens is -1");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.AddVariant(3, 5, 0.5, "x"), "index", "index 3 is out of range");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.AddVariant(-1, 5, 0.5, "x"), "index", "index is -1");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, 0.5, ""), "content", "content of a variant of item 0 is empty");
+            ThrowsArg<ArgumentException>(() => it.AddVariant(0, 5, 0.5, "x\uD800"), "content", "lone surrogate");
+            ThrowsArg<ArgumentException>(() => it.SetTruncatable(0, (Keep)7, 1), "keep", "keep is 7");
+            ThrowsArg<ArgumentException>(() => it.SetTruncatable(0, Keep.Head, -1), "minTokens", "minTokens");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.SetTruncatable(3, Keep.Head, 1), "index", "index 3 is out of range");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.SetTruncatable(-2, Keep.Head, 1), "index", "-2");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.ClearTruncatable(3), "index", "index 3");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.ClearTruncatable(-1), "index", "-1");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.Truncate(4), "count", "count 4 is more than the 3 items the list holds");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.Truncate(-1), "count", "count is -1");
+            True(snapshot() == before && it.Count == 3, "a failed call changed the items: " + snapshot());
+
+            // The 256th variant is refused; the 255 stay.
+            for (int k = 0; k < 255; k++) it.AddVariant(2, k, 0.5, "v" + k);
+            ThrowsArg<ArgumentException>(() => it.AddVariant(2, 1, 0.5, "one too many"), "index", "item 2 has 255 variants already");
+            True(it[2].Variants.Count == 255, "255 variants");
+
+            // null and disposed lists (extension methods: the list is the items parameter).
+            Items none = null;
+            ThrowsArg<ArgumentNullException>(() => none.AddVariant(0, 1, 0.5, "x"), "items", "items is null");
+            ThrowsArg<ArgumentNullException>(() => none.SetTruncatable(0, Keep.Head, 1), "items", "items is null");
+            ThrowsArg<ArgumentNullException>(() => none.ClearTruncatable(0), "items", "items is null");
+            var gone = MakeItems(new long[] { 1 }, new[] { 0.5 });
+            gone.Dispose();
+            ThrowsArg<ObjectDisposedException>(() => gone.AddVariant(0, 1, 0.5, "x"), "items", "disposed");
+            ThrowsArg<ObjectDisposedException>(() => gone.SetTruncatable(0, Keep.Head, 1), "items", "disposed");
+            ThrowsArg<ObjectDisposedException>(() => gone.ClearTruncatable(0), "items", "disposed");
+            ThrowsArg<ObjectDisposedException>(() => gone.Truncate(0), "Items", "disposed");
+
+            using (var g = Slicer.Greedy())
+            using (var b = new Budget(100, 100))
+            using (var tok = new Tokenizer(Tokenizer.O200kBase))
+            {
+                var p = new Pipeline(null, g, null);
+                var goneTok = new Tokenizer(Tokenizer.O200kBase);
+                goneTok.Dispose();
+                ThrowsArg<ObjectDisposedException>(() => p.SetTokenizer(goneTok), "tokenizer", "disposed");
+                // A truncatable item without content: the run names it.
+                p.SetTokenizer(tok);
+                ThrowsArg<CupelArgumentException>(() => p.Run(it, b), "items",
+                    "item 1 is truncatable but has no content to cut (Items.SetContent)");
+                p.Dispose();
+                ThrowsArg<ObjectDisposedException>(() => p.SetTokenizer(tok), "Pipeline", "disposed");
+            }
+        }
+    }
+
+    // Truncate undoes pushes: the items from count on go with every attribute,
+    // and kinds only they used are forgotten.
+    static void ItemsTruncate()
+    {
+        using (var it = MakeItems(new long[] { 10, 20, 30 }, new[] { 0.5, 0.6, 0.7 }, new[] { "Message", "ToolOutput", "Document" }))
+        {
+            it.SetContents(0, new[] { "one", "two", "three" });
+            it.AddTag(1, "t");
+            it.AddVariant(1, 2, 0.5, "2");
+            it.SetTruncatable(1, Keep.Head, 1);
+            var keep = it[0].ToString() + it[0].Content;
+            it.Truncate(3); // a no-op
+            True(it.Count == 3, "Truncate(Count) keeps all");
+            it.Truncate(1);
+            True(it.Count == 1 && it[0].ToString() + it[0].Content == keep, "one item left, unchanged");
+            ThrowsArg<ArgumentOutOfRangeException>(() => { var x = it[1]; }, "index", "index 1 is out of range");
+            // Pushed again, index 1 is a new item: nothing of the old one is left,
+            // and its kind is spelled as this push spells it.
+            it.Push(5, 0.1, "TOOLOUTPUT");
+            var fresh = it[1];
+            True(fresh.Kind == "TOOLOUTPUT" && fresh.Content == null && fresh.Tags.Count == 0 && fresh.Variants.Count == 0 &&
+                fresh.Truncatable == null, "item 1 after a new push: " + fresh);
+            it.Truncate(0);
+            True(it.Count == 0, "Truncate(0) empties the list");
+            ThrowsArg<ArgumentOutOfRangeException>(() => it.Truncate(1), "count", "count 1 is more than the 0 items");
+        }
+    }
+
     // Drops handles undisposed; not inlined, so its frame is gone after.
     [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
     static void ForgetHandles()
@@ -1059,6 +1329,11 @@ static class CupelTests
             new KeyValuePair<string, Action>("TokenizerErrors", TokenizerErrors),
             new KeyValuePair<string, Action>("PushFromText", PushFromText),
             new KeyValuePair<string, Action>("ConcurrentCounting", ConcurrentCounting),
+            new KeyValuePair<string, Action>("ShrinkScenario", ShrinkScenario),
+            new KeyValuePair<string, Action>("ShrinkTextOfCuts", ShrinkTextOfCuts),
+            new KeyValuePair<string, Action>("ShrinkReadBack", ShrinkReadBack),
+            new KeyValuePair<string, Action>("ShrinkErrors", ShrinkErrors),
+            new KeyValuePair<string, Action>("ItemsTruncate", ItemsTruncate),
             new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
         };
         int passed = 0, failed = 0;
