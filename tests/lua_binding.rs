@@ -1,8 +1,8 @@
 //! The LuaJIT binding (bindings/lua): its cdef file matches the header, its
 //! test suite and the binding contract pass under Debian's luajit, the
-//! README's two examples (the pipeline, and "Counting tokens") are the files
-//! that run and print what the README shows, and the LuaRocks package
-//! installs into a fresh tree and runs both examples from there.
+//! README's three examples (the pipeline, "Counting tokens" and "Items that
+//! shrink") are the files that run and print what the README shows, and the
+//! LuaRocks package installs into a fresh tree and runs them from there.
 
 mod common;
 
@@ -51,13 +51,28 @@ fn readme_tokens_example() -> (String, String) {
     )
 }
 
+/// The "Items that shrink" example (the code block after that heading) and
+/// the output it shows (the code block after the next "It prints:").
+fn readme_shrink_example() -> (String, String) {
+    let readme = readme();
+    let section = &readme[readme
+        .find("## Items that shrink")
+        .expect("the README has no \"## Items that shrink\" section")..];
+    (
+        common::code_block_after(section, "## Items that shrink"),
+        common::code_block_after(section, "It prints:"),
+    )
+}
+
 /// The README's examples: its code, the file it must equal, its output.
-fn readme_examples() -> [(String, &'static str, String); 2] {
+fn readme_examples() -> [(String, &'static str, String); 3] {
     let (code, output) = readme_example();
     let (tokens_code, tokens_output) = readme_tokens_example();
+    let (shrink_code, shrink_output) = readme_shrink_example();
     [
         (code, "example.lua", output),
         (tokens_code, "example_tokens.lua", tokens_output),
+        (shrink_code, "example_shrink.lua", shrink_output),
     ]
 }
 
@@ -105,6 +120,13 @@ fn lua_tests_pass() {
         "ok   truncating non-ASCII text with the built-in encodings keeps whole characters",
         "ok   items from text: one, many with attributes, all or nothing",
         "ok   tokenizer errors name the argument, the line or the byte",
+        "ok   items that shrink: scenario S with greedy and knapsack",
+        "ok   items that shrink: variants and truncation read back",
+        "ok   items that shrink: the text as sent is the cut, in 1-based bytes",
+        "ok   items that shrink: no content, variants without content, the slice stage",
+        "ok   items that shrink: the pipeline keeps its tokenizer; nil removes it",
+        "ok   items that shrink: bad arguments name themselves and change nothing",
+        "ok   items:truncate removes the items after the first len",
     ] {
         assert!(out.contains(name), "{name:?} did not pass:\n{out}");
     }

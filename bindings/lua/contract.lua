@@ -399,6 +399,53 @@ OPS["items.push_text"] = function(A, fx)
   end
 end
 
+-- The variant read back must be the one added: number 1, those fields.
+OPS["items.add_variant"] = function(A, fx)
+  local index, tokens, value, content = A("index", 1), A("tokens", 5), A("value", 0.5), A("content", "[cleared]")
+  local number = item_methods(fx).add_variant(A("items", fx.items), index, tokens, value, content)
+  local got = fx.items:variants(index)
+  local v = got[1]
+  if number ~= 1 or #got ~= 1 or v.tokens ~= tokens or v.value ~= value or v.content ~= content then
+    return nil, ("add_variant gave %s; item %d reads back %d variants, the first %s"):format(tostring(number),
+      index, #got, v and ("{ tokens = %s, value = %s, content = %s }"):format(tostring(v.tokens),
+        tostring(v.value), tostring(v.content)) or "none")
+  end
+  local read = fx.items:get(index).variants
+  if #read ~= 1 or read[1].tokens ~= tokens or read[1].content ~= content then
+    return nil, "items:get(" .. index .. ").variants differs from items:variants"
+  end
+end
+
+OPS["items.set_truncatable"] = function(A, fx)
+  local index, keep, min_tokens = A("index", 2), A("keep", cupel.KEEP_HEAD), A("min_tokens", 1)
+  item_methods(fx).set_truncatable(A("items", fx.items), index, keep, min_tokens)
+  local got = fx.items:truncatable(index)
+  if got == nil or got.keep ~= keep or got.min_tokens ~= min_tokens then
+    return nil, ("item %d reads back %s"):format(index, got and ("{ keep = %s, min_tokens = %s }"):format(
+      tostring(got.keep), tostring(got.min_tokens)) or "not truncatable")
+  end
+  local read = fx.items:get(index).truncatable
+  if read == nil or read.keep ~= keep or read.min_tokens ~= min_tokens then
+    return nil, "items:get(" .. index .. ").truncatable differs from items:truncatable"
+  end
+end
+
+OPS["pipeline.set_tokenizer"] = function(A, fx)
+  getmetatable(fx.pipeline).set_tokenizer(A("pipeline", fx.pipeline), A("tokenizer", fx.tokenizer))
+end
+
+-- Before the run: item 1 (0-based; 2 here) truncatable, keep head, min_tokens
+-- 1, and the pipeline given `tokenizer` (nil: none). The result is the
+-- number of included items.
+OPS["pipeline.run_cut"] = function(A, fx)
+  fx.items:set_truncatable(2, cupel.KEEP_HEAD, 1)
+  local pipeline = A("pipeline", fx.pipeline)
+  local methods = getmetatable(fx.pipeline)
+  methods.set_tokenizer(pipeline, A("tokenizer", fx.tokenizer))
+  local _, report = methods.run(pipeline, A("items", fx.items), A("budget", fx.budget), { report = true })
+  return tostring(#report.included)
+end
+
 -- ---- checks -------------------------------------------------------------------------------------
 
 -- Whether `msg` holds `word` with no letter, digit or '_' on either side.

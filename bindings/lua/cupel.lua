@@ -26,6 +26,13 @@
 -- taken with their length: they may hold NUL bytes, and invalid UTF-8 is
 -- refused naming the argument and the bad byte. Offsets into a text are byte
 -- positions, 1-based as string.sub takes them.
+--
+-- Items that shrink instead of vanishing: an item's variants (smaller
+-- stand-ins, `Items:add_variant` or `variants = { ... }` in an item table)
+-- and truncation (`Items:set_truncatable` or `truncatable = ...`; the
+-- pipeline needs a tokenizer, `Pipeline:set_tokenizer`). Each included
+-- decision of a report says which variant was taken, the tokens it adds, the
+-- cut (byte positions) and the text to send.
 -- @module cupel
 
 local ffi = require("ffi")
@@ -51,8 +58,9 @@ M.CLOSED = -1
 M.OVERFLOW_THROW, M.OVERFLOW_TRUNCATE, M.OVERFLOW_PROCEED = 0, 1, 2
 M.SCARCITY_DEGRADE, M.SCARCITY_ERROR = 0, 1
 M.DECAY_EXPONENTIAL, M.DECAY_STEP, M.DECAY_WINDOW = 0, 1, 2
---- What `Tokenizer:truncate` keeps of a text: its beginning, its end, or both
--- (the middle goes). The values are the strings themselves; either spelling works.
+--- What is kept of a text cut down (`Tokenizer:truncate`, and a truncatable
+-- item in a run): its beginning, its end, or both (the middle goes). The values
+-- are the strings themselves; either spelling works.
 M.KEEP_HEAD, M.KEEP_TAIL, M.KEEP_BOTH_ENDS = "head", "tail", "both_ends"
 
 local NULL_POINTER, INVALID_ARGUMENT = 1, 2
@@ -276,6 +284,28 @@ local function opt(check, name, v, default)
   return check(name, v)
 end
 
+local KEEP = { head = 0, tail = 1, both_ends = 2 }
+local KEEP_NAME = { [0] = "head", "tail", "both_ends" }
+
+-- A keep argument ("head", "tail" or "both_ends") as the C enum value.
+local function keep_of(name, v)
+  local k = KEEP[v]
+  if k == nil then
+    if v == nil then null(name) end
+    if type(v) ~= "string" then
+      invalid('%s must be "head", "tail" or "both_ends", got %s', name, describe(v))
+    end
+    invalid('%s is %s; expected "head", "tail" or "both_ends"', name, describe(v))
+  end
+  return k
+end
+
+-- C functions a library message may name, and this binding's methods for them.
+local C_NAMES = {
+  cupel_pipeline_set_tokenizer = "Pipeline:set_tokenizer",
+  cupel_items_set_content = "Items:set_content",
+}
+
 -- The C library's message in this binding's terms: `arrays` maps a C array
 -- name to how this binding spells element k (1-based: a format or a
 -- function), item indices ("item 3", "(items 0, 1") become 1-based, or
@@ -304,6 +334,11 @@ local function lua_terms(msg, arrays, item)
   end)
   msg = msg:gsub("%(invalid byte at offset (%d+)%)", function(k)
     return ("(at byte %d)"):format(tonumber(k) + 1)
+  end)
+  -- the C functions a message points to, as this binding's methods
+  msg = msg:gsub("%((cupel_[%w_]+)%)", function(c_name)
+    local lua_name = C_NAMES[c_name]
+    return lua_name and "(" .. lua_name .. ")" or nil
   end)
   return msg
 end
@@ -388,7 +423,65 @@ end
 
 -- The fields an item table may have beyond tokens, score and kind.
 local ATTRIBUTES = { "content", "timestamp", "priority", "pinned", "relevance_hint", "source", "tags",
-  "metadata", "group" }
+  "metadata", "group", "variants", "truncatable" }
+
+-- A variant's fields checked (named `name`.tokens, ...): tokens >= 0, value
+-- in (0, 1], content a non-empty string or nil.
+local function checked_variant_fields(name, tokens, value, content)
+  tokens = i64(name .. "tokens", tokens)
+  if tokens < 0 then
+    invalid("%stokens is %s; a variant's tokens must be >= 0", name, show(tokens))
+  end
+  value = number(name .. "value", value)
+  if not (value > 0 and value <= 1) then
+    invalid("%svalue is %s; it must be in (0, 1]: the share of the item's score the variant keeps", name,
+      show(value))
+  end
+  content = opt(str, name .. "content", content, nil)
+  if content == "" then
+    invalid("%scontent is empty; leave it nil for a variant without content", name)
+  end
+  return tokens, value, content
+end
+
+-- A variant table { tokens, value, content } named `name`, checked.
+local function checked_variant(name, v)
+  v = list_of(name, v)
+  for k in pairs(v) do
+    if k ~= "tokens" and k ~= "value" and k ~= "content" then
+      invalid("%s has the field %s; a variant has tokens, value and content", name, describe(k))
+    end
+  end
+  return checked_variant_fields(name .. ".", v.tokens, v.value, v.content)
+end
+
+-- An item's `truncatable` field (named `name`), checked: nil or false (not
+-- truncatable), true (keep the head, min_tokens 0), a keep string, or a
+-- table { keep = "head", min_tokens = 0 }. Returns the keep (the C value)
+-- and min_tokens, or nil.
+local function checked_truncatable(name, t)
+  if t == nil or t == false then
+    return nil
+  elseif t == true then
+    return 0, 0
+  elseif type(t) == "string" then
+    return keep_of(name, t), 0
+  elseif type(t) ~= "table" or Handle[getmetatable(t)] then
+    invalid('%s must be true, a keep ("head", "tail", "both_ends") or a table { keep, min_tokens }, got %s',
+      name, describe(t))
+  end
+  for k in pairs(t) do
+    if k ~= "keep" and k ~= "min_tokens" then
+      invalid("%s has the field %s; it has keep and min_tokens", name, describe(k))
+    end
+  end
+  local keep = t.keep == nil and 0 or keep_of(name .. ".keep", t.keep)
+  local min = opt(i64, name .. ".min_tokens", t.min_tokens, 0)
+  if min < 0 then
+    invalid("%s.min_tokens is %s; it must be >= 0", name, show(min))
+  end
+  return keep, min
+end
 
 -- Checks the attributes of item table `it` beyond tokens, score and kind
 -- (fields named by at(field)); returns whether it has any.
@@ -415,6 +508,14 @@ local function checked_attributes(it, at)
       str(at("metadata") .. ("[%q]"):format(key), value)
     end
     opt(u64, at("group"), it.group)
+    local variants = opt(list_of, at("variants"), it.variants, {})
+    if #variants > 255 then
+      invalid("%s has %d variants; an item has at most 255", at("variants"), #variants)
+    end
+    for k, v in ipairs(variants) do
+      checked_variant(at("variants") .. ("[%d]"):format(k), v)
+    end
+    checked_truncatable(at("truncatable"), it.truncatable)
   end
   return more
 end
@@ -452,6 +553,9 @@ local function set_attributes(h, at, it, name)
   table.sort(keys)
   for _, k in ipairs(keys) do ok(C.cupel_items_set_metadata(h, at, k, it.metadata[k])) end
   if it.group ~= nil and it.group ~= 0 then ok(C.cupel_items_set_group(h, at, it.group)) end
+  for _, v in ipairs(it.variants or {}) do ok(C.cupel_items_add_variant(h, at, v.tokens, v.value, v.content)) end
+  local keep, min_tokens = checked_truncatable("truncatable", it.truncatable)
+  if keep then ok(C.cupel_items_set_truncatable(h, at, keep, min_tokens)) end
 end
 
 -- Pushes the item tables `list` to `h` (which holds `first` items), all or
@@ -505,7 +609,10 @@ end
 -- @param list a list of item tables: { tokens = n (required), score = 0,
 -- kind = "Message", content, timestamp (UTC ms), priority, pinned,
 -- relevance_hint, source, tags = { ... }, metadata = { key = "value" },
--- group (keep-together group id, 0 or nil: none) }
+-- group (keep-together group id, 0 or nil: none), variants = { { tokens,
+-- value, content }, ... } (as `Items:add_variant`), truncatable (true, a keep
+-- "head" / "tail" / "both_ends", or { keep, min_tokens }: as
+-- `Items:set_truncatable`) }
 -- @return self
 function Items:push(list)
   local h = me(Items, self)
@@ -771,12 +878,124 @@ local function read_string(p, n)
   return ffi.string(p[0], n[0])
 end
 
+-- The variants of item `i` (0-based) of `h`, read back.
+local function variants_of(h, i)
+  local count, tokens, value = ffi.new("size_t[1]"), ffi.new("int64_t[1]"), ffi.new("double[1]")
+  check(C.cupel_items_variant_count(h, i, count))
+  local t = {}
+  for v = 1, tonumber(count[0]) do
+    check(C.cupel_items_variant(h, i, v, tokens, value, ptr_out, len_out))
+    t[v] = { tokens = int_result(tokens[0]), value = value[0], content = read_string(ptr_out, len_out) }
+  end
+  return t
+end
+
+-- How item `i` (0-based) of `h` may be cut, read back: { keep, min_tokens } or nil.
+local function truncatable_of(h, i)
+  local yes, keep, min = ffi.new("bool[1]"), ffi.new("int[1]"), ffi.new("int64_t[1]")
+  check(C.cupel_items_truncatable(h, i, yes, keep, min))
+  if not yes[0] then
+    return nil
+  end
+  return { keep = KEEP_NAME[tonumber(keep[0])], min_tokens = int_result(min[0]) }
+end
+
+--- Adds a variant to item `index`: a smaller stand-in (a summary, a
+-- placeholder such as "[output cleared]") that selection may take instead of
+-- the item, at most one option per item. A variant of a pinned item, or of
+-- one pushed with 0 tokens, is never chosen; a grouped item's variant v gives
+-- its group an option (every member at its variant v, or as pushed).
+-- @param index the item (1-based)
+-- @param tokens what it adds to the context (>= 0; may exceed the item's), or
+-- a table { tokens, value, content } holding all three
+-- @param value the share of the item's score it keeps, in (0, 1]
+-- @param content its text (a non-empty UTF-8 string), or nil for none
+-- @return the variant's number: 1, 2, ... in the order added (0 is the item
+-- as pushed); an item has at most 255
+function Items:add_variant(index, tokens, value, content)
+  local h, i = item_at(self, index)
+  local t, v, c
+  if type(tokens) == "table" and value == nil and content == nil then
+    t, v, c = checked_variant("variant", tokens)
+  else
+    t, v, c = checked_variant_fields("", tokens, value, content)
+  end
+  check(C.cupel_items_add_variant(h, i, t, v, c))
+  local count = ffi.new("size_t[1]")
+  check(C.cupel_items_variant_count(h, i, count))
+  return tonumber(count[0])
+end
+
+--- The variants of item `index`.
+-- @param index the item (1-based)
+-- @return a list { { tokens, value, content (nil: none) }, ... }, variant 1
+-- first (empty for none)
+function Items:variants(index)
+  local h, i = item_at(self, index)
+  return variants_of(h, i)
+end
+
+--- Makes item `index` truncatable: a pipeline run with a tokenizer
+-- (`Pipeline:set_tokenizer`) may include it cut down (as `Tokenizer:truncate`
+-- cuts) to fill what the slicer left, if at least `min_tokens` remain; its
+-- score then scales by the kept share of its tokens. The item needs content
+-- (a run fails naming it otherwise, as it does without a tokenizer). A pinned
+-- item, a member of a group and an item a count cap excluded are never cut;
+-- `cupel.slice` never cuts. Setting it again replaces keep and min_tokens.
+-- @param index the item (1-based)
+-- @param keep "head" (default), "tail" or "both_ends" (cupel.KEEP_HEAD, ...)
+-- @param min_tokens the fewest tokens worth keeping (>= 0; default 0)
+-- @return self
+function Items:set_truncatable(index, keep, min_tokens)
+  local h, i = item_at(self, index)
+  local k = keep ~= nil and keep_of("keep", keep) or 0
+  local m = opt(i64, "min_tokens", min_tokens, 0)
+  check(C.cupel_items_set_truncatable(h, i, k, m))
+  return self
+end
+
+--- Makes item `index` no longer truncatable (a no-op if it was not).
+-- @param index the item (1-based)
+-- @return self
+function Items:clear_truncatable(index)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_clear_truncatable(h, i))
+  return self
+end
+
+--- How item `index` may be cut.
+-- @param index the item (1-based)
+-- @return { keep = "head" | "tail" | "both_ends", min_tokens }, or nil when
+-- it is not truncatable
+function Items:truncatable(index)
+  local h, i = item_at(self, index)
+  return truncatable_of(h, i)
+end
+
+--- Removes the items after the first `len`, with all their attributes (undoes
+-- pushes: note `items:len()`, push and set, and on failure truncate back).
+-- @param len the number of items to keep (0 .. items:len())
+-- @return self
+function Items:truncate(len)
+  local h = me(Items, self)
+  local have = tonumber(C.cupel_items_len(h))
+  local n = whole("len", len)
+  if n < 0 or n > have then
+    invalid("len is %s; it must be in 0 .. %d (the list holds %d items; truncate only shortens it)", show(n),
+      have, have)
+  end
+  check(C.cupel_items_truncate(h, n))
+  return self
+end
+
 --- Reads item `index` back.
 -- @param index the item (1-based)
 -- @return a table { tokens, score, kind, content (nil: none), timestamp (UTC
 -- ms, nil: none), priority (nil: none), pinned, relevance_hint (nil: none),
 -- source, group (0: none), tags = { ... } (in the order added), metadata =
--- { key = value } }. 64-bit integers are Lua numbers below 2^53, else cdata.
+-- { key = value }, variants = { { tokens, value, content }, ... } (as
+-- `Items:variants`), truncatable (nil, or { keep, min_tokens }) }. 64-bit
+-- integers are Lua numbers below 2^53, else cdata.
 function Items:get(index)
   local h, i = item_at(self, index)
   local t = {}
@@ -814,6 +1033,8 @@ function Items:get(index)
     check(C.cupel_items_metadata_entry(h, i, k, ptr_out, len_out, ptr2_out, len2_out))
     t.metadata[read_string(ptr_out, len_out)] = read_string(ptr2_out, len2_out)
   end
+  t.variants = variants_of(h, i)
+  t.truncatable = truncatable_of(h, i)
   return t
 end
 
@@ -904,8 +1125,6 @@ function Tokenizer:count_many(texts)
   return counts
 end
 
-local KEEP = { head = 0, tail = 1, both_ends = 2 }
-
 --- Cuts a text to at most `max_tokens` tokens, keeping its head, its tail or
 -- both ends, at token boundaries that are character boundaries (the C ABI's
 -- cupel_tokenizer_truncate gives the exact rules). No marker is inserted:
@@ -924,16 +1143,7 @@ function Tokenizer:truncate(text, max_tokens, keep)
   local h = me(Tokenizer, self)
   local s = text_of("text", text)
   local max = i64("max_tokens", max_tokens)
-  local k = 0
-  if keep ~= nil then
-    k = KEEP[keep]
-    if k == nil then
-      if type(keep) ~= "string" then
-        invalid('keep must be "head", "tail" or "both_ends", got %s', describe(keep))
-      end
-      invalid('keep is %s; expected "head", "tail" or "both_ends"', describe(keep))
-    end
-  end
+  local k = keep ~= nil and keep_of("keep", keep) or 0
   local head, tail, tokens = ffi.new("size_t[1]"), ffi.new("size_t[1]"), ffi.new("int64_t[1]")
   check(C.cupel_tokenizer_truncate(h, s, #s, max, k, head, tail, tokens))
   local head_end, tail_start = tonumber(head[0]), tonumber(tail[0]) + 1
@@ -1324,12 +1534,39 @@ local function decision(d)
   }
 end
 
+-- What the run chose of included entry `i` (0-based) of report `r` over
+-- list `items`, into decision table `t`: the variant, the tokens it adds, the
+-- cut as 1-based byte positions, and the text to send.
+local function chosen(r, items, i, t)
+  local variant, added = ffi.new("size_t[1]"), ffi.new("int64_t[1]")
+  local head, tail = ffi.new("size_t[1]"), ffi.new("size_t[1]")
+  check(C.cupel_report_included_variant(r, i, variant, added))
+  check(C.cupel_report_included_cut(r, i, head, tail))
+  local v, item = tonumber(variant[0]), t.index - 1
+  t.variant, t.tokens_added = v, int_result(added[0])
+  t.head_end, t.tail_start = tonumber(head[0]), tonumber(tail[0]) + 1
+  if v > 0 then
+    local tokens, value = ffi.new("int64_t[1]"), ffi.new("double[1]")
+    check(C.cupel_items_variant(items, item, v, tokens, value, ptr_out, len_out))
+    t.text = read_string(ptr_out, len_out)
+  else
+    check(C.cupel_items_content(items, item, ptr_out, len_out))
+    local content = read_string(ptr_out, len_out)
+    if content ~= nil and t.head_end < #content then
+      content = content:sub(1, t.head_end) .. content:sub(t.tail_start)
+    end
+    t.text = content
+  end
+end
+
 local function read_report(r, items)
   local rep = { included = {}, excluded = {}, shortfalls = {}, cap_excluded = {} }
   local d = ffi.new("cupel_decision[1]")
   for i = 0, tonumber(C.cupel_report_included_count(r)) - 1 do
     check(C.cupel_report_included(r, i, d))
-    rep.included[#rep.included + 1] = decision(d[0])
+    local t = decision(d[0])
+    chosen(r, items, i, t)
+    rep.included[#rep.included + 1] = t
   end
   for i = 0, tonumber(C.cupel_report_excluded_count(r)) - 1 do
     check(C.cupel_report_excluded(r, i, d))
@@ -1381,7 +1618,8 @@ end
 
 --- Creates a pipeline (over copies of the scorer, slicer and placer).
 -- @param o { scorer = nil (the pushed scores), slicer (required), placer =
--- nil (the slicer's order), deduplication = true, overflow = cupel.OVERFLOW_THROW }
+-- nil (the slicer's order), deduplication = true, overflow = cupel.OVERFLOW_THROW,
+-- tokenizer = nil (see `Pipeline:set_tokenizer`) }
 -- @return a Pipeline handle
 function M.pipeline(o)
   o = list_of("o", o)
@@ -1390,12 +1628,27 @@ function M.pipeline(o)
   local pl = o.placer ~= nil and ptr_of(Placer, "placer", o.placer) or nil
   local dedup = opt(boolean, "deduplication", o.deduplication, true)
   local overflow = opt(cint, "overflow", o.overflow, 0)
+  local tk = o.tokenizer ~= nil and ptr_of(Tokenizer, "tokenizer", o.tokenizer) or nil
   local p = new(Pipeline, "cupel_pipeline", function(out)
     return C.cupel_pipeline_new(sc, sl, pl, out)
   end, C.cupel_pipeline_free)
   check(C.cupel_pipeline_set_deduplication(p.ptr, dedup))
   check(C.cupel_pipeline_set_overflow(p.ptr, overflow))
+  if tk ~= nil then check(C.cupel_pipeline_set_tokenizer(p.ptr, tk)) end
   return p
+end
+
+--- Gives the pipeline the tokenizer it cuts truncatable items with
+-- (`Items:set_truncatable`); nil removes it. The pipeline keeps its own
+-- reference: the tokenizer may be freed afterwards. A run with a truncatable
+-- item and no tokenizer raises INVALID_ARGUMENT naming the item.
+-- @param tokenizer a Tokenizer, or nil
+-- @return self
+function Pipeline:set_tokenizer(tokenizer)
+  local h = me(Pipeline, self)
+  local t = tokenizer ~= nil and ptr_of(Tokenizer, "tokenizer", tokenizer) or nil
+  check(C.cupel_pipeline_set_tokenizer(h, t))
+  return self
 end
 
 --- Runs all six stages.
@@ -1405,7 +1658,16 @@ end
 -- @return the placed indices (1-based), and the report when asked for:
 -- { included, excluded (decisions: { index, score, reason, reason_code,
 -- item_tokens, available_tokens, related_index, group, group_tokens }),
--- shortfalls, cap_excluded, totals, json }
+-- shortfalls, cap_excluded, totals, json }. An included decision also says
+-- what was chosen of the item: variant (0: as pushed, also when cut; v: its
+-- variant v, reason "Variant"), tokens_added (what it adds to the context;
+-- selected_tokens sums them, item_tokens stays the item's own count),
+-- head_end and tail_start (the kept bytes of the item's content as 1-based
+-- byte positions, as `Tokenizer:truncate` gives them: content:sub(1,
+-- head_end) .. content:sub(tail_start); #content and #content + 1 when not
+-- cut, reason "Truncated" when cut; 0 and 1 without content) and text (the
+-- text to send: the variant's content when variant > 0, else the content
+-- with the cut applied; nil when there is none).
 function Pipeline:run(items, budget, opts)
   local h = me(Pipeline, self)
   local ih = ptr_of(Items, "items", items)

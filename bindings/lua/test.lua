@@ -323,7 +323,8 @@ test("reason names come from cupel_reason_str", function()
   local m = 0
   for _ in pairs(cupel.REASON) do m = m + 1 end
   assert(n >= 12 and m == n, n .. " reasons in the header, " .. m .. " in cupel.REASON")
-  assert(cupel.reason_name(3) == "Unknown" and cupel.reason_name(-1) == "Unknown")
+  assert(cupel.reason_name(3) == "Variant" and cupel.reason_name(4) == "Truncated")
+  assert(cupel.reason_name(5) == "Unknown" and cupel.reason_name(-1) == "Unknown")
   assert(cupel.reason_name(2 ^ 40) == "Unknown")
   raises(function() cupel.reason_name(1.5) end, "INVALID_ARGUMENT", "code is 1.5")
 end)
@@ -566,6 +567,333 @@ test("tokenizer errors name the argument, the line or the byte", function()
   raises(function() tok:count_many({ "x" }) end, "CLOSED", "tokenizer was freed")
   raises(function() items:push_text(tok, "x") end, "CLOSED", "tokenizer was freed")
   raises(function() items:push_texts(tok, { "x" }) end, "CLOSED", "tokenizer was freed")
+  assert(items:len() == 0)
+end)
+
+-- ---- items that shrink: variants and truncation -------------------------------------
+
+-- Scenario S: a question, a 9000-token tool output with a 12-token
+-- placeholder, a 2800-token document that may be cut to its head.
+local DOC_LINES = {}
+for i = 0, 199 do
+  DOC_LINES[#DOC_LINES + 1] = ("Line %d: the quick brown fox jumps over the lazy dog.\n"):format(i)
+end
+local DOC = table.concat(DOC_LINES)
+local CLEARED = "[output cleared: 9,000 tokens]"
+
+local function scenario_items(tok)
+  local items = cupel.items()
+  assert(items:add({ tokens = 40, score = 0.9, kind = "Message" }) == 1)
+  items:set_content(1, "What failed in the last build?")
+  assert(items:add({ tokens = 9000, score = 0.8, kind = "ToolOutput",
+    variants = { { tokens = 12, value = 0.1, content = CLEARED } } }) == 2)
+  items:set_content(2, "(the build log)")
+  assert(items:push_text(tok, DOC, 0.6, "Document") == 3)
+  items:set_truncatable(3, cupel.KEEP_HEAD, 50)
+  return items
+end
+
+local function near(a, b)
+  return math.abs(a - b) <= 1e-12 * math.abs(b)
+end
+
+test("items that shrink: scenario S with greedy and knapsack", function()
+  local tok = cupel.tokenizer("o200k_base")
+  assert(#DOC == 10890 and tok:count(DOC) == 2800)
+  for _, case in ipairs({ { cupel.greedy(), { 1, 2, 3 } }, { cupel.knapsack(1), { 2, 1, 3 } } }) do
+    local items = scenario_items(tok)
+    local budget = cupel.budget({ max_tokens = 1000, target_tokens = 1000 })
+    local pipeline = cupel.pipeline({ slicer = case[1] })
+    -- Without a tokenizer the truncatable item 3 cannot be cut.
+    raises(function() pipeline:run(items, budget, { report = true }) end, "INVALID_ARGUMENT",
+      "item 3 is truncatable but the pipeline has no tokenizer to cut it with (Pipeline:set_tokenizer)")
+    assert(pipeline:set_tokenizer(tok) == pipeline)
+    local placed, report = pipeline:run(items, budget, { report = true })
+    same(placed, case[2], "placed")
+    assert(#report.excluded == 0 and report.selected_tokens == 1000, report.selected_tokens)
+    local by, order = {}, {}
+    for k, d in ipairs(report.included) do
+      by[d.index], order[k] = d, d.index
+    end
+    same(order, case[2], "included")
+    local d1, d2, d3 = by[1], by[2], by[3]
+    assert(d1.reason == "Scored" and d2.reason == "Variant" and d3.reason == "Truncated")
+    assert(d2.reason_code == 3 and d3.reason_code == 4)
+    assert(d1.score == 0.9 and near(d2.score, 0.08) and near(d3.score, 0.6 * 948 / 2800), d3.score)
+    assert(("%.7f"):format(d3.score) == "0.2031429")
+    same({ d1.variant, d2.variant, d3.variant }, { 0, 1, 0 }, "variants")
+    same({ d1.tokens_added, d2.tokens_added, d3.tokens_added }, { 40, 12, 948 }, "tokens added")
+    same({ d1.item_tokens, d2.item_tokens, d3.item_tokens }, { 40, 9000, 2800 }, "item tokens")
+    -- The cuts: C's (30, 30), (15, 15), (3647, 10890) as 1-based positions.
+    same({ d1.head_end, d1.tail_start, d2.head_end, d2.tail_start, d3.head_end, d3.tail_start },
+      { 30, 31, 15, 16, 3647, 10891 }, "cuts")
+    assert(d1.text == "What failed in the last build?")
+    assert(d2.text == CLEARED)
+    assert(d3.text == DOC:sub(1, 3647) and tok:count(d3.text) == 948)
+    assert(report.json:find('"cut":{"head_end":3647,"tail_start":10890}', 1, true), report.json)
+    assert(report.json:find('"reason":"Variant","tokens_added":12,"variant":1', 1, true), report.json)
+  end
+end)
+
+test("items that shrink: variants and truncation read back", function()
+  local tok = cupel.tokenizer("o200k_base")
+  local items = scenario_items(tok)
+  local v = items:variants(2)
+  assert(#v == 1 and v[1].tokens == 12 and v[1].value == 0.1 and v[1].content == CLEARED)
+  assert(#items:variants(1) == 0 and items:truncatable(1) == nil and items:truncatable(2) == nil)
+  local t = items:truncatable(3)
+  assert(t.keep == "head" and t.min_tokens == 50)
+  local got = items:get(3)
+  assert(got.tokens == 2800 and got.content == DOC and #got.variants == 0)
+  assert(got.truncatable.keep == "head" and got.truncatable.min_tokens == 50)
+  assert(items:get(2).variants[1].content == CLEARED and items:get(2).truncatable == nil)
+  -- Numbers 1, 2, ... in order; content optional; the table form.
+  assert(items:add_variant(1, 5, 1) == 1)
+  assert(items:add_variant(1, { tokens = 0, value = 0.25, content = "é 🚀" }) == 2)
+  assert(items:add_variant(1, 100, 0.5, "bigger than the item") == 3)
+  v = items:variants(1)
+  assert(#v == 3 and v[1].tokens == 5 and v[1].value == 1 and v[1].content == nil)
+  assert(v[2].tokens == 0 and v[2].value == 0.25 and v[2].content == "é 🚀" and v[3].tokens == 100)
+  -- Truncation set, replaced, cleared.
+  assert(items:set_truncatable(1) == items)
+  t = items:truncatable(1)
+  assert(t.keep == "head" and t.min_tokens == 0)
+  for _, keep in ipairs({ "tail", "both_ends", cupel.KEEP_HEAD }) do
+    items:set_truncatable(1, keep, 7)
+    t = items:truncatable(1)
+    assert(t.keep == keep and t.min_tokens == 7)
+  end
+  assert(items:clear_truncatable(1) == items and items:truncatable(1) == nil)
+  items:clear_truncatable(1) -- a no-op when it is not
+  -- In item tables: every form of truncatable.
+  local more = cupel.items({
+    { tokens = 10, content = "a", truncatable = true, variants = { { tokens = 1, value = 0.5 } } },
+    { tokens = 10, truncatable = "tail" },
+    { tokens = 10, truncatable = { min_tokens = 4 } },
+    { tokens = 10, truncatable = { keep = "both_ends", min_tokens = 2 } },
+    { tokens = 10, truncatable = false, variants = {} },
+  })
+  local want = { { "head", 0 }, { "tail", 0 }, { "head", 4 }, { "both_ends", 2 } }
+  for i, w in ipairs(want) do
+    t = more:truncatable(i)
+    assert(t.keep == w[1] and t.min_tokens == w[2], i)
+  end
+  assert(more:truncatable(5) == nil and #more:variants(5) == 0 and #more:variants(1) == 1)
+  more:push_texts(tok, { { text = "hello world", variants = { { tokens = 1, value = 0.5, content = "hi" } },
+    truncatable = "both_ends" } })
+  assert(more:variants(6)[1].content == "hi" and more:truncatable(6).keep == "both_ends")
+end)
+
+test("items that shrink: the text as sent is the cut, in 1-based bytes", function()
+  local tok = cupel.tokenizer("o200k_base")
+  local jp = ("日本語のテキストを数えます。東京は晴れ、大阪は雨でした。"):rep(20)
+  for _, keep in ipairs({ "head", "tail", "both_ends" }) do
+    local items = cupel.items()
+    items:push_texts(tok, { { text = jp, score = 0.5, truncatable = { keep = keep, min_tokens = 1 } } })
+    local pipeline = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = tok })
+    local placed, report = pipeline:run(items, cupel.budget({ max_tokens = 21 }), { report = true })
+    same(placed, { 1 }, keep)
+    local d = report.included[1]
+    local kept, head_end, tail_start, tokens = tok:truncate(jp, 21, keep)
+    assert(d.reason == "Truncated" and d.variant == 0, keep)
+    assert(d.head_end == head_end and d.tail_start == tail_start, keep .. ": " .. d.head_end .. " " .. d.tail_start)
+    assert(d.text == kept and d.text == jp:sub(1, d.head_end) .. jp:sub(d.tail_start), keep)
+    assert(d.tokens_added == tokens and tokens <= 21 and report.selected_tokens == tokens, keep)
+  end
+  -- Fits whole: not cut. Below min_tokens: passed over.
+  local items = cupel.items()
+  items:push_texts(tok, { { text = jp, score = 0.5, truncatable = { min_tokens = 41 } } })
+  local pipeline = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = tok })
+  local _, report = pipeline:run(items, cupel.budget({ max_tokens = 10000 }), { report = true })
+  local d = report.included[1]
+  assert(d.reason == "Scored" and d.head_end == #jp and d.tail_start == #jp + 1 and d.text == jp)
+  assert(d.tokens_added == d.item_tokens)
+  local placed
+  placed, report = pipeline:run(items, cupel.budget({ max_tokens = 40 }), { report = true })
+  assert(#placed == 0 and #report.included == 0 and report.excluded[1].reason == "BudgetExceeded")
+  assert(report.excluded[1].variant == nil and report.excluded[1].text == nil)
+end)
+
+test("items that shrink: no content, variants without content, the slice stage", function()
+  local items = cupel.items({
+    { tokens = 30, score = 0.9 },
+    { tokens = 500, score = 0.8, variants = { { tokens = 20, value = 0.5 } } },
+    { tokens = 500, score = 0.7, content = "the whole thing", variants = { { tokens = 20, value = 0.5, content = "digest" } } },
+  })
+  local budget = cupel.budget({ max_tokens = 100 })
+  local pipeline = cupel.pipeline({ slicer = cupel.greedy() })
+  local _, report = pipeline:run(items, budget, { report = true })
+  local by = {}
+  for _, d in ipairs(report.included) do by[d.index] = d end
+  assert(by[1].variant == 0 and by[1].tokens_added == 30 and by[1].head_end == 0 and by[1].tail_start == 1)
+  assert(by[1].text == nil)
+  assert(by[2].reason == "Variant" and by[2].variant == 1 and by[2].tokens_added == 20 and by[2].text == nil)
+  assert(by[3].variant == 1 and by[3].text == "digest" and by[3].head_end == 15 and by[3].tail_start == 16)
+  assert(report.selected_tokens == 70)
+  local _, sliced = cupel.slice(cupel.greedy(), items, budget, 0, { report = true })
+  for _, d in ipairs(sliced.included) do by[d.index] = d end
+  assert(by[2].variant == 1 and by[3].text == "digest" and by[1].variant == 0)
+end)
+
+test("items that shrink: the pipeline keeps its tokenizer; nil removes it", function()
+  local items = cupel.items()
+  items:push_text(cupel.tokenizer("o200k_base"), DOC, 0.5)
+  items:set_truncatable(1, "head")
+  local budget = cupel.budget({ max_tokens = 20 })
+  local tok = cupel.tokenizer("o200k_base")
+  local pipeline = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = tok })
+  tok:free() -- the pipeline holds its own reference
+  local placed, report = pipeline:run(items, budget, { report = true })
+  same(placed, { 1 })
+  assert(report.included[1].reason == "Truncated" and report.included[1].tokens_added == 20)
+  pipeline:set_tokenizer(nil)
+  raises(function() pipeline:run(items, budget) end, "INVALID_ARGUMENT", "item 1 is truncatable but the pipeline")
+  items:clear_truncatable(1)
+  assert(#pipeline:run(items, budget) == 0)
+  -- A truncatable item without content fails the run, naming it.
+  local bare = cupel.items({ { tokens = 10, score = 0.5 }, { tokens = 200, score = 0.5, truncatable = "head" } })
+  pipeline:set_tokenizer(cupel.tokenizer("o200k_base"))
+  raises(function() pipeline:run(bare, budget) end, "INVALID_ARGUMENT",
+    "item 2 is truncatable but has no content to cut (Items:set_content)")
+  -- Its arguments.
+  raises(function() pipeline:set_tokenizer(cupel.greedy()) end, "INVALID_ARGUMENT",
+    "tokenizer must be a cupel Tokenizer, got a cupel Slicer")
+  raises(function() cupel.pipeline({ slicer = cupel.greedy(), tokenizer = "o200k_base" }) end, "INVALID_ARGUMENT",
+    "tokenizer must be a cupel Tokenizer")
+  raises(function() pipeline:set_tokenizer(tok) end, "CLOSED", "tokenizer was freed")
+  raises(function() cupel.pipeline({ slicer = cupel.greedy(), tokenizer = tok }) end, "CLOSED", "tokenizer was freed")
+  pipeline:free()
+  raises(function() pipeline:set_tokenizer(nil) end, "CLOSED", "pipeline was freed")
+end)
+
+-- Two items: item 1 has variant { 10, 0.5, "a" }, item 2 is truncatable
+-- (tail, 3); `unchanged` checks that nothing else happened to them.
+local function two_items()
+  local items = cupel.items({ { tokens = 100, score = 0.5, content = "alpha" }, { tokens = 50, score = 0.5 } })
+  items:add_variant(1, 10, 0.5, "a")
+  items:set_truncatable(2, "tail", 3)
+  return items
+end
+
+local function unchanged(items)
+  assert(items:len() == 2, "the list holds " .. items:len() .. " items")
+  local v = items:variants(1)
+  assert(#v == 1 and v[1].tokens == 10 and v[1].content == "a" and #items:variants(2) == 0)
+  local t = items:truncatable(2)
+  assert(items:truncatable(1) == nil and t.keep == "tail" and t.min_tokens == 3)
+end
+
+test("items that shrink: bad arguments name themselves and change nothing", function()
+  local items = two_items()
+  local bad = {
+    { { 1, 5, 0 }, "INVALID_ARGUMENT", "value is 0; it must be in (0, 1]" },
+    { { 1, 5, 1.5 }, "INVALID_ARGUMENT", "value is 1.5; it must be in (0, 1]" },
+    { { 1, 5, -0.5 }, "INVALID_ARGUMENT", "value is -0.5;" },
+    { { 1, 5, 0 / 0 }, "INVALID_ARGUMENT", "value is nan;" },
+    { { 1, 5, math.huge }, "INVALID_ARGUMENT", "value is inf;" },
+    { { 1, 5, "0.5" }, "INVALID_ARGUMENT", 'value must be a number, got string "0.5"' },
+    { { 1, 5, nil, "c" }, "NULL_POINTER", "value is nil" },
+    { { 1, -1, 0.5 }, "INVALID_ARGUMENT", "tokens is -1; a variant's tokens must be >= 0" },
+    { { 1, 2.5, 0.5 }, "INVALID_ARGUMENT", "tokens is 2.5; expected an integer" },
+    { { 1, 2 ^ 63, 0.5 }, "INVALID_ARGUMENT", "it does not fit in a signed 64-bit integer" },
+    { { 1, nil, 0.5 }, "NULL_POINTER", "tokens is nil" },
+    { { 1, 5, 0.5, "" }, "INVALID_ARGUMENT", "content is empty; leave it nil" },
+    { { 1, 5, 0.5, "\255\254" }, "INVALID_ARGUMENT", "content is not valid UTF-8 (at byte 1)" },
+    { { 1, 5, 0.5, "a\0b" }, "INVALID_ARGUMENT", "content holds a NUL byte (at byte 2)" },
+    { { 1, 5, 0.5, 7 }, "INVALID_ARGUMENT", "content must be a string, got number 7" },
+    { { 3, 5, 0.5 }, "INVALID_ARGUMENT", "index is 3, out of range: the list holds 2 items" },
+    { { 0, 5, 0.5 }, "INVALID_ARGUMENT", "index is 0, out of range" },
+    { { 1, { tokens = 5, value = 2 } }, "INVALID_ARGUMENT", "variant.value is 2; it must be in (0, 1]" },
+    { { 1, { tokens = 5, value = 0.5, contents = "x" } }, "INVALID_ARGUMENT",
+      'variant has the field string "contents"; a variant has tokens, value and content' },
+  }
+  for _, case in ipairs(bad) do
+    local a = case[1]
+    raises(function() items:add_variant(a[1], a[2], a[3], a[4]) end, case[2], case[3])
+    unchanged(items)
+  end
+  for k = 2, 255 do assert(items:add_variant(1, 1, 0.5) == k) end
+  raises(function() items:add_variant(1, 1, 0.5) end, "INVALID_ARGUMENT", "item 1 has 255 variants already")
+  assert(#items:variants(1) == 255)
+  raises(function() items:add({ tokens = 1, variants = (function()
+    local t = {}
+    for k = 1, 256 do t[k] = { tokens = 1, value = 0.5 } end
+    return t
+  end)() }) end, "INVALID_ARGUMENT", "item.variants has 256 variants; an item has at most 255")
+  assert(items:len() == 2)
+
+  items = two_items()
+  local bad_trunc = {
+    { { 2, "middle" }, "INVALID_ARGUMENT", 'keep is string "middle"; expected "head", "tail" or "both_ends"' },
+    { { 2, 1 }, "INVALID_ARGUMENT", 'keep must be "head", "tail" or "both_ends", got number 1' },
+    { { 2, "head", -1 }, "INVALID_ARGUMENT", "min_tokens is -1 for item 2; it must be >= 0" },
+    { { 2, "head", 2.5 }, "INVALID_ARGUMENT", "min_tokens is 2.5; expected an integer" },
+    { { 2, "head", 2 ^ 63 }, "INVALID_ARGUMENT", "min_tokens is 9.2233720368547758e+18; it does not fit" },
+    { { 3, "head" }, "INVALID_ARGUMENT", "index is 3, out of range" },
+    { { -1, "head" }, "INVALID_ARGUMENT", "index is -1, out of range" },
+  }
+  for _, case in ipairs(bad_trunc) do
+    local a = case[1]
+    raises(function() items:set_truncatable(a[1], a[2], a[3]) end, case[2], case[3])
+    unchanged(items)
+  end
+  for _, f in ipairs({ items.clear_truncatable, items.truncatable, items.variants }) do
+    raises(function() f(items, 3) end, "INVALID_ARGUMENT", "index is 3, out of range")
+    raises(function() f(items, nil) end, "NULL_POINTER", "index is nil")
+  end
+  unchanged(items)
+
+  -- Item tables: all or nothing, named by their place in the list.
+  local bad_items = {
+    { { { tokens = 1 }, { tokens = 1, variants = { { tokens = 1, value = 0 } } } }, "list[2].variants[1].value is 0" },
+    { { { tokens = 1, variants = { { tokens = -1, value = 0.5 } } } }, "list[1].variants[1].tokens is -1" },
+    { { { tokens = 1, variants = { { tokens = 1, value = 0.5, content = "" } } } },
+      "list[1].variants[1].content is empty" },
+    { { { tokens = 1, variants = { { tokens = 1, value = 0.5, content = "\255" } } } },
+      "list[1]: content is not valid UTF-8" },
+    { { { tokens = 1, variants = "x" } }, 'list[1].variants must be a table, got string "x"' },
+    { { { tokens = 1, variants = { 5 } } }, "list[1].variants[1] must be a table, got number 5" },
+    { { { tokens = 1, truncatable = "middle" } }, 'list[1].truncatable is string "middle"' },
+    { { { tokens = 1, truncatable = 1 } }, "list[1].truncatable must be true, a keep" },
+    { { { tokens = 1, truncatable = { keep = "tail", min_tokens = -3 } } }, "list[1].truncatable.min_tokens is -3" },
+    { { { tokens = 1, truncatable = { keep = 2 } } }, 'list[1].truncatable.keep must be "head", "tail" or "both_ends"' },
+    { { { tokens = 1, truncatable = { min = 2 } } }, 'list[1].truncatable has the field string "min"' },
+  }
+  for _, case in ipairs(bad_items) do
+    raises(function() items:push(case[1]) end, "INVALID_ARGUMENT", case[2])
+    unchanged(items)
+  end
+
+  -- Freed and nil receivers.
+  items:free()
+  for _, f in ipairs({ function() items:add_variant(1, 1, 0.5) end, function() items:set_truncatable(1) end,
+    function() items:clear_truncatable(1) end, function() items:truncatable(1) end,
+    function() items:variants(1) end, function() items:truncate(0) end }) do
+    raises(f, "CLOSED", "items was freed")
+  end
+  raises(function() items.add_variant(nil, 1, 1, 0.5) end, "NULL_POINTER", "items is nil")
+  raises(function() items.set_truncatable(nil, 1) end, "NULL_POINTER", "items is nil")
+end)
+
+test("items:truncate removes the items after the first len", function()
+  local items = two_items()
+  items:add({ tokens = 7, score = 0.25, kind = "Document", content = "gamma", tags = { "t" },
+    variants = { { tokens = 1, value = 0.5, content = "v" } }, truncatable = "head" })
+  assert(items:len() == 3)
+  assert(items:truncate(3) == items and items:len() == 3)
+  items:truncate(2)
+  unchanged(items)
+  assert(items:get(1).content == "alpha")
+  assert(items:add({ tokens = 5 }) == 3)
+  local got = items:get(3)
+  assert(got.content == nil and #got.tags == 0 and #got.variants == 0 and got.truncatable == nil)
+  raises(function() items:truncate(4) end, "INVALID_ARGUMENT",
+    "len is 4; it must be in 0 .. 3 (the list holds 3 items; truncate only shortens it)")
+  raises(function() items:truncate(-1) end, "INVALID_ARGUMENT", "len is -1; it must be in 0 .. 3")
+  raises(function() items:truncate(1.5) end, "INVALID_ARGUMENT", "len is 1.5; expected an integer")
+  raises(function() items:truncate(nil) end, "NULL_POINTER", "len is nil")
+  assert(items:len() == 3)
+  items:truncate(0)
   assert(items:len() == 0)
 end)
 

@@ -198,6 +198,30 @@ def check_pushed_text(items):
     return None
 
 
+def check_variant(items, index, number, tokens, value, content):
+    """items.add_variant's check: item `index` has one variant, number 1,
+    of those tokens, value and content."""
+    if number != 1:
+        return f"add_variant returned {number}, not 1"
+    got = items.variants(index)
+    want = [cupel.Variant(tokens, value, content)]
+    if got != want:
+        return f"item {index} read back the variants {got!r}, not {want!r}"
+    if items.get(index).variants != tuple(want):
+        return f"items.get({index}).variants is {items.get(index).variants!r}, not {tuple(want)!r}"
+    return None
+
+
+def check_truncatable(items, index, keep, min_tokens):
+    """items.set_truncatable's check: item `index` reads back truncatable,
+    with that keep and min_tokens."""
+    got = items.truncatable(index)
+    want = cupel.Truncatable(keep, min_tokens)
+    if got != want or not isinstance(got.keep, cupel.Keep):
+        return f"item {index} read back {got!r}, not {want!r}"
+    return None
+
+
 def call(row: Row, f: Fixture, a: Args):
     """Runs the row's op through the public API. Returns (result text or
     None, check failure or None)."""
@@ -315,6 +339,29 @@ def call(row: Row, f: Fixture, a: Args):
         if index != len(FIXTURE):
             return None, f"push_text returned index {index}, not {len(FIXTURE)}"
         return None, check_pushed_text(items)
+    elif op == "items.add_variant":
+        # Unbound (Items.add_variant(items, ...)): `items` may be the row's None.
+        index, tokens, value = a.get("index", 0), a.get("tokens", 5), a.get("value", 0.5)
+        content = a.get("content", "[cleared]")
+        number = cupel.Items.add_variant(a.handle("items", f.items, f.budget), index=index, tokens=tokens,
+                                         value=value, content=content)
+        return None, check_variant(f.items, index, number, tokens, value, content)
+    elif op == "items.set_truncatable":
+        index, keep, min_tokens = a.get("index", 1), a.get("keep", cupel.Keep.HEAD), a.get("min_tokens", 1)
+        cupel.Items.set_truncatable(a.handle("items", f.items, f.budget), index=index, keep=keep,
+                                    min_tokens=min_tokens)
+        return None, check_truncatable(f.items, index, keep, min_tokens)
+    elif op == "pipeline.set_tokenizer":
+        cupel.Pipeline.set_tokenizer(a.handle("pipeline", f.pipeline, f.greedy),
+                                     tokenizer=a.handle("tokenizer", f.tokenizer, f.items))
+    elif op == "pipeline.run_cut":
+        # Before the run: item 1 truncatable (head, 1), the pipeline given `tokenizer`.
+        f.items.set_truncatable(1, cupel.Keep.HEAD, 1)
+        pipeline = a.handle("pipeline", f.pipeline, f.greedy)
+        cupel.Pipeline.set_tokenizer(pipeline, a.handle("tokenizer", f.tokenizer, f.items))
+        _, report = pipeline.run(items=a.handle("items", f.items, f.budget),
+                                 budget=a.handle("budget", f.budget, f.items), report=True)
+        return str(len(report.included)), None
     else:
         raise Unrunnable(f"unknown op {op}")
     return None, None

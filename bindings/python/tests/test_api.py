@@ -98,7 +98,9 @@ def test_reason_names_come_from_the_library():
         assert reason.spec_name == "".join(w.capitalize() for w in reason.name.split("_"))
         assert cupel.reason_name(int(reason)) == reason.spec_name
     assert cupel.Reason.COUNT_CAP_EXCEEDED.spec_name == "CountCapExceeded"
-    for unknown in (3, 9, 19, -1, 2 ** 31, -(2 ** 40)):
+    assert (cupel.Reason.VARIANT, cupel.Reason.TRUNCATED) == (3, 4)
+    assert cupel.Reason(3).spec_name == "Variant" and cupel.Reason(4).spec_name == "Truncated"
+    for unknown in (5, 9, 19, -1, 2 ** 31, -(2 ** 40)):
         assert cupel.reason_name(unknown) == "Unknown"
     with pytest.raises(TypeError, match="code must be an int"):
         cupel.reason_name(1.0)

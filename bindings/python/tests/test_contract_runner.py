@@ -75,6 +75,13 @@ def test_a_row_not_naming_py_is_skipped(tmp_path, capsys, table):
     ("tokenizer-unknown-name", {"value": '"cl100k_base"'}, "but the call succeeded"),
     ("tokenizer-utf8-in-many", {"expect": "null"}, "expected TypeError (null), got InvalidArgumentError"),
     ("push-text", {"value": '"hello"'}, "item 3 read back 1 tokens and 'hello'"),
+    ("variant-zero-value", {"value": "0.25"}, "but the call succeeded"),
+    ("variant-index-end", {"expect": "value"}, "expected ValueError (value), got IndexOutOfRangeError"),
+    ("truncatable-negative-min", {"value": "0"}, "but the call succeeded"),
+    ("set-tokenizer-none", {"expect": "null"}, "but the call succeeded"),
+    ("run-cut-ok", {"expect": "ok=3"}, "expected 3, got 2"),
+    ("run-cut-no-tokenizer", {"expect": "ok=2"}, "expected ok, got InvalidArgumentError"),
+    ("reason-variant", {"expect": "ok=Truncated"}, "expected Truncated, got Variant"),
 ])
 def test_a_wrong_row_fails(tmp_path, capsys, table, row_id, fields, why):
     code, out = run(tmp_path, capsys, replace_row(table, row_id, **fields))
@@ -131,6 +138,24 @@ def test_a_tokenizer_defect_fails_rows(tmp_path, capsys, table, monkeypatch):
     assert code == 1
     assert "FAILED tokenizer-count-many: expected [12,1], got [1,12]" in out
     assert "FAILED tokenizer-utf8-in-many: message " in out and "does not give position 1" in out
+
+
+def test_a_shrink_defect_fails_rows(tmp_path, capsys, table, monkeypatch):
+    # A binding that lost a variant's content, or read the keep back wrong.
+    real = cupel._variant_fields
+    monkeypatch.setattr(cupel, "_variant_fields", lambda t, v, c, prefix="": real(t, v, None, prefix))
+    code, out = run(tmp_path, capsys, table)
+    assert code == 1
+    assert ("FAILED variant-ok: ok, but item 0 read back the variants "
+            "[Variant(tokens=5, value=0.5, content=None)]") in out
+    assert "FAILED variant-empty-content: expected ValueError (value), but the call succeeded" in out
+    assert "FAILED variant-no-content: " not in out
+    monkeypatch.undo()
+    monkeypatch.setattr(cupel, "_truncatable_of", lambda h, i: cupel.Truncatable(cupel.Keep.HEAD, 1))
+    code, out = run(tmp_path, capsys, table)
+    assert code == 1
+    assert "FAILED truncatable-tail: ok, but item 1 read back Truncatable(keep=<Keep.HEAD: 0>, min_tokens=1)" in out
+    assert "FAILED truncatable-zero-min: " in out and "FAILED truncatable-ok: " not in out
 
 
 def test_a_message_without_the_name_fails(tmp_path, capsys, table, monkeypatch):

@@ -17,6 +17,14 @@ tiktoken does and truncates text to a token budget (`truncate`, ranges in
 str indices); `items.push_text(tokenizer, text, score)` and
 `items.extend_texts(...)` push items whose tokens are their text's count.
 
+Items that shrink instead of vanishing: `items.add_variant(i, tokens, value,
+content)` (or `variants=[cupel.Variant(...)]` on a push) gives an item
+smaller stand-ins a run may take instead; `items.set_truncatable(i, keep,
+min_tokens)` (or `truncatable=` on a push) lets a run with a tokenizer
+(`Pipeline(tokenizer=...)`) cut it down. Each included `Decision` says
+which `variant` was taken, the `tokens_added`, the cut (`head_end`,
+`tail_start`: UTF-8 byte offsets) and the `text` to send.
+
 Arguments are checked before they reach the C library, and every failure
 names the argument as this package spells it:
 
@@ -55,10 +63,9 @@ __all__ = [
     "ArgumentTypeError", "Budget", "CapacityError", "Chronological", "ClosedError", "CountConstrainedKnapsack",
     "CountQuota", "CupelError", "Decision", "Greedy", "IndexOutOfRangeError", "InvalidArgumentError", "Item",
     "Items", "Keep", "Knapsack", "Overflow", "OverflowError_", "Pipeline", "Placer", "Quota", "Reason", "Report",
-    "Scarcity", "ScarcityError", "Scorer", "Shortfall", "Slicer", "Status", "Stream", "Tokenizer", "Truncation",
-    "UShaped",
-    "UnsupportedError", "abi_version", "find_min_budget", "live_handles", "marginal_items", "reason_name",
-    "scorers", "slice", "version",
+    "Scarcity", "ScarcityError", "Scorer", "Shortfall", "Slicer", "Status", "Stream", "Tokenizer", "Truncatable",
+    "Truncation", "UShaped", "UnsupportedError", "Variant", "abi_version", "find_min_budget", "live_handles",
+    "marginal_items", "reason_name", "scorers", "slice", "version",
 ]
 
 _lib = N.lib
@@ -139,10 +146,18 @@ _ERRORS = {1: ArgumentTypeError, 2: InvalidArgumentError, 4: ScarcityError,
            5: UnsupportedError, 6: CapacityError, 8: OverflowError_}
 
 
+# C functions a library message may name, as this package spells them.
+_C_NAMES = {"cupel_pipeline_set_tokenizer": "Pipeline.set_tokenizer", "cupel_items_set_content": "Items.set_content"}
+
+
 def _check(st: int) -> None:
     """Raises the error class of a failed status, with the library's message."""
     if st != 0:
-        raise _ERRORS.get(st, CupelError)(st, (_lib.cupel_last_error() or b"").decode("utf-8", "replace"))
+        msg = (_lib.cupel_last_error() or b"").decode("utf-8", "replace")
+        if "(cupel_" in msg:
+            for c_name, py_name in _C_NAMES.items():
+                msg = msg.replace(f"({c_name})", f"({py_name})")
+        raise _ERRORS.get(st, CupelError)(st, msg)
 
 
 def _what(v: Any) -> str:
@@ -348,11 +363,184 @@ class _Handle:
         self.close()
 
 
+class Keep(enum.IntEnum):
+    """What is kept of a text cut down (the C ABI's `cupel_keep`): by
+    `Tokenizer.truncate`, and by a pipeline run for a truncatable item
+    (`Items.set_truncatable`). Both also take the strings "head", "tail"
+    and "both_ends"."""
+
+    HEAD = 0
+    """The beginning of the text."""
+    TAIL = 1
+    """The end of the text."""
+    BOTH_ENDS = 2
+    """The beginning and the end; the middle goes."""
+
+
+_KEEP_NAMES = {"head": Keep.HEAD, "tail": Keep.TAIL, "both_ends": Keep.BOTH_ENDS}
+
+
+def _keep(v: Any, name: str = "keep") -> Keep:
+    """A keep argument: a `Keep` (or its int value), or one of the strings
+    "head", "tail", "both_ends" (any case)."""
+    wanted = "a cupel.Keep or one of 'head', 'tail', 'both_ends'"
+    if isinstance(v, str):
+        k = _KEEP_NAMES.get(v.lower())
+        if k is None:
+            raise _invalid(f"{name} is {v!r}; it must be {wanted}")
+        return k
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise _bad_type(name, v, wanted)
+    i = operator.index(v)
+    if i not in Keep._value2member_map_:
+        raise _invalid(f"{name} is {i}; it must be {wanted} (Keep values are 0, 1 and 2)")
+    return Keep(i)
+
+
+# ---- items that shrink: variants and truncation ---------------------------------
+
+_MAX_VARIANTS = 255
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+    """A smaller stand-in for an item (a summary, a digest, a placeholder
+    such as "[output cleared]") that selection may take instead of it:
+    `tokens` (>= 0) is what it adds to the context, `value` in (0, 1] the
+    share of the item's score it keeps, `content` its text (None: none).
+    Variants are numbered 1, 2, ... in the order added; variant 0 is the
+    item as pushed, and a run takes at most one option of an item."""
+
+    tokens: int
+    value: float
+    content: Optional[str] = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Truncatable:
+    """How a pipeline run may cut an item down to fill what the slicer
+    left: keep its head, its tail or both ends (`keep`, a `Keep` or its
+    string), never below `min_tokens` (>= 0). A string keep is taken as
+    its `Keep`."""
+
+    keep: Keep = Keep.HEAD
+    min_tokens: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.keep, str) and self.keep.lower() in _KEEP_NAMES:
+            object.__setattr__(self, "keep", _KEEP_NAMES[self.keep.lower()])
+
+
+def _variant_fields(tokens: Any, value: Any, content: Any, prefix: str = "") -> Tuple[int, float, Optional[bytes]]:
+    """A variant's fields checked, as the C call takes them; messages name
+    `prefix` + the field."""
+    t = _i64(tokens, prefix + "tokens")
+    if t < 0:
+        raise _invalid(f"{prefix}tokens is {t}; a variant's tokens must be >= 0")
+    v = _f64(value, prefix + "value")
+    if not 0.0 < v <= 1.0:
+        shown = "NaN" if math.isnan(v) else repr(value)
+        raise _invalid(f"{prefix}value is {shown}; it must be in (0, 1]: the share of the item's score "
+                       f"the variant keeps")
+    c = None
+    if content is not None:
+        c = _str(content, prefix + "content")
+        if not c:
+            raise _invalid(f"{prefix}content is empty; pass None for a variant without content")
+    return t, v, c
+
+
+_VARIANT_KEYS = ("tokens", "value", "content")
+
+
+def _variants_arg(variants: Any, name: str) -> List[Tuple[int, float, Optional[bytes]]]:
+    """A list of variants: each a `Variant`, a (tokens, value) or (tokens,
+    value, content) tuple, or a dict with those keys. Errors name the
+    element, `name[k].field`."""
+    wanted = "a list of cupel.Variant, (tokens, value[, content]) tuples or dicts"
+    if isinstance(variants, (str, bytes, Mapping, Variant)) or not isinstance(variants, Iterable):
+        raise _bad_type(name, variants, wanted)
+    out = []
+    for k, v in enumerate(variants):
+        at = f"{name}[{k}]"
+        if isinstance(v, Variant):
+            fields = (v.tokens, v.value, v.content)
+        elif isinstance(v, Mapping):
+            for key in v:
+                if key not in _VARIANT_KEYS:
+                    raise _invalid(f"{at} has the key {key!r}; a variant has only tokens, value and content")
+            fields = tuple(v.get(key) for key in _VARIANT_KEYS)
+        elif isinstance(v, (tuple, list)) and len(v) in (2, 3):
+            fields = (*v, None)[:3]
+        else:
+            raise _bad_type(at, v, "a cupel.Variant, a (tokens, value[, content]) tuple or a dict")
+        out.append(_variant_fields(*fields, prefix=at + "."))
+    if len(out) > _MAX_VARIANTS:
+        raise _invalid(f"{name} has {len(out)} variants; an item has at most {_MAX_VARIANTS}")
+    return out
+
+
+def _min_tokens(v: Any, name: str) -> int:
+    m = _i64(v, name)
+    if m < 0:
+        raise _invalid(f"{name} is {m}; it must be >= 0")
+    return m
+
+
+def _truncatable_arg(v: Any, name: str) -> Optional[Tuple[Keep, int]]:
+    """How an item may be cut, or None: a `Truncatable`, a keep (a `Keep`
+    or its string; min_tokens 0), a (keep, min_tokens) pair, a dict with
+    those keys, True (head, 0), or None / False (not truncatable)."""
+    if v is None or v is False:
+        return None
+    if v is True:
+        return Keep.HEAD, 0
+    if isinstance(v, Truncatable):
+        keep, m = v.keep, v.min_tokens
+    elif isinstance(v, (str, Keep)):
+        keep, m = v, 0
+    elif isinstance(v, Mapping):
+        for key in v:
+            if key not in ("keep", "min_tokens"):
+                raise _invalid(f"{name} has the key {key!r}; it has only keep and min_tokens")
+        keep, m = v.get("keep", Keep.HEAD), v.get("min_tokens", 0)
+    elif isinstance(v, (tuple, list)) and len(v) == 2:
+        keep, m = v
+    else:
+        raise _bad_type(name, v, "a cupel.Truncatable, a keep ('head', 'tail', 'both_ends' or a cupel.Keep), "
+                                 "a (keep, min_tokens) pair, True or None")
+    return _keep(keep, f"{name}.keep"), _min_tokens(m, f"{name}.min_tokens")
+
+
+def _attach(h: int, at: int, variants: List[Tuple[int, float, Optional[bytes]]],
+            truncatable: Optional[Tuple[Keep, int]]) -> None:
+    """Adds checked variants to item `at` and makes it truncatable."""
+    for t, v, c in variants:
+        _check(_lib.cupel_items_add_variant(h, at, t, v, c))
+    if truncatable is not None:
+        _check(_lib.cupel_items_set_truncatable(h, at, int(truncatable[0]), truncatable[1]))
+
+
+def _or_undo(h: int, first: int, then) -> None:
+    """Runs `then` (the calls after a push); if it fails, removes the items
+    pushed from index `first` on (cupel_items_truncate) and re-raises, so
+    the push is all or nothing."""
+    try:
+        then()
+    except BaseException:
+        _lib.cupel_items_truncate(h, first)
+        raise
+
+
 @dataclasses.dataclass
 class Item:
     """One candidate. Only `tokens` is required; None means absent. Read back
     by `Items.get`, `kind` is the kind ("Message" by default) and `source`
-    the source ("Chat" by default)."""
+    the source ("Chat" by default). `variants` (a list of `Variant`s, or of
+    (tokens, value[, content]) tuples or dicts when pushed) and
+    `truncatable` (a `Truncatable`, or what `Items.push` takes) make an item
+    that shrinks instead of vanishing; read back, `variants` is a tuple of
+    `Variant`s."""
 
     tokens: int
     score: float = 0.0
@@ -366,6 +554,8 @@ class Item:
     tags: Sequence[str] = ()
     metadata: Mapping[str, str] = dataclasses.field(default_factory=dict)
     group: int = 0  # keep-together group, 0 = none
+    variants: Sequence[Variant] = ()  # smaller stand-ins, variant 1 first (see `Variant`)
+    truncatable: Optional[Truncatable] = None  # how a run may cut it (see `Truncatable`)
 
 
 _FIELDS = [f.name for f in dataclasses.fields(Item)]
@@ -438,6 +628,31 @@ def _string_out(ptr: C.c_void_p, n: C.c_size_t) -> Optional[str]:
     return None if not ptr.value else C.string_at(ptr.value, n.value).decode("utf-8")
 
 
+def _item_at(items: Any, index: Any) -> Tuple[int, int]:
+    """The native list of `items` (an open Items; a method called unbound
+    on None names `items`) and the checked `index` into it."""
+    h = _ptr(items, Items, "items")
+    return h, _index(index, "index", _lib.cupel_items_len(h))
+
+
+def _variants_of(h: int, i: int) -> List[Variant]:
+    """The variants of item `i` of list `h`, read back."""
+    n, tokens, value, ptr, length = C.c_size_t(), C.c_int64(), C.c_double(), C.c_void_p(), C.c_size_t()
+    _check(_lib.cupel_items_variant_count(h, i, C.byref(n)))
+    out = []
+    for v in range(1, n.value + 1):
+        _check(_lib.cupel_items_variant(h, i, v, C.byref(tokens), C.byref(value), C.byref(ptr), C.byref(length)))
+        out.append(Variant(tokens.value, value.value, _string_out(ptr, length)))
+    return out
+
+
+def _truncatable_of(h: int, i: int) -> Optional[Truncatable]:
+    """How item `i` of list `h` may be cut, read back (None: it may not)."""
+    yes, keep, m = C.c_bool(), C.c_int(), C.c_int64()
+    _check(_lib.cupel_items_truncatable(h, i, C.byref(yes), C.byref(keep), C.byref(m)))
+    return Truncatable(Keep(keep.value), m.value) if yes.value else None
+
+
 class Items(_Handle):
     """The scored candidates; an item's index is its position (push order,
     from 0). `len(items)` counts them, `items.get(i)` reads one back, and
@@ -457,18 +672,32 @@ class Items(_Handle):
         """Items from dicts, dataclasses or objects with `Item`'s fields."""
         return cls(records)
 
-    def push(self, tokens: int, score: float = 0.0, kind: Optional[str] = None) -> int:
+    def push(self, tokens: int, score: float = 0.0, kind: Optional[str] = None, *,
+             variants: Optional[Iterable[Any]] = None, truncatable: Any = None) -> int:
         """Appends one item and returns its index. `kind` None is the
-        default kind "Message"."""
+        default kind "Message". `variants`: its smaller stand-ins, numbered
+        1, 2, ... in order (`Variant`s, (tokens, value[, content]) tuples or
+        dicts; see `add_variant`); `truncatable`: how a run may cut it (see
+        `set_truncatable`: a `Truncatable`, a keep, a (keep, min_tokens)
+        pair or True; it needs content, so see `push_text`). All or
+        nothing: errors name `variants[k].value`, `truncatable.keep`, ..."""
         h = self._raw
-        _check(_lib.cupel_items_push(h, _i64(tokens, "tokens"), _f64(score, "score"), _opt_str(kind, "kind")))
-        return len(self) - 1
+        t, sc, k = _i64(tokens, "tokens"), _f64(score, "score"), _opt_str(kind, "kind")
+        vs = [] if variants is None else _variants_arg(variants, "variants")
+        tr = _truncatable_arg(truncatable, "truncatable")
+        first = _lib.cupel_items_len(h)
+        _check(_lib.cupel_items_push(h, t, sc, k))
+        if vs or tr is not None:
+            _or_undo(h, first, lambda: _attach(h, first, vs, tr))
+        return first
 
     def extend(self, records: Iterable[Any]) -> "Items":
         """Adds records (dicts, dataclasses or objects with `Item`'s fields;
         None or a missing field means absent). Every field is checked first
-        (errors name `records[i].field`), so a failure adds nothing. One
-        native call per column, plus one per tag, metadata entry or source."""
+        (errors name `records[i].field`, `records[i].variants[k].value`), so
+        a failure adds nothing (and a call the library refused after the
+        push would be undone). One native call per column, plus one per
+        tag, metadata entry, source, variant or truncatable item."""
         h = self._raw
         recs = list(records)
         n = len(recs)
@@ -504,12 +733,25 @@ class Items(_Handle):
                 raise _bad_type(f"records[{i}].metadata", v, "a mapping of str to str")
             metadata += [(i, _str(k, f"records[{i}].metadata key"), _str(x, f"records[{i}].metadata[{k!r}]"))
                          for k, x in v.items()]
+        shrink = []
+        for i, (v, t) in enumerate(zip(col["variants"], col["truncatable"])):
+            vs = [] if v in _ABSENT else _variants_arg(v, f"records[{i}].variants")
+            tr = None if t is dataclasses.MISSING else _truncatable_arg(t, f"records[{i}].truncatable")
+            if vs or tr is not None:
+                shrink.append((i, vs, tr))
 
         # Everything is checked: from here on no call can fail on an argument.
         first = len(self)
         _check(_lib.cupel_items_push_many_packed(h, n, (C.c_int64 * n).from_buffer(array.array("q", tokens)),
                                                  (C.c_double * n).from_buffer(array.array("d", scores)),
                                                  kinds, len(kinds)))
+        _or_undo(h, first, lambda: self._attributes(h, first, n, contents, sparse, pinned, groups, sources, tags,
+                                                     metadata, shrink))
+        return self
+
+    @staticmethod
+    def _attributes(h, first, n, contents, sparse, pinned, groups, sources, tags, metadata, shrink) -> None:
+        """`extend`'s calls after the push: the records' other attributes."""
         _check(_lib.cupel_items_set_contents_packed(h, first, n, contents, len(contents)))
         for name, bulk, ctype, single in [
             ("timestamp", _lib.cupel_items_set_timestamps, C.c_int64, _lib.cupel_items_set_timestamp),
@@ -530,7 +772,8 @@ class Items(_Handle):
             _check(_lib.cupel_items_add_tag(h, first + i, tag))
         for i, key, value in metadata:
             _check(_lib.cupel_items_set_metadata(h, first + i, key, value))
-        return self
+        for i, vs, tr in shrink:
+            _attach(h, first + i, vs, tr)
 
     @classmethod
     def from_columns(cls, tokens: Sequence[int], scores: Optional[Sequence[float]] = None, *,
@@ -610,16 +853,25 @@ class Items(_Handle):
             _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", gr))))
         return self
 
-    def push_text(self, tokenizer: "Tokenizer", text: str, score: float = 0.0, kind: Optional[str] = None) -> int:
+    def push_text(self, tokenizer: "Tokenizer", text: str, score: float = 0.0, kind: Optional[str] = None, *,
+                  variants: Optional[Iterable[Any]] = None, truncatable: Any = None) -> int:
         """Appends one item made from `text` (a non-empty str) and returns its
         index: its tokens are `tokenizer.count(text)` and its content is
         `text` (NUL characters included: the text goes with its length).
-        `kind` None is the default kind "Message". Fails with nothing added."""
+        `kind` None is the default kind "Message". `variants` and
+        `truncatable` as in `push` (`truncatable="head"` lets a run keep the
+        beginning of the text). Fails with nothing added."""
         h = self._raw
         t = _ptr(tokenizer, Tokenizer, "tokenizer")
         b = _text_arg(text, "text")
-        _check(_lib.cupel_items_push_text(h, t, b, len(b), _f64(score, "score"), _opt_str(kind, "kind")))
-        return len(self) - 1
+        sc, k = _f64(score, "score"), _opt_str(kind, "kind")
+        vs = [] if variants is None else _variants_arg(variants, "variants")
+        tr = _truncatable_arg(truncatable, "truncatable")
+        first = _lib.cupel_items_len(h)
+        _check(_lib.cupel_items_push_text(h, t, b, len(b), sc, k))
+        if vs or tr is not None:
+            _or_undo(h, first, lambda: _attach(h, first, vs, tr))
+        return first
 
     @classmethod
     def from_texts(cls, tokenizer: "Tokenizer", texts: Iterable[str], scores: Optional[Sequence[float]] = None, *,
@@ -664,55 +916,113 @@ class Items(_Handle):
         _check(_lib.cupel_items_push_texts(h, t, n, packed.ptrs, packed.lens, sc, kd))
         return self
 
-    def _at(self, index: Any) -> Tuple[int, int]:
-        h = self._raw
-        return h, _index(index, "index", _lib.cupel_items_len(h))
-
     def set_content(self, index: int, content: str) -> None:
         """Sets item `index`'s content (a non-empty str), replacing an
         earlier one. Deduplication compares contents exactly."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_content(h, i, _str(content, "content")))
 
     def set_timestamp(self, index: int, unix_millis: int) -> None:
         """Sets item `index`'s timestamp, in UTC milliseconds since the epoch."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_timestamp(h, i, _i64(unix_millis, "unix_millis")))
 
     def set_priority(self, index: int, priority: int) -> None:
         """Sets item `index`'s priority (higher is more important)."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_priority(h, i, _i64(priority, "priority")))
 
     def set_pinned(self, index: int, pinned: bool = True) -> None:
         """Pins item `index` (or unpins it): a pipeline includes it unscored."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_pinned(h, i, _bool(pinned, "pinned")))
 
     def set_relevance_hint(self, index: int, hint: float) -> None:
         """Sets item `index`'s relevance hint (the Reflexive scorer's input)."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_relevance_hint(h, i, _f64(hint, "hint")))
 
     def set_group(self, index: int, group: int) -> None:
         """Puts item `index` in keep-together group `group` (0: none; 0 to 2**64 - 1)."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_group(h, i, _u64(group, "group")))
 
     def set_source(self, index: int, source: str) -> None:
         """Sets item `index`'s source ("Chat" when never set)."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_source(h, i, _name_of(source, "source", "a source")))
 
     def add_tag(self, index: int, tag: str) -> None:
         """Adds a tag to item `index` (tags accumulate, repeats included)."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_add_tag(h, i, _str(tag, "tag")))
 
     def set_metadata(self, index: int, key: str, value: str) -> None:
         """Sets metadata `key` of item `index` to `value` (both str)."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_metadata(h, i, _str(key, "key"), _str(value, "value")))
+
+    def add_variant(self, index: int, tokens: int, value: float, content: Optional[str] = None) -> int:
+        """Adds a variant to item `index` and returns its number (1, 2, ...
+        in the order added; 0 is the item as pushed): a smaller stand-in
+        that selection may take instead of the item, at most one option per
+        item. `tokens` (>= 0; may exceed the item's) is what it adds to the
+        context, `value` in (0, 1] the share of the item's score it keeps
+        (its score is the item's times `value`), `content` (a non-empty
+        str, or None) the text sent in its place. At most 255 per item. A
+        variant of a pinned item or of one pushed with 0 tokens is never
+        chosen; a grouped item's variant v gives its group an option (every
+        member at its variant v, or as pushed)."""
+        h, i = _item_at(self, index)
+        t, v, c = _variant_fields(tokens, value, content)
+        _check(_lib.cupel_items_add_variant(h, i, t, v, c))
+        n = C.c_size_t()
+        _check(_lib.cupel_items_variant_count(h, i, C.byref(n)))
+        return n.value
+
+    def variants(self, index: int) -> List[Variant]:
+        """Item `index`'s variants, variant 1 first (an empty list for none)."""
+        h, i = _item_at(self, index)
+        return _variants_of(h, i)
+
+    def set_truncatable(self, index: int, keep: Union[Keep, str] = Keep.HEAD, min_tokens: int = 0) -> None:
+        """Makes item `index` truncatable: a pipeline run with a tokenizer
+        (`Pipeline(tokenizer=...)`, `set_tokenizer`) may include it cut down
+        (as `Tokenizer.truncate` cuts, keeping `keep`: Keep.HEAD / "head",
+        Keep.TAIL / "tail", Keep.BOTH_ENDS / "both_ends") to fill what the
+        slicer left, if it keeps at least `min_tokens` (>= 0); its score then
+        scales by the kept share of its tokens. The item needs content: a run
+        fails otherwise, as it does without a tokenizer. A pinned item, a
+        member of a group and an item a count cap excluded are never cut;
+        `cupel.slice` never cuts. Setting it again replaces keep and
+        min_tokens."""
+        h, i = _item_at(self, index)
+        k, m = _keep(keep), _min_tokens(min_tokens, "min_tokens")
+        _check(_lib.cupel_items_set_truncatable(h, i, int(k), m))
+
+    def clear_truncatable(self, index: int) -> None:
+        """Makes item `index` no longer truncatable (a no-op if it was not)."""
+        h, i = _item_at(self, index)
+        _check(_lib.cupel_items_clear_truncatable(h, i))
+
+    def truncatable(self, index: int) -> Optional[Truncatable]:
+        """How item `index` may be cut (a `Truncatable`), or None when it is
+        not truncatable."""
+        h, i = _item_at(self, index)
+        return _truncatable_of(h, i)
+
+    def truncate(self, length: int) -> None:
+        """Removes the items from index `length` on, with all their
+        attributes: the list then holds `length` items (0 <= length <=
+        len(self)). Undoes pushes: `n = len(items)`, push and set, and on a
+        failure `items.truncate(n)`."""
+        h = _ptr(self, Items, "items")
+        n = _int(length, "length")
+        have = _lib.cupel_items_len(h)
+        if not 0 <= n <= have:
+            raise _invalid(f"length is {n}; it must be in 0 .. {have} (the list holds {have} items; "
+                           f"truncate only shortens it)")
+        _check(_lib.cupel_items_truncate(h, n))
 
     def get(self, index: int) -> Item:
         """Item `index` read back as an `Item`: tokens, score and kind as
@@ -720,7 +1030,7 @@ class Items(_Handle):
         absent, pinned, source ("Chat" unless set), group, tags (a tuple, in
         the order added) and metadata (a dict, in the order keys were first
         set). IndexError for an index outside 0 .. len - 1."""
-        h, i = self._at(index)
+        h, i = _item_at(self, index)
         tokens, score, present, group, count, pinned = (C.c_int64(), C.c_double(), C.c_bool(), C.c_uint64(),
                                                          C.c_size_t(), C.c_bool())
         ptr, n, ptr2, n2 = C.c_void_p(), C.c_size_t(), C.c_void_p(), C.c_size_t()
@@ -755,7 +1065,8 @@ class Items(_Handle):
             metadata[_string_out(ptr, n) or ""] = _string_out(ptr2, n2) or ""
         return Item(tokens=tokens.value, score=score.value, kind=kind, content=content, timestamp=timestamp,
                     priority=priority, pinned=pinned.value, relevance_hint=hint, source=source, tags=tuple(tags),
-                    metadata=metadata, group=group.value)
+                    metadata=metadata, group=group.value, variants=tuple(_variants_of(h, i)),
+                    truncatable=_truncatable_of(h, i))
 
     def __iter__(self) -> Iterator[Item]:
         """Every item, in index order, as `get` reads it."""
@@ -1131,6 +1442,8 @@ class Reason(enum.IntEnum):
     SCORED = 0
     PINNED = 1
     ZERO_TOKEN = 2
+    VARIANT = 3  # included as one of its variants (`Decision.variant`)
+    TRUNCATED = 4  # included cut down (`Decision.head_end`, `tail_start`)
     BUDGET_EXCEEDED = 10
     SCORED_TOO_LOW = 11
     DEDUPLICATED = 12
@@ -1149,7 +1462,23 @@ class Reason(enum.IntEnum):
 
 @dataclasses.dataclass(frozen=True)
 class Decision:
-    """One item's decision in a report."""
+    """One item's decision in a report. `item_tokens` is the item's own
+    count; for an included item, what the run chose of it:
+
+    - `variant`: the option, 0 for the item as pushed (also when it was
+      cut), v for its variant v (`Reason.VARIANT`);
+    - `tokens_added`: the tokens it adds to the context (the variant's, the
+      cut's or the item's own; `Report.selected_tokens` sums them);
+    - `head_end`, `tail_start`: the kept ranges of the item's content as
+      **UTF-8 byte offsets** (not str indices): bytes `[0, head_end)` and
+      `[tail_start, len)` of `content.encode()`; both the content's byte
+      length when it was not cut, both 0 when it has no content
+      (`Reason.TRUNCATED` when cut);
+    - `text`: the text to send: the variant's content when `variant` > 0,
+      else the item's content with the cut applied (None when there is
+      no such content).
+
+    For an excluded item: `variant` 0, `tokens_added` 0, and None."""
 
     index: int
     score: float
@@ -1159,6 +1488,11 @@ class Decision:
     related_index: Optional[int]
     group: int
     group_tokens: int
+    variant: int = 0
+    tokens_added: int = 0
+    head_end: Optional[int] = None
+    tail_start: Optional[int] = None
+    text: Optional[str] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -1193,15 +1527,37 @@ class Report:
         return _json.loads(self.json)
 
 
-def _decisions(r: int, included: bool) -> List[Decision]:
+def _decisions(r: int, items: int, included: bool) -> List[Decision]:
     count = _lib.cupel_report_included_count(r) if included else _lib.cupel_report_excluded_count(r)
     get = _lib.cupel_report_included if included else _lib.cupel_report_excluded
     out = []
     d = N.Decision()
+    variant, added, head, tail = C.c_size_t(), C.c_int64(), C.c_size_t(), C.c_size_t()
+    ptr, n, tokens, value = C.c_void_p(), C.c_size_t(), C.c_int64(), C.c_double()
     for i in range(count):
         _check(get(r, i, C.byref(d)))
+        shrink = {}
+        if included:
+            _check(_lib.cupel_report_included_variant(r, i, C.byref(variant), C.byref(added)))
+            _check(_lib.cupel_report_included_cut(r, i, C.byref(head), C.byref(tail)))
+            v, he, ts = variant.value, head.value, tail.value
+            if v > 0:
+                _check(_lib.cupel_items_variant(items, d.item_index, v, C.byref(tokens), C.byref(value),
+                                                C.byref(ptr), C.byref(n)))
+                text = _string_out(ptr, n)
+            else:
+                _check(_lib.cupel_items_content(items, d.item_index, C.byref(ptr), C.byref(n)))
+                if not ptr.value:
+                    text = None
+                elif he == ts == n.value:
+                    text = C.string_at(ptr.value, n.value).decode("utf-8")
+                else:  # the kept bytes: the head, then the tail
+                    raw = C.string_at(ptr.value, n.value)
+                    text = (raw[:he] + raw[ts:]).decode("utf-8")
+            shrink = dict(variant=v, tokens_added=added.value, head_end=he, tail_start=ts, text=text)
         out.append(Decision(d.item_index, d.score, Reason(d.reason), d.item_tokens, d.available_tokens,
-                            None if d.related_index == _SIZE_MAX else d.related_index, d.group, d.group_tokens))
+                            None if d.related_index == _SIZE_MAX else d.related_index, d.group, d.group_tokens,
+                            **shrink))
     return out
 
 
@@ -1222,7 +1578,7 @@ def _report(r: int, items: int) -> Report:
         _check(_lib.cupel_report_cap_excluded(r, i, C.byref(ix)))
         cap.append(ix.value)
     return Report(
-        _decisions(r, True), _decisions(r, False),
+        _decisions(r, items, True), _decisions(r, items, False),
         _lib.cupel_report_total_candidates(r), _lib.cupel_report_total_tokens_considered(r),
         _lib.cupel_report_effective_max_tokens(r), _lib.cupel_report_effective_target_tokens(r),
         _lib.cupel_report_selected_tokens(r), buf.raw[: n.value].decode("utf-8"),
@@ -1256,7 +1612,9 @@ class Pipeline(_Handle):
     _noun = "pipeline"
 
     def __init__(self, *, slicer: Slicer, scorer: Optional[Scorer] = None, placer: Optional[Placer] = None,
-                 deduplication: bool = True, overflow: Overflow = Overflow.THROW) -> None:
+                 deduplication: bool = True, overflow: Overflow = Overflow.THROW,
+                 tokenizer: Optional["Tokenizer"] = None) -> None:
+        """`tokenizer`: see `set_tokenizer` (None: none)."""
         sc = None if scorer is None else _ptr(scorer, Scorer, "scorer")
         sl = _ptr(slicer, Slicer, "slicer")
         pl = None if placer is None else _ptr(placer, Placer, "placer")
@@ -1264,9 +1622,22 @@ class Pipeline(_Handle):
         ov = _int(overflow, "overflow")
         if ov not in Overflow._value2member_map_:
             raise _invalid(f"overflow is {ov}; it must be an Overflow (0, 1 or 2)")
+        tk = None if tokenizer is None else _ptr(tokenizer, Tokenizer, "tokenizer")
         super().__init__(lambda out: _lib.cupel_pipeline_new(sc, sl, pl, out))
         _check(_lib.cupel_pipeline_set_deduplication(self._ptr, dedup))
         _check(_lib.cupel_pipeline_set_overflow(self._ptr, ov))
+        if tk is not None:
+            _check(_lib.cupel_pipeline_set_tokenizer(self._ptr, tk))
+
+    def set_tokenizer(self, tokenizer: Optional["Tokenizer"]) -> None:
+        """Gives the pipeline the tokenizer it cuts truncatable items with
+        (`Items.set_truncatable`); None removes it. The pipeline keeps its
+        own reference: the tokenizer may be closed afterwards. A run with a
+        truncatable item and no tokenizer fails with a ValueError naming
+        the item."""
+        h = _ptr(self, Pipeline, "pipeline")
+        t = None if tokenizer is None else _ptr(tokenizer, Tokenizer, "tokenizer")
+        _check(_lib.cupel_pipeline_set_tokenizer(h, t))
 
     def run(self, items: Items, budget: Budget, *, report: bool = False):
         """The placed item indices; with report=True, (placed, Report)."""
@@ -1351,38 +1722,6 @@ class Stream(_Handle):
 
 
 # ---- text in: tokenizers ---------------------------------------------------------
-
-
-class Keep(enum.IntEnum):
-    """What `Tokenizer.truncate` keeps of a text (the C ABI's `cupel_keep`).
-    `truncate` also takes the strings "head", "tail" and "both_ends"."""
-
-    HEAD = 0
-    """The beginning of the text."""
-    TAIL = 1
-    """The end of the text."""
-    BOTH_ENDS = 2
-    """The beginning and the end; the middle goes."""
-
-
-_KEEP_NAMES = {"head": Keep.HEAD, "tail": Keep.TAIL, "both_ends": Keep.BOTH_ENDS}
-
-
-def _keep(v: Any) -> Keep:
-    """A keep argument: a `Keep` (or its int value), or one of the strings
-    "head", "tail", "both_ends" (any case)."""
-    wanted = "a cupel.Keep or one of 'head', 'tail', 'both_ends'"
-    if isinstance(v, str):
-        k = _KEEP_NAMES.get(v.lower())
-        if k is None:
-            raise _invalid(f"keep is {v!r}; it must be {wanted}")
-        return k
-    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
-        raise _bad_type("keep", v, wanted)
-    i = operator.index(v)
-    if i not in Keep._value2member_map_:
-        raise _invalid(f"keep is {i}; it must be {wanted} (Keep values are 0, 1 and 2)")
-    return Keep(i)
 
 
 def _text_arg(v: Any, name: str) -> bytes:

@@ -172,5 +172,16 @@ for _name, _res, _args in [
                                           C.POINTER(i64)]),
     ("cupel_items_push_text", status, [p, p, s, size_t, f64, s]),
     ("cupel_items_push_texts", status, [p, p, size_t, pp, C.POINTER(size_t), C.POINTER(f64), C.POINTER(s)]),
+    ("cupel_items_truncate", status, [p, size_t]),
+    # Items that shrink: variants, truncation, and what a run chose.
+    ("cupel_items_add_variant", status, [p, size_t, i64, f64, s]),
+    ("cupel_items_set_truncatable", status, [p, size_t, C.c_int, i64]),
+    ("cupel_items_clear_truncatable", status, [p, size_t]),
+    ("cupel_items_variant_count", status, [p, size_t, C.POINTER(size_t)]),
+    ("cupel_items_variant", status, [p, size_t, size_t, C.POINTER(i64), C.POINTER(f64), pp, C.POINTER(size_t)]),
+    ("cupel_items_truncatable", status, [p, size_t, C.POINTER(C.c_bool), C.POINTER(C.c_int), C.POINTER(i64)]),
+    ("cupel_pipeline_set_tokenizer", status, [p, p]),
+    ("cupel_report_included_variant", status, [p, size_t, C.POINTER(size_t), C.POINTER(i64)]),
+    ("cupel_report_included_cut", status, [p, size_t, C.POINTER(size_t), C.POINTER(size_t)]),
 ]:
     _decl(_name, _res, *_args)
