@@ -15,6 +15,10 @@ use cupel::{Scarcity, Slicer};
 
 const KINDS: [&str; 3] = ["Message", "Document", "ToolOutput"];
 
+/// A class of the multiple-choice problem: its members, and its options as
+/// (tokens, knapsack value, score).
+type Class = (Vec<usize>, Vec<(i64, i64, f64)>);
+
 /// One random small list: (tokens, score, kind, group, variants).
 #[derive(Debug, Clone)]
 struct Spec {
@@ -84,7 +88,7 @@ fn items_of(specs: &[Spec]) -> Items {
 /// is as pushed, option v has every member at its variant v when it has
 /// one (a zero-token item never takes a variant). (tokens, value, score)
 /// per option, value = the sum of floor(score x share x 10000).
-fn classes(specs: &[Spec]) -> Vec<(Vec<usize>, Vec<(i64, i64, f64)>)> {
+fn classes(specs: &[Spec]) -> Vec<Class> {
     let mut units: Vec<Vec<usize>> = Vec::new();
     let mut seen_group = std::collections::HashMap::new();
     for (i, s) in specs.iter().enumerate() {
@@ -131,8 +135,8 @@ fn classes(specs: &[Spec]) -> Vec<(Vec<usize>, Vec<(i64, i64, f64)>)> {
 
 /// The best total value of at most one option per class within `capacity`
 /// buckets of `bucket` tokens (a zero-token item always counts as pushed).
-fn brute_force(classes: &[(Vec<usize>, Vec<(i64, i64, f64)>)], capacity: i64, bucket: i64) -> i64 {
-    fn go(cl: &[(Vec<usize>, Vec<(i64, i64, f64)>)], left: i64, bucket: i64) -> i64 {
+fn brute_force(classes: &[Class], capacity: i64, bucket: i64) -> i64 {
+    fn go(cl: &[Class], left: i64, bucket: i64) -> i64 {
         let Some(((_, options), rest)) = cl.split_first() else {
             return 0;
         };
@@ -153,11 +157,7 @@ fn brute_force(classes: &[(Vec<usize>, Vec<(i64, i64, f64)>)], capacity: i64, bu
 
 /// The option each class got in `outcome`, checking that every member of a
 /// class is in or out together and takes the class's option.
-fn chosen(
-    specs: &[Spec],
-    cls: &[(Vec<usize>, Vec<(i64, i64, f64)>)],
-    outcome: &cupel::Outcome,
-) -> Vec<Option<usize>> {
+fn chosen(specs: &[Spec], cls: &[Class], outcome: &cupel::Outcome) -> Vec<Option<usize>> {
     let mut variant = vec![None; specs.len()];
     for &i in &outcome.selected {
         assert!(variant[i as usize].is_none(), "item {i} selected twice");

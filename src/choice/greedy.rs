@@ -4,12 +4,13 @@
 //!
 //! 1. Each class's options that fit the target, as steps up its upper
 //!    convex hull from "nothing" (0 tokens, score 0): each step the one of
-//!    highest extra score per extra token (a step of no extra tokens first).
+//!    highest extra score per extra token (a step of no extra tokens first;
+//!    among equal ones the smallest).
 //! 2. All steps of all classes by that efficiency, descending (ties: the
-//!    Sort-stage key descending, then candidate position, then step): a
-//!    step is taken when its class stands at the step before it and its
-//!    extra tokens fit what is left. On one option per class this is
-//!    GreedySlice's density pass.
+//!    class's position among the candidates, which is Sort-stage order,
+//!    then the step): a step is taken when its class stands at the step
+//!    before it and its extra tokens fit what is left. On one option per
+//!    class this is GreedySlice's density pass.
 //! 3. Repairs, until neither changes anything: a class with nothing
 //!    selected takes its highest-scoring option that fits what is left
 //!    (candidate order); a selected class moves to its highest-scoring
@@ -26,31 +27,31 @@ use crate::items::View;
 use crate::sort::desc_bits;
 
 /// One step up a class's hull.
+#[derive(Clone, Copy)]
 struct Step {
-    efficiency: f64,
-    tie: f64,
     class: u32,
-    level: u32,
     /// The option (position in `cands`) the step arrives at.
     option: u32,
     extra: i64,
 }
 
-/// GREEDY-SLICE over the options `cands` of `items` (a view with classes)
-/// with `target` tokens: the chosen options, in the order they were chosen.
+/// GREEDY-SLICE over the options `cands` of `items` (a view with classes,
+/// in Sort-stage order of their classes) with `target` tokens: the chosen
+/// options, in the order their classes were first chosen.
 pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
     if cands.is_empty() || target <= 0 {
         return Vec::new();
     }
     let classes = items.classes().expect("a view of options");
     let runs = class_runs(classes, cands);
-    let ties = items.ties();
     let tokens = |p: usize| items.tokens(cands[p]);
     let score = |p: usize| items.score(cands[p]);
-    // 1. Hull steps per class.
-    let mut steps = Vec::new();
+    // 1. Hull steps per class, in class then step order; each one's key
+    // sorts by efficiency descending, then that order.
+    let mut steps: Vec<Step> = Vec::with_capacity(cands.len());
+    let mut keys: Vec<u128> = Vec::with_capacity(cands.len());
     for (c, &(start, end)) in runs.iter().enumerate() {
-        let (mut t0, mut s0, mut level) = (0i64, 0f64, 0u32);
+        let (mut t0, mut s0) = (0i64, 0f64);
         loop {
             let mut best: Option<(f64, i64, usize)> = None;
             for p in start..end {
@@ -75,40 +76,48 @@ pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
             let Some((efficiency, extra, p)) = best else {
                 break;
             };
+            keys.push(((desc_bits(efficiency) as u128) << 64) + steps.len() as u128);
             steps.push(Step {
-                efficiency,
-                tie: ties[cands[p] as usize],
                 class: c as u32,
-                level,
                 option: p as u32,
                 extra,
             });
-            (t0, s0, level) = (tokens(p), score(p), level + 1);
+            (t0, s0) = (tokens(p), score(p));
         }
     }
-    // 2. One pass over the steps by efficiency.
-    steps.sort_unstable_by(|a, b| {
-        desc_bits(a.efficiency)
-            .cmp(&desc_bits(b.efficiency))
-            .then(desc_bits(a.tie).cmp(&desc_bits(b.tie)))
-            .then(a.class.cmp(&b.class))
-            .then(a.level.cmp(&b.level))
-    });
+    // 2. One pass over the steps by efficiency: a class takes its steps in
+    // order (each step's efficiency is below the one before it), so a step
+    // counts only while its class has taken every step before it.
+    keys.sort_unstable();
     let mut at: Vec<Option<usize>> = vec![None; runs.len()];
-    let mut level = vec![0u32; runs.len()];
+    // Per class: the step it stands at (its next step's index), or dead.
+    let mut next: Vec<u32> = vec![u32::MAX; runs.len()];
+    for (k, s) in steps.iter().enumerate().rev() {
+        next[s.class as usize] = k as u32;
+    }
     let mut order: Vec<u32> = Vec::new();
     let mut left = target;
-    for s in &steps {
+    for key in keys {
+        let k = key as u32;
+        let s = steps[k as usize];
         let c = s.class as usize;
-        if level[c] != s.level || s.extra > left {
+        if next[c] != k {
+            continue;
+        }
+        if s.extra > left {
+            next[c] = u32::MAX;
             continue;
         }
         if at[c].is_none() {
             order.push(s.class);
         }
         at[c] = Some(s.option as usize);
-        level[c] += 1;
         left -= s.extra;
+        let after = k as usize + 1;
+        next[c] = match steps.get(after) {
+            Some(n) if n.class == s.class => after as u32,
+            _ => u32::MAX,
+        };
     }
     // 3. Repairs.
     let better = |p: usize, q: usize| -> Ordering {
@@ -119,32 +128,44 @@ pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
             .then(tokens(p).cmp(&tokens(q)))
             .then(p.cmp(&q))
     };
+    let lightest: Vec<i64> = runs
+        .iter()
+        .map(|&(start, end)| (start..end).map(tokens).min().unwrap_or(i64::MAX))
+        .collect();
     loop {
         let mut changed = false;
-        for (c, &(start, end)) in runs.iter().enumerate() {
-            match at[c] {
-                None => {
-                    let best = (start..end)
-                        .filter(|&p| tokens(p) <= left)
-                        .min_by(|&p, &q| better(p, q));
-                    if let Some(p) = best {
-                        at[c] = Some(p);
-                        order.push(c as u32);
-                        left -= tokens(p);
-                        changed = true;
-                    }
-                }
-                Some(cur) => {
-                    let (t, s) = (tokens(cur), score(cur));
-                    let best = (start..end)
-                        .filter(|&p| score(p) > s && tokens(p) - t <= left)
-                        .min_by(|&p, &q| better(p, q));
-                    if let Some(p) = best {
-                        at[c] = Some(p);
-                        left -= tokens(p) - t;
-                        changed = true;
-                    }
-                }
+        // Unselected classes that still fit, in candidate order.
+        for c in 0..runs.len() {
+            if at[c].is_some() || lightest[c] > left {
+                continue;
+            }
+            let (start, end) = runs[c];
+            let best = (start..end)
+                .filter(|&p| tokens(p) <= left)
+                .min_by(|&p, &q| better(p, q));
+            if let Some(p) = best {
+                at[c] = Some(p);
+                order.push(c as u32);
+                left -= tokens(p);
+                changed = true;
+            }
+        }
+        // Selected classes that can move up.
+        for &c in &order {
+            let c = c as usize;
+            let cur = at[c].expect("a chosen class");
+            let (start, end) = runs[c];
+            if end - start == 1 {
+                continue;
+            }
+            let (t, s) = (tokens(cur), score(cur));
+            let best = (start..end)
+                .filter(|&p| score(p) > s && tokens(p) - t <= left)
+                .min_by(|&p, &q| better(p, q));
+            if let Some(p) = best {
+                at[c] = Some(p);
+                left -= tokens(p) - t;
+                changed = true;
             }
         }
         if !changed {

@@ -32,6 +32,7 @@ pub struct Options {
     class: Vec<u32>,
     /// The variant number of each option (0: as pushed).
     number: Vec<u8>,
+    flat: Flat,
 }
 
 /// One selected item as a slicer chose it.
@@ -44,24 +45,44 @@ pub struct Chosen {
     pub tokens: i64,
 }
 
-/// Item `m`'s variant `v` as (tokens, share of the score), when it has one
-/// that counts: a zero-token item stays as pushed.
-fn variant_of(items: &Items, view: &View<'_>, m: u32, v: u8) -> Option<(i64, f64)> {
-    if v == 0 || view.tokens(m) == 0 {
-        return None;
-    }
-    let var = items.variants(m).get(v as usize - 1)?;
-    Some((var.tokens, var.value))
+/// Every item's variants as (tokens, share of the score), in one column
+/// read in item order once per call: the option pass then reads them in
+/// Sort order from a compact column rather than chasing a list per item.
+/// A zero-token item has none (it is always included as pushed).
+#[derive(Debug, Default)]
+struct Flat {
+    /// Item `m`'s variants are `vars[start[m] .. start[m + 1]]`.
+    start: Vec<usize>,
+    vars: Vec<(i64, f64)>,
 }
 
-/// The number of variant options of a candidate whose members are `members`.
-fn option_count(items: &Items, view: &View<'_>, members: &[u32]) -> usize {
-    members
-        .iter()
-        .filter(|&&m| view.tokens(m) != 0)
-        .map(|&m| items.variants(m).len())
-        .max()
-        .unwrap_or(0)
+impl Flat {
+    fn of(items: &Items, view: &View<'_>) -> Flat {
+        let n = items.len();
+        let mut start = Vec::with_capacity(n + 1);
+        let mut vars = Vec::new();
+        start.push(0);
+        for m in 0..n as u32 {
+            if view.tokens(m) != 0 {
+                vars.extend(items.variants(m).iter().map(|v| (v.tokens, v.value)));
+            }
+            start.push(vars.len());
+        }
+        Flat { start, vars }
+    }
+
+    /// How many variants item `m` has that count.
+    #[inline]
+    fn count(&self, m: u32) -> usize {
+        self.start[m as usize + 1] - self.start[m as usize]
+    }
+
+    /// Item `m`'s variant `v` as (tokens, share), when it has one that counts.
+    #[inline]
+    fn get(&self, m: u32, v: u8) -> Option<(i64, f64)> {
+        let at = self.start[m as usize] + (v as usize).checked_sub(1)?;
+        (at < self.start[m as usize + 1]).then(|| self.vars[at])
+    }
 }
 
 impl Options {
@@ -77,7 +98,9 @@ impl Options {
         cands: &[u32],
         members: impl Fn(usize) -> &'m [u32],
     ) -> Options {
+        let flat = Flat::of(items, &view);
         let mut o = Options::default();
+        o.reserve(cands.len() + flat.vars.len());
         for (p, &c) in cands.iter().enumerate() {
             let tie = base.ties()[c as usize];
             o.push(
@@ -90,11 +113,12 @@ impl Options {
                 tie,
             );
             let ms = members(p);
-            for v in 1..=option_count(items, &view, ms) as u8 {
+            let most = ms.iter().map(|&m| flat.count(m)).max().unwrap_or(0);
+            for v in 1..=most as u8 {
                 let (mut tokens, mut score, mut value) = (0i64, 0f64, 0i64);
                 for &m in ms {
                     let s = view.score(m);
-                    let (t, s) = match variant_of(items, &view, m, v) {
+                    let (t, s) = match flat.get(m, v) {
                         Some((t, share)) => (t, s * share),
                         None => (view.tokens(m), s),
                     };
@@ -105,7 +129,18 @@ impl Options {
                 o.push(p as u32, v, tokens, score, value, base.kind(c), tie);
             }
         }
+        o.flat = flat;
         o
+    }
+
+    fn reserve(&mut self, n: usize) {
+        self.class.reserve(n);
+        self.number.reserve(n);
+        self.tokens.reserve(n);
+        self.scores.reserve(n);
+        self.values.reserve(n);
+        self.kinds.reserve(n);
+        self.ties.reserve(n);
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -158,7 +193,6 @@ impl Options {
     /// members in push order, with the variant each takes and its tokens.
     pub fn expand<'m>(
         &self,
-        items: &Items,
         view: View<'_>,
         chosen: &[u32],
         members: impl Fn(usize) -> &'m [u32],
@@ -167,7 +201,7 @@ impl Options {
         for &o in chosen {
             let (p, v) = (self.class[o as usize], self.number[o as usize]);
             for &m in members(p as usize) {
-                out.push(match variant_of(items, &view, m, v) {
+                out.push(match self.flat.get(m, v) {
                     Some((tokens, _)) => Chosen {
                         item: m,
                         variant: v,

@@ -147,7 +147,7 @@ impl Engine {
         let mut ctx = Ctx::new(options.view(base), self.memory_limit);
         let every: Vec<u32> = (0..options.len() as u32).collect();
         let chosen = self.slicer.slice(&every, effective, &mut ctx)?;
-        let chosen = options.expand(all, items, &chosen, members);
+        let chosen = options.expand(items, &chosen, members);
         // A capped class is reported as its items.
         let mut cap_excluded = Vec::new();
         for &o in &ctx.cap_excluded {

@@ -354,10 +354,10 @@ pub fn choice_row_saturating(
 /// The bounds every choice kernel relies on; checked before any intrinsic.
 pub(super) fn check_choice<T: Lane>(c: &Choice<'_, T>) {
     let n = c.opts.len();
-    assert!(n >= 1 && n <= MAX_OPTIONS && c.keep.len() == n * c.words);
+    assert!((1..=MAX_OPTIONS).contains(&n) && c.keep.len() == n * c.words);
     assert!(c.blocks.end <= c.words && c.dp.len() >= c.pad + 64 * c.words);
     for &(d, v) in c.opts {
-        assert!(d >= 1 && d <= c.pad && v >= T::default());
+        assert!((1..=c.pad).contains(&d) && v >= T::default());
     }
 }
 

@@ -38,6 +38,100 @@ struct Class {
     end: usize,
 }
 
+/// The row filter of `filter.rs` for options: option `(d, v)` of a class
+/// can never set a keep bit when the classes before it include a set `D`,
+/// each with an option of weight `<= d` and value `>= v` still in the
+/// table, whose smallest weights (over the options each has in the table)
+/// sum past `capacity - d`. For every cell `w`, a best selection for
+/// `w - d` weighs at most `capacity - d`, so it leaves out a class of `D`
+/// (had it all of them, it would weigh more); taking that class's option
+/// instead gives `dp[w] >= dp[w - d] + v`, so the option improves no cell.
+///
+/// `D` here: the earlier classes whose first option (the candidate as
+/// pushed) is still in the table and weighs `<= d`, while the first
+/// options' values do not increase from class to class (the Sort stage's
+/// order): then each is worth at least the first option of the class at
+/// hand, which is worth at least any of its options. Summed with a Fenwick
+/// tree over the first options' weights. Classes with an option of weight
+/// 0 take no part (their values are relative to it).
+struct OptionFilter {
+    /// The first options' distinct weights, increasing.
+    weights: Vec<i64>,
+    /// Fenwick tree over `weights`: smallest option weights summed.
+    tree: Vec<i64>,
+    capacity: i64,
+    /// The last first option's value; `None` once they increased.
+    last: Option<i64>,
+}
+
+impl OptionFilter {
+    fn new(
+        items: &View<'_>,
+        cands: &[u32],
+        runs: &[(usize, usize)],
+        bucket: i64,
+        capacity: i64,
+    ) -> Self {
+        let mut weights: Vec<i64> = runs
+            .iter()
+            .map(|&(s, _)| items.tokens(cands[s]))
+            .filter(|&t| t > 0)
+            .map(|t| ceil_div(t, bucket))
+            .filter(|&d| d <= capacity)
+            .collect();
+        weights.sort_unstable();
+        weights.dedup();
+        OptionFilter {
+            tree: vec![0; weights.len() + 1],
+            weights,
+            capacity,
+            last: Some(i64::MAX),
+        }
+    }
+
+    /// Summed smallest weights of the classes in `D` for weight `d`.
+    fn weight_upto(&self, d: i64) -> i64 {
+        let mut k = self.weights.partition_point(|&w| w <= d);
+        let mut sum = 0i64;
+        while k > 0 {
+            sum = sum.saturating_add(self.tree[k]);
+            k &= k - 1;
+        }
+        sum
+    }
+
+    /// Drops the options of a class (`first`: its first option's value,
+    /// `None` for a class with a weight-0 option) that `D` dominates.
+    fn retain(&mut self, first: Option<i64>, own: &mut Vec<(u32, i64, i64)>) {
+        let Some(v0) = first else { return };
+        match self.last {
+            Some(last) if v0 <= last => self.last = Some(v0),
+            _ => {
+                self.last = None;
+                return;
+            }
+        }
+        own.retain(|&(_, d, _)| self.weight_upto(d) <= self.capacity - d);
+    }
+
+    /// Adds a kept class whose first option is at `first_pos`, if that
+    /// option is still among its options `own`.
+    fn add(&mut self, first: Option<i64>, first_pos: u32, own: &[(u32, i64, i64)]) {
+        if first.is_none() || self.last.is_none() {
+            return;
+        }
+        let Some(&(_, d0, _)) = own.iter().find(|o| o.0 == first_pos) else {
+            return;
+        };
+        let smallest = own.iter().map(|o| o.1).min().unwrap_or(d0);
+        let mut k = self.weights.partition_point(|&w| w < d0) + 1;
+        while k < self.tree.len() {
+            self.tree[k] = self.tree[k].saturating_add(smallest);
+            k += k & k.wrapping_neg();
+        }
+    }
+}
+
 /// KNAPSACK-SLICE over the options `cands` of `items` (a view with
 /// classes): the chosen options, zero-token candidates first (in `cands`
 /// order), then the others in reconstruction order.
@@ -79,7 +173,9 @@ fn solve(
     let mut opts: Vec<(u32, i64, i64)> = Vec::new();
     let mut dp_classes: Vec<Class> = Vec::new();
     let mut always: Vec<u32> = Vec::new();
-    for (start, end) in class_runs(classes, cands) {
+    let runs = class_runs(classes, cands);
+    let mut filter = OptionFilter::new(items, cands, &runs, bucket, capacity);
+    for (start, end) in runs {
         if items.tokens(cands[start]) == 0 {
             // A zero-token item: always included, as pushed.
             result.push(cands[start]);
@@ -102,6 +198,9 @@ fn solve(
                 (d <= capacity && v > 0).then_some((p as u32, d, v))
             })
             .collect();
+        // Options that earlier classes dominate (see `OptionFilter`).
+        let first = (zero.is_none()).then(|| value(start));
+        filter.retain(first, &mut own);
         // Dominance within the class: lightest first, then the most
         // valuable; an option is kept when worth more than every lighter one.
         own.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
@@ -117,6 +216,7 @@ fn solve(
             }
             continue;
         }
+        filter.add(first, start as u32, &own);
         let start = opts.len();
         opts.extend(own);
         dp_classes.push(Class {
