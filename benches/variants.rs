@@ -13,6 +13,7 @@
 //!    variants per item against the same lists without (goal: at most 2x).
 //!
 //!     cargo bench --bench variants
+//!     cargo bench --bench variants -- cost knapsack   # one table, some cases
 //!
 //! `benches/plain.rs` with `benches/ab.sh` times variant-free lists against
 //! the commit before variants.
@@ -228,7 +229,7 @@ fn median_ms(mut f: impl FnMut()) -> f64 {
     t[t.len() / 2]
 }
 
-fn cost_table() {
+fn cost_table(only: Option<&str>) {
     println!("\nTime of one slice call (median of 21), two variants per item against none\n");
     println!("| case | no variants ms | 2 variants per item ms | with / without |");
     println!("|---|---|---|---|");
@@ -251,6 +252,9 @@ fn cost_table() {
         ),
     ];
     for (name, n, max_tokens, target, slicer) in cases {
+        if only.is_some_and(|o| !name.contains(o)) {
+            continue;
+        }
         let budget = Budget::new(target, target).unwrap();
         let engine = Engine::new(slicer);
         let (without, with) = (seeded(n, max_tokens, false), seeded(n, max_tokens, true));
@@ -270,6 +274,8 @@ fn main() {
         score_table();
     }
     if only.as_deref().is_none_or(|o| "cost".contains(o)) {
-        cost_table();
+        // `-- cost knapsack`: only the cases whose name contains "knapsack".
+        let case = std::env::args().nth(2);
+        cost_table(case.as_deref());
     }
 }

@@ -155,7 +155,9 @@ fn csharp_readme_shrink_runs_as_printed() {
         "{printed}"
     );
     assert!(
-        printed.contains("item 2 Truncated variant 0, 948 tokens, cut bytes [3647, 10890): 3647 chars"),
+        printed.contains(
+            "item 2 Truncated variant 0, 948 tokens, cut bytes [3647, 10890): 3647 chars"
+        ),
         "{printed}"
     );
     assert!(printed.ends_with("1000 tokens selected\n"), "{printed}");

@@ -382,6 +382,7 @@ impl Plan<'_> {
         let mut after: u128 = self.classes.iter().map(|c| heaviest(c) as u128).sum();
         let from = |after: u128| (self.capacity as u128).saturating_sub(after) as usize / 64;
         let plain = |c: &Class| c.end - c.start == 1;
+        let mut lanes: Vec<(usize, T)> = Vec::new();
         let mut k = 0;
         while k < self.classes.len() {
             let a = &self.classes[k];
@@ -407,15 +408,18 @@ impl Plan<'_> {
                 k += 2;
                 continue;
             }
-            let o: Vec<(usize, T)> = self.opts[a.start..a.end]
-                .iter()
-                .map(|o| (o.1 as usize, lane(o.2)))
-                .collect();
+            lanes.clear();
+            lanes.extend(
+                self.opts[a.start..a.end]
+                    .iter()
+                    .map(|o| (o.1 as usize, lane(o.2))),
+            );
+            let o = &lanes[..];
             let rows = &mut row[..(a.end - a.start) * words];
             if o.len() == 1 {
                 kernel::rows(self.kernel, dp, self.max_weight, rows, o[0], None, start);
             } else {
-                kernel::choice_row(self.kernel, dp, self.max_weight, rows, words, &o, start);
+                kernel::choice_row(self.kernel, dp, self.max_weight, rows, words, o, start);
             }
             k += 1;
         }

@@ -117,22 +117,21 @@ macro_rules! choice_kernel {
             // `at - d .. at + lanes` the loads and stores reach lie inside
             // `dp`; `n <= MAX_OPTIONS` and `keep` has `n * words` words.
             unsafe {
-                let mut splat = [$splat(<$t>::default()); MAX_OPTIONS];
-                for (s, o) in splat.iter_mut().zip(opts) {
-                    *s = $splat(o.1);
-                }
                 let mut bits = [0u64; MAX_OPTIONS];
+                const TOP: usize = 64 / $lanes - 1;
                 for k in blocks.rev() {
-                    bits[..n].fill(0);
-                    for g in (0..64 / $lanes).rev() {
+                    for g in (0..=TOP).rev() {
                         let at = pad + 64 * k + $lanes * g;
                         let mut cur = $load(p.add(at));
                         for j in 0..n {
-                            let d = opts.get_unchecked(j).0;
-                            let with = $add($load(p.add(at - d)), *splat.get_unchecked(j));
+                            let (d, v) = *opts.get_unchecked(j);
+                            let with = $add($load(p.add(at - d)), $splat(v));
                             let m = $gt(with, cur);
                             cur = $max(cur, with);
-                            *bits.get_unchecked_mut(j) |= ($pack(m, m, m, m) & LOW) << ($lanes * g);
+                            // The block's first vector starts each word afresh.
+                            let word = bits.get_unchecked_mut(j);
+                            let before = if g == TOP { 0 } else { *word };
+                            *word = before | (($pack(m, m, m, m) & LOW) << ($lanes * g));
                         }
                         $store(p.add(at), cur);
                     }
