@@ -12,8 +12,10 @@
 //! 2. The time of GreedySlice and KnapsackSlice on seeded lists with two
 //!    variants per item against the same lists without (goal: at most 2x).
 //!
-//!     cargo bench --bench variants
-//!     cargo bench --bench variants -- cost knapsack   # one table, some cases
+//! ```text
+//! cargo bench --bench variants
+//! cargo bench --bench variants -- cost knapsack   # one table, some cases
+//! ```
 //!
 //! `benches/plain.rs` with `benches/ab.sh` times variant-free lists against
 //! the commit before variants.

@@ -35,8 +35,19 @@ fn pages() -> Vec<PathBuf> {
 
 /// The targets of the markdown links `[text](target)` of `text`.
 fn links(text: &str) -> Vec<String> {
+    // Code blocks hold no links (a C++ lambda `[](std::string t)` is none).
+    let mut prose = String::new();
+    let mut in_code = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if !in_code {
+            prose.push_str(line);
+            prose.push('\n');
+        }
+    }
     let mut out = Vec::new();
-    let mut rest = text;
+    let mut rest = prose.as_str();
     while let Some(i) = rest.find("](") {
         rest = &rest[i + 2..];
         if let Some(end) = rest.find(')') {
