@@ -93,6 +93,11 @@ fn c_text() {
     run_suite("test_text");
 }
 
+#[test]
+fn c_shrink() {
+    run_suite("test_shrink");
+}
+
 /// The binding contract through the C ABI: every row that names c.
 #[test]
 fn c_contract() {
