@@ -128,3 +128,127 @@ pub fn share(items: &Items, view: View<'_>, i: u32, shrunk: Option<&Shrunk>) -> 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::items::NewItem;
+    use crate::text::tokenizer::Keep;
+
+    fn push(it: &mut Items, tokens: i64, score: f64) {
+        it.push(NewItem {
+            tokens,
+            score,
+            kind: None,
+        })
+        .unwrap();
+    }
+
+    fn cut(min_tokens: i64) -> Option<Truncatable> {
+        Some(Truncatable {
+            keep: Keep::Head,
+            min_tokens,
+        })
+    }
+    use crate::items::Truncatable;
+
+    #[test]
+    fn check_names_the_first_item_without_content_or_tokenizer() {
+        let tok = Tokenizer::builtin("o200k_base").unwrap();
+        let mut it = Items::new();
+        for _ in 0..3 {
+            push(&mut it, 10, 0.5);
+        }
+        assert!(check(&it, None).is_ok(), "nothing truncatable");
+        it.set_truncatable(2, cut(1)).unwrap();
+        let e = check(&it, Some(&tok)).unwrap_err().to_string();
+        assert!(
+            e.contains("item 2 is truncatable but has no content"),
+            "{e}"
+        );
+        it.set_content(2, "some text").unwrap();
+        assert!(check(&it, Some(&tok)).is_ok());
+        let e = check(&it, None).unwrap_err().to_string();
+        assert!(
+            e.contains("item 2 is truncatable but the pipeline has no tokenizer"),
+            "{e}"
+        );
+        it.set_truncatable(1, cut(0)).unwrap();
+        let e = check(&it, Some(&tok)).unwrap_err().to_string();
+        assert!(e.starts_with("item 1 "), "the first one: {e}");
+    }
+
+    #[test]
+    fn fill_cuts_the_densest_first_and_passes_over_what_cannot_reach_min_tokens() {
+        let tok = Tokenizer::builtin("o200k_base").unwrap();
+        let text = "alpha beta gamma delta epsilon zeta eta theta iota kappa";
+        let mut it = Items::new();
+        push(&mut it, 10, 0.5); // 0: 0.05 per token
+        push(&mut it, 10, 0.9); // 1: 0.09 per token, needs 8
+        push(&mut it, 10, 0.2); // 2: 0.02 per token, needs 2
+        for i in 0..3 {
+            it.set_content(i, text).unwrap();
+        }
+        it.set_truncatable(0, cut(3)).unwrap();
+        it.set_truncatable(1, cut(8)).unwrap();
+        it.set_truncatable(2, cut(2)).unwrap();
+        let view = it.view();
+        let mut outcome = Outcome {
+            effective_target: 7,
+            effective_max: 7,
+            ..Outcome::default()
+        };
+        fill(&it, view, Some(&tok), &[1, 0, 2], &mut outcome);
+        // Item 1 first: 7 tokens left < its 8, passed over; item 0 cut to
+        // 7; nothing left for item 2.
+        assert_eq!(outcome.selected, vec![0]);
+        assert_eq!(outcome.selected_tokens, 7);
+        let s = outcome.shrunk[&0];
+        assert_eq!((s.variant, s.tokens), (0, 7));
+        let (head, tail) = s.cut.unwrap();
+        assert_eq!(
+            (&text[..head], tail),
+            ("alpha beta gamma delta epsilon zeta", text.len())
+        );
+        assert_eq!(tok.count(&text[..head]), 7);
+        assert!((share(&it, view, 0, Some(&s)) - 0.7).abs() < 1e-12);
+        assert_eq!(share(&it, view, 0, None), 1.0);
+        // No tokenizer: nothing is cut.
+        let mut outcome = Outcome {
+            effective_target: 7,
+            ..Outcome::default()
+        };
+        fill(&it, view, None, &[1, 0, 2], &mut outcome);
+        assert!(outcome.selected.is_empty());
+    }
+
+    #[test]
+    fn fill_leaves_selected_capped_grouped_and_pinned_items_alone() {
+        let tok = Tokenizer::builtin("o200k_base").unwrap();
+        let mut it = Items::new();
+        for i in 0..5 {
+            push(&mut it, 4, 0.5 + i as f64 / 10.0);
+            it.set_content(i, "one two three four").unwrap();
+            it.set_truncatable(i, cut(1)).unwrap();
+        }
+        it.set_group(2, 9).unwrap();
+        it.set_pinned(3, true).unwrap();
+        let mut outcome = Outcome {
+            effective_target: 100,
+            selected: vec![0],
+            selected_tokens: 4,
+            cap_excluded: vec![1],
+            ..Outcome::default()
+        };
+        fill(&it, it.view(), Some(&tok), &[0, 1, 2, 3, 4], &mut outcome);
+        assert_eq!(outcome.selected, vec![0, 4]);
+        assert_eq!(outcome.selected_tokens, 8);
+        // A share is never over 1 (the tokenizer may count more than the host).
+        let s = Shrunk {
+            variant: 0,
+            tokens: 9,
+            cut: Some((0, 0)),
+        };
+        assert_eq!(share(&it, it.view(), 4, Some(&s)), 1.0);
+    }
+}

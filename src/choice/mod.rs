@@ -240,3 +240,118 @@ pub fn class_runs(classes: &[u32], cands: &[u32]) -> Vec<(usize, usize)> {
     );
     runs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::group::{Groups, Units};
+    use crate::items::NewItem;
+
+    /// Items of (tokens, score, group, variants as (tokens, value)).
+    fn items(spec: &[(i64, f64, u64, &[(i64, f64)])]) -> Items {
+        let mut it = Items::new();
+        for (i, &(tokens, score, group, variants)) in spec.iter().enumerate() {
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+            it.set_group(i, group).unwrap();
+            for &(t, v) in variants {
+                it.add_variant(i, t, v, None).unwrap();
+            }
+        }
+        it
+    }
+
+    fn columns(o: &Options) -> Vec<(u32, u8, i64, f64, i64)> {
+        (0..o.len())
+            .map(|k| {
+                (
+                    o.class[k],
+                    o.number[k],
+                    o.tokens[k],
+                    o.scores[k],
+                    o.values[k],
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn each_item_gets_an_option_per_variant_and_zero_token_items_none() {
+        let it = items(&[
+            (100, 0.5, 0, &[(10, 0.5), (0, 0.25)]),
+            (0, 0.9, 0, &[(5, 1.0)]),
+            (30, 0.2, 0, &[]),
+        ]);
+        let view = it.view();
+        let cands = [2u32, 0, 1];
+        let o = Options::build(&it, view, view, &cands, |p| std::slice::from_ref(&cands[p]));
+        assert_eq!(
+            columns(&o),
+            vec![
+                (0, 0, 30, 0.2, 2000),
+                (1, 0, 100, 0.5, 5000),
+                (1, 1, 10, 0.25, 2500),
+                (1, 2, 0, 0.125, 1250),
+                (2, 0, 0, 0.9, 9000),
+            ]
+        );
+        let v = o.view(view);
+        assert_eq!(v.classes(), Some(&[0, 1, 1, 1, 2][..]));
+        assert!(v.is_first_option(1) && !v.is_first_option(2) && v.is_first_option(4));
+        assert_eq!((v.class(3), v.tokens(3), v.value(3, |_| -1)), (1, 0, 1250));
+        // Back to items: option 3 is item 0 at variant 2, option 4 item 1.
+        let chosen = o.expand(view, &[3, 4, 0], |p| std::slice::from_ref(&cands[p]));
+        let got: Vec<_> = chosen
+            .iter()
+            .map(|c| (c.item, c.variant, c.tokens))
+            .collect();
+        assert_eq!(got, vec![(0, 2, 0), (1, 0, 0), (2, 0, 30)]);
+    }
+
+    #[test]
+    fn a_group_has_an_option_per_variant_number() {
+        // Group 7: items 0 (two variants) and 2 (one); item 1 alone.
+        let it = items(&[
+            (100, 0.5, 7, &[(10, 0.5), (20, 0.1)]),
+            (40, 0.3, 0, &[]),
+            (60, 0.4, 7, &[(6, 0.5)]),
+        ]);
+        let view = it.view();
+        let groups = Groups::of(&it).unwrap();
+        let units = Units::build(view, &groups, &[0, 1, 2], scaled_value, true).unwrap();
+        let base = units.view(view);
+        let cands: Vec<u32> = (0..units.len() as u32).collect();
+        let o = Options::build(&it, view, base, &cands, |p| units.members(cands[p]));
+        // The group first (its best member 0.5); option 1: both members at
+        // variant 1; option 2: item 0 at variant 2, item 2 as pushed.
+        let got = columns(&o);
+        assert_eq!(got.len(), 4, "{got:?}");
+        assert_eq!((got[0].0, got[0].1, got[0].2, got[0].4), (0, 0, 160, 9000));
+        assert_eq!((got[1].1, got[1].2, got[1].4), (1, 16, 2500 + 2000));
+        assert!((got[1].3 - 0.45).abs() < 1e-12);
+        assert_eq!((got[2].1, got[2].2, got[2].4), (2, 80, 500 + 4000));
+        assert_eq!((got[3].0, got[3].1, got[3].2), (1, 0, 40));
+        let chosen = o.expand(view, &[2], |p| units.members(cands[p]));
+        let got: Vec<_> = chosen
+            .iter()
+            .map(|c| (c.item, c.variant, c.tokens))
+            .collect();
+        assert_eq!(got, vec![(0, 2, 20), (2, 0, 60)]);
+    }
+
+    #[test]
+    fn class_runs_are_the_runs_of_one_class() {
+        let classes = [0u32, 0, 1, 2, 2, 2];
+        assert_eq!(
+            class_runs(&classes, &[0, 1, 2, 3, 4, 5]),
+            vec![(0, 2), (2, 3), (3, 6)]
+        );
+        // A subset (a quota's partition) keeps its runs.
+        assert_eq!(class_runs(&classes, &[1, 4, 5]), vec![(0, 1), (1, 3)]);
+        assert!(class_runs(&classes, &[]).is_empty());
+    }
+}
