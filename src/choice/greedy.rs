@@ -184,9 +184,12 @@ mod tests {
     use crate::choice::Options;
     use crate::items::{Items, NewItem};
 
-    /// GreedySlice over items of (tokens, score, variants), candidates in
-    /// item order: the chosen (item, variant) pairs.
-    fn run(spec: &[(i64, f64, &[(i64, f64)])], target: i64) -> Vec<(u32, u8)> {
+    /// Items of (tokens, score, variants as (tokens, value)).
+    type Spec<'a> = &'a [(i64, f64, &'a [(i64, f64)])];
+
+    /// GreedySlice over `spec`, candidates in item order: the chosen
+    /// (item, variant) pairs.
+    fn run(spec: Spec<'_>, target: i64) -> Vec<(u32, u8)> {
         let mut it = Items::new();
         for (i, &(tokens, score, variants)) in spec.iter().enumerate() {
             it.push(NewItem {
@@ -213,7 +216,7 @@ mod tests {
 
     #[test]
     fn nothing_for_a_non_positive_target() {
-        let spec: &[(i64, f64, &[(i64, f64)])] = &[(0, 0.5, &[]), (10, 0.5, &[(1, 0.5)])];
+        let spec: Spec<'_> = &[(0, 0.5, &[]), (10, 0.5, &[(1, 0.5)])];
         assert!(run(spec, 0).is_empty());
         assert!(run(spec, -3).is_empty());
     }
@@ -223,7 +226,7 @@ mod tests {
         // Item 0: 10 tokens at 1.0 as its variant, 100 at 1.5 as pushed;
         // item 1: 50 at 0.4. At 100: item 0's variant (0.1 per token), item
         // 1 (0.008); item 0's step up needs 90 more, 40 are left.
-        let spec: &[(i64, f64, &[(i64, f64)])] = &[(100, 1.5, &[(10, 2.0 / 3.0)]), (50, 0.4, &[])];
+        let spec: Spec<'_> = &[(100, 1.5, &[(10, 2.0 / 3.0)]), (50, 0.4, &[])];
         assert_eq!(run(spec, 100), vec![(0, 1), (1, 0)]);
         // At 150 both steps of item 0 fit: it ends as pushed.
         assert_eq!(run(spec, 150), vec![(0, 0), (1, 0)]);
@@ -231,20 +234,20 @@ mod tests {
 
     #[test]
     fn a_zero_token_variant_is_taken_first() {
-        let spec: &[(i64, f64, &[(i64, f64)])] = &[(500, 0.9, &[(0, 0.1)]), (20, 0.5, &[])];
+        let spec: Spec<'_> = &[(500, 0.9, &[(0, 0.1)]), (20, 0.5, &[])];
         assert_eq!(run(spec, 30), vec![(0, 1), (1, 0)]);
     }
 
     #[test]
     fn repairs_take_what_still_fits_and_move_up() {
         // Item 1 scores 0 (no hull step): the repair takes it while it fits.
-        let spec: &[(i64, f64, &[(i64, f64)])] = &[(40, 0.5, &[]), (5, 0.0, &[])];
+        let spec: Spec<'_> = &[(40, 0.5, &[]), (5, 0.0, &[])];
         assert_eq!(run(spec, 50), vec![(0, 0), (1, 0)]);
         assert_eq!(run(spec, 44), vec![(0, 0)]);
         // Item 0's best step is its 10-token variant; the pass skips the
         // 60-token step up (item 1 took the room first) and the repair has
         // no room either; at 70 the step up fits after item 1.
-        let spec: &[(i64, f64, &[(i64, f64)])] = &[(70, 1.0, &[(10, 0.5)]), (10, 0.2, &[])];
+        let spec: Spec<'_> = &[(70, 1.0, &[(10, 0.5)]), (10, 0.2, &[])];
         assert_eq!(run(spec, 75), vec![(0, 1), (1, 0)]);
         assert_eq!(run(spec, 80), vec![(0, 0), (1, 0)]);
     }

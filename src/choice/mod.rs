@@ -100,7 +100,6 @@ impl Options {
     ) -> Options {
         let flat = Flat::of(items, &view);
         let mut o = Options::default();
-        o.reserve(cands.len() + flat.vars.len());
         for (p, &c) in cands.iter().enumerate() {
             let tie = base.ties()[c as usize];
             o.push(
@@ -133,16 +132,6 @@ impl Options {
         o
     }
 
-    fn reserve(&mut self, n: usize) {
-        self.class.reserve(n);
-        self.number.reserve(n);
-        self.tokens.reserve(n);
-        self.scores.reserve(n);
-        self.values.reserve(n);
-        self.kinds.reserve(n);
-        self.ties.reserve(n);
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn push(
         &mut self,
@@ -163,17 +152,14 @@ impl Options {
         self.ties.push(tie);
     }
 
-    pub fn len(&self) -> usize {
+    /// How many options.
+    pub(crate) fn len(&self) -> usize {
         self.tokens.len()
     }
 
     /// The candidate position of option `o`.
     pub fn class(&self, o: u32) -> u32 {
         self.class[o as usize]
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.tokens.is_empty()
     }
 
     /// What a slicer reads of the options (kinds interned in `base`'s table).
@@ -248,7 +234,9 @@ mod tests {
     use crate::items::NewItem;
 
     /// Items of (tokens, score, group, variants as (tokens, value)).
-    fn items(spec: &[(i64, f64, u64, &[(i64, f64)])]) -> Items {
+    type Spec<'a> = &'a [(i64, f64, u64, &'a [(i64, f64)])];
+
+    fn items(spec: Spec<'_>) -> Items {
         let mut it = Items::new();
         for (i, &(tokens, score, group, variants)) in spec.iter().enumerate() {
             it.push(NewItem {
