@@ -26,6 +26,9 @@ use super::class_runs;
 use crate::items::View;
 use crate::sort::desc_bits;
 
+/// Steps ordered in the first round at least; doubled every round.
+const FIRST_ROUND: usize = 1024;
+
 /// One step up a class's hull.
 #[derive(Clone, Copy)]
 struct Step {
@@ -39,6 +42,11 @@ struct Step {
 /// in Sort-stage order of their classes) with `target` tokens: the chosen
 /// options, in the order their classes were first chosen.
 pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
+    greedy_rounds(items, cands, target, FIRST_ROUND)
+}
+
+/// [`greedy`] whose first round orders `first_round` steps.
+fn greedy_rounds(items: &View<'_>, cands: &[u32], target: i64, first_round: usize) -> Vec<u32> {
     if cands.is_empty() || target <= 0 {
         return Vec::new();
     }
@@ -88,7 +96,6 @@ pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
     // 2. One pass over the steps by efficiency: a class takes its steps in
     // order (each step's efficiency is below the one before it), so a step
     // counts only while its class has taken every step before it.
-    keys.sort_unstable();
     let mut at: Vec<Option<usize>> = vec![None; runs.len()];
     // Per class: the step it stands at (its next step's index), or dead.
     let mut next: Vec<u32> = vec![u32::MAX; runs.len()];
@@ -97,27 +104,46 @@ pub fn greedy(items: &View<'_>, cands: &[u32], target: i64) -> Vec<u32> {
     }
     let mut order: Vec<u32> = Vec::new();
     let mut left = target;
-    for key in keys {
-        let k = key as u32;
-        let s = steps[k as usize];
-        let c = s.class as usize;
-        if next[c] != k {
-            continue;
+    // In rounds, as GreedySlice does: the most efficient `round` steps
+    // (a selection, not a sort of all), in order; then every step that no
+    // longer fits what is left, or whose class is dead, leaves the pool
+    // (at its turn it would be passed over), and the round doubles.
+    let mut pool = keys;
+    let mut round = first_round;
+    while !pool.is_empty() {
+        let head = round.min(pool.len());
+        if head < pool.len() {
+            pool.select_nth_unstable(head - 1);
         }
-        if s.extra > left {
-            next[c] = u32::MAX;
-            continue;
+        pool[..head].sort_unstable();
+        for &key in &pool[..head] {
+            let k = key as u32;
+            let s = steps[k as usize];
+            let c = s.class as usize;
+            if next[c] != k {
+                continue;
+            }
+            if s.extra > left {
+                next[c] = u32::MAX;
+                continue;
+            }
+            if at[c].is_none() {
+                order.push(s.class);
+            }
+            at[c] = Some(s.option as usize);
+            left -= s.extra;
+            let after = k as usize + 1;
+            next[c] = match steps.get(after) {
+                Some(n) if n.class == s.class => after as u32,
+                _ => u32::MAX,
+            };
         }
-        if at[c].is_none() {
-            order.push(s.class);
-        }
-        at[c] = Some(s.option as usize);
-        left -= s.extra;
-        let after = k as usize + 1;
-        next[c] = match steps.get(after) {
-            Some(n) if n.class == s.class => after as u32,
-            _ => u32::MAX,
-        };
+        pool.drain(..head);
+        pool.retain(|&key| {
+            let s = steps[key as u32 as usize];
+            s.extra <= left && next[s.class as usize] != u32::MAX
+        });
+        round = round.saturating_mul(2);
     }
     // 3. Repairs.
     let better = |p: usize, q: usize| -> Ordering {
@@ -212,6 +238,47 @@ mod tests {
             .iter()
             .map(|c| (c.item, c.variant))
             .collect()
+    }
+
+    #[test]
+    fn rounds_choose_what_one_sort_of_every_step_chooses() {
+        // Thousands of steps: the pass in rounds (the first of 1024 steps,
+        // or of 7) against one round holding every step.
+        let mut rng = crate::testing::Rng(0x0027_0027);
+        for case in 0..40 {
+            let mut it = Items::new();
+            let n = 500 + rng.below(3000) as usize;
+            for i in 0..n {
+                let tokens = 1 + rng.below(400) as i64;
+                let score = rng.below(1000) as f64 / 1000.0;
+                it.push(NewItem {
+                    tokens,
+                    score,
+                    kind: None,
+                })
+                .unwrap();
+                for _ in 0..rng.below(3) {
+                    let t = rng.below(tokens as u64 + 50) as i64;
+                    let v = (1 + rng.below(20)) as f64 / 20.0;
+                    it.add_variant(i, t, v, None).unwrap();
+                }
+            }
+            let view = it.view();
+            let cands = crate::sort::sort_stage(&view);
+            let one = |p: usize| std::slice::from_ref(&cands[p]);
+            let o = Options::build(&it, view, view, &cands, one);
+            let all: Vec<u32> = (0..o.len() as u32).collect();
+            let target = 1 + rng.below(60_000) as i64;
+            let options = o.view(view);
+            let whole = greedy_rounds(&options, &all, target, usize::MAX);
+            for first in [FIRST_ROUND, 7] {
+                let got = greedy_rounds(&options, &all, target, first);
+                assert_eq!(
+                    got, whole,
+                    "case {case}: n {n} target {target} first {first}"
+                );
+            }
+        }
     }
 
     #[test]
