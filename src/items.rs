@@ -808,4 +808,58 @@ mod tests {
         s.push(item(-5, 0.1, None)).unwrap();
         assert_eq!(s.view().tokens(0), -5);
     }
+
+    #[test]
+    fn variants_and_truncation_are_stored_checked_and_taken_back() {
+        use crate::text::tokenizer::Keep;
+        let mut s = Items::new();
+        s.push(item(100, 0.5, None)).unwrap();
+        s.push(item(50, 0.5, None)).unwrap();
+        assert!(!s.has_variants() && !s.has_truncatable());
+        assert_eq!(s.add_variant(1, 10, 0.5, Some("short")).unwrap(), 1);
+        assert_eq!(s.add_variant(1, 0, 1.0, None).unwrap(), 2);
+        assert!(s.has_variants() && !s.has_truncatable());
+        assert!(s.variants(0).is_empty());
+        assert_eq!(s.variants(1)[0].content.as_deref(), Some("short"));
+        assert_eq!((s.variants(1)[1].tokens, s.variants(1)[1].value), (0, 1.0));
+        for (tokens, value) in [
+            (-1, 0.5),
+            (1, 0.0),
+            (1, 1.0000001),
+            (1, f64::NAN),
+            (1, -0.5),
+        ] {
+            assert!(
+                s.add_variant(0, tokens, value, None).is_err(),
+                "{tokens} {value}"
+            );
+        }
+        assert!(s.add_variant(0, 1, 0.5, Some("")).is_err());
+        assert!(s.add_variant(2, 1, 0.5, None).is_err());
+        assert!(s.variants(0).is_empty(), "nothing changed");
+        let t = Truncatable {
+            keep: Keep::Tail,
+            min_tokens: 3,
+        };
+        assert!(s
+            .set_truncatable(
+                0,
+                Some(Truncatable {
+                    min_tokens: -1,
+                    ..t
+                })
+            )
+            .is_err());
+        assert!(!s.has_truncatable());
+        s.set_truncatable(0, Some(t)).unwrap();
+        assert!(s.has_truncatable());
+        assert_eq!(s.truncatable(0), Some(t));
+        assert_eq!(s.truncatable(1), None);
+        s.set_truncatable(0, None).unwrap();
+        assert!(!s.has_truncatable());
+        // Taking items back takes their variants and truncation too.
+        s.set_truncatable(1, Some(t)).unwrap();
+        s.truncate(1).unwrap();
+        assert!(!s.has_variants() && !s.has_truncatable());
+    }
 }
