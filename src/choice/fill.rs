@@ -89,7 +89,9 @@ pub fn fill(
         .saturating_sub(outcome.selected_tokens);
     for i in pool {
         let t = items.truncatable(i).expect("a truncatable item");
-        if left < t.min_tokens || left < 0 {
+        // (min_tokens >= 0: what is left is never negative past here, even
+        // after a count slicer's commitments overran the target.)
+        if left < t.min_tokens {
             continue;
         }
         let content = items.content(i).expect("checked before the run");
@@ -220,6 +222,48 @@ mod tests {
         };
         fill(&it, view, None, &[1, 0, 2], &mut outcome);
         assert!(outcome.selected.is_empty());
+    }
+
+    #[test]
+    fn density_decides_and_nothing_is_cut_from_an_overrun_or_for_a_zero_token_item() {
+        let tok = Tokenizer::builtin("o200k_base").unwrap();
+        let mut it = Items::new();
+        push(&mut it, 5, 0.5); // 0.1 per token
+        push(&mut it, 60, 0.6); // 0.01 per token, but the larger score
+        push(&mut it, 0, 0.9); // no tokens: never cut
+        for i in 0..3 {
+            it.set_content(i, "one two three four five six seven eight")
+                .unwrap();
+            it.set_truncatable(i, cut(0)).unwrap();
+        }
+        let view = it.view();
+        let run = |target: i64, selected_tokens: i64| {
+            let mut outcome = Outcome {
+                effective_target: target,
+                selected_tokens,
+                ..Outcome::default()
+            };
+            fill(&it, view, Some(&tok), &[1, 0, 2], &mut outcome);
+            outcome
+        };
+        let o = run(4, 0);
+        assert_eq!(
+            o.selected,
+            vec![0, 1],
+            "item 0 first, cut to 4; item 1 to 0"
+        );
+        assert_eq!((o.shrunk[&0].tokens, o.shrunk[&1].tokens), (4, 0));
+        // A count slicer's commitments overran the target: nothing is cut.
+        let o = run(4, 9);
+        assert!(o.selected.is_empty(), "{:?}", o.selected);
+        // A variant keeps its value's share of the score.
+        it.add_variant(0, 2, 0.25, None).unwrap();
+        let v = Shrunk {
+            variant: 1,
+            tokens: 2,
+            cut: None,
+        };
+        assert_eq!(share(&it, it.view(), 0, Some(&v)), 0.25);
     }
 
     #[test]
