@@ -444,3 +444,154 @@ fn fill_leaves_no_truncatable_item_that_would_still_fit() {
         }
     }
 }
+
+/// GreedySlice over options as docs/variants.md words it, written here
+/// from those words: each item's options as steps up its hull from
+/// nothing, all steps by efficiency (ties: the Sort stage's order, then
+/// the step), then the two repairs. Ungrouped items; the selection as
+/// (item, variant) in the order the items were first chosen.
+fn reference_greedy(specs: &[Spec], target: i64) -> Vec<(usize, usize)> {
+    if target <= 0 {
+        return Vec::new();
+    }
+    // The Sort stage: score descending, then push order.
+    let mut order: Vec<usize> = (0..specs.len()).collect();
+    order.sort_by(|&a, &b| {
+        specs[b]
+            .score
+            .partial_cmp(&specs[a].score)
+            .unwrap()
+            .then(a.cmp(&b))
+    });
+    let options = |i: usize| -> Vec<(i64, f64)> {
+        let s = &specs[i];
+        let mut o = vec![(s.tokens, s.score)];
+        if s.tokens != 0 {
+            o.extend(s.variants.iter().map(|&(t, v)| (t, s.score * v)));
+        }
+        o
+    };
+    // (efficiency, class position, level, option, extra)
+    let mut steps: Vec<(f64, usize, usize, usize, i64)> = Vec::new();
+    for (c, &i) in order.iter().enumerate() {
+        let o = options(i);
+        let (mut t0, mut s0, mut level) = (0i64, 0f64, 0);
+        loop {
+            let mut best: Option<(f64, i64, usize)> = None;
+            for (k, &(t, s)) in o.iter().enumerate() {
+                if t > target || s <= s0 || t < t0 {
+                    continue;
+                }
+                let dt = t - t0;
+                let eff = if dt == 0 {
+                    f64::MAX
+                } else {
+                    (s - s0) / dt as f64
+                };
+                if best.is_none_or(|(e, bdt, _)| eff > e || (eff == e && dt < bdt)) {
+                    best = Some((eff, dt, k));
+                }
+            }
+            let Some((eff, dt, k)) = best else { break };
+            steps.push((eff, c, level, k, dt));
+            (t0, s0, level) = (o[k].0, o[k].1, level + 1);
+        }
+    }
+    steps.sort_by(|a, b| {
+        b.0.partial_cmp(&a.0)
+            .unwrap()
+            .then(a.1.cmp(&b.1))
+            .then(a.2.cmp(&b.2))
+    });
+    let n = order.len();
+    let (mut at, mut level, mut dead) = (vec![None; n], vec![0; n], vec![false; n]);
+    let mut chosen_order = Vec::new();
+    let mut left = target;
+    for &(_, c, l, k, extra) in &steps {
+        if dead[c] || level[c] != l {
+            continue;
+        }
+        if extra > left {
+            dead[c] = true;
+            continue;
+        }
+        if at[c].is_none() {
+            chosen_order.push(c);
+        }
+        at[c] = Some(k);
+        level[c] += 1;
+        left -= extra;
+    }
+    // Higher score, then fewer tokens, then the earlier option.
+    let pick = |o: &[(i64, f64)], ok: &dyn Fn(usize) -> bool| -> Option<usize> {
+        (0..o.len()).filter(|&k| ok(k)).min_by(|&p, &q| {
+            o[q].1
+                .partial_cmp(&o[p].1)
+                .unwrap()
+                .then(o[p].0.cmp(&o[q].0))
+                .then(p.cmp(&q))
+        })
+    };
+    loop {
+        let mut changed = false;
+        for c in 0..n {
+            if at[c].is_some() {
+                continue;
+            }
+            let o = options(order[c]);
+            if let Some(k) = pick(&o, &|k| o[k].0 <= left) {
+                at[c] = Some(k);
+                chosen_order.push(c);
+                left -= o[k].0;
+                changed = true;
+            }
+        }
+        for &c in &chosen_order.clone() {
+            let o = options(order[c]);
+            let cur = at[c].unwrap();
+            if let Some(k) = pick(&o, &|k| o[k].1 > o[cur].1 && o[k].0 - o[cur].0 <= left) {
+                left -= o[k].0 - o[cur].0;
+                at[c] = Some(k);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    chosen_order
+        .into_iter()
+        .map(|c| (order[c], at[c].unwrap()))
+        .collect()
+}
+
+#[test]
+fn greedy_is_the_hull_greedy_as_documented() {
+    let mut rng = Rng(0x5EED_002C);
+    for case in 0..4000 {
+        let n = 1 + rng.below(10) as usize;
+        let specs = random_specs(&mut rng, n, false);
+        let target = rng.below(220) as i64 - 10;
+        let budget_target = target.max(0);
+        let items = items_of(&specs);
+        let budget = Budget::new(budget_target.max(1), budget_target).unwrap();
+        let outcome = Engine::new(Slicer::Greedy)
+            .slice(&items, &budget, 0)
+            .unwrap();
+        let got: Vec<(usize, usize)> = outcome
+            .selected
+            .iter()
+            .map(|&i| {
+                (
+                    i as usize,
+                    outcome.shrunk.get(&i).map_or(0, |s| s.variant as usize),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            reference_greedy(&specs, budget_target),
+            "case {case}: {specs:?} target {budget_target}"
+        );
+    }
+}
