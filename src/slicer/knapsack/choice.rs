@@ -200,6 +200,8 @@ fn solve(
             .collect();
         // Options that earlier classes dominate (see `OptionFilter`).
         let first = (zero.is_none()).then(|| value(start));
+        #[cfg(test)]
+        let first = first.filter(|_| !tests::NO_FILTER.get());
         filter.retain(first, &mut own);
         // Dominance within the class: lightest first, then the most
         // valuable; an option is kept when worth more than every lighter one.
@@ -292,6 +294,8 @@ fn run(
             sizing.push((o.0, o.1, if k == 0 { best } else { 0 }));
         }
     }
+    #[cfg(test)]
+    tests::ROWS.set(sizing.len());
     let size = TableSize::of(&sizing, capacity, bucket, memory_limit)?;
     let Scratch {
         keep,
@@ -423,5 +427,129 @@ impl Plan<'_> {
             }
             k += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choice::Options;
+    use crate::items::{Items, NewItem};
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Test hook: leave the option filter out.
+        pub(super) static NO_FILTER: Cell<bool> = const { Cell::new(false) };
+        /// The option rows of the last table built on this thread.
+        pub(super) static ROWS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// (tokens, score, variants as (tokens, value)) per item.
+    type Spec = Vec<(i64, f64, Vec<(i64, f64)>)>;
+
+    /// The knapsack over the options of `spec` (Sort order): the total
+    /// value chosen, and the option rows of its table.
+    fn run(spec: &Spec, target: i64, bucket: i64, filter: bool) -> (i64, usize) {
+        let mut it = Items::new();
+        for (i, (tokens, score, variants)) in spec.iter().enumerate() {
+            let (tokens, score) = (*tokens, *score);
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+            for &(t, v) in variants {
+                it.add_variant(i, t, v, None).unwrap();
+            }
+        }
+        let view = it.view();
+        let cands = crate::sort::sort_stage(&view);
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(&it, view, view, &cands, one);
+        let options = o.view(view);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        NO_FILTER.set(!filter);
+        ROWS.set(0);
+        let chosen = knapsack(&options, &all, target, bucket, usize::MAX).unwrap();
+        NO_FILTER.set(false);
+        let value = chosen.iter().map(|&k| options.value(k, |_| 0)).sum();
+        (value, ROWS.get())
+    }
+
+    #[test]
+    fn the_option_filter_drops_options_and_changes_no_result() {
+        let mut rng = crate::testing::Rng(0x0027_F117);
+        let (mut kept, mut all) = (0, 0);
+        for case in 0..60 {
+            // Many items for a small budget: most options cannot matter.
+            let spec: Spec = (0..100 + rng.below(400))
+                .map(|_| {
+                    let t = 1 + rng.below(300) as i64;
+                    let variants = (0..rng.below(3))
+                        .map(|_| {
+                            (
+                                1 + rng.below(t as u64) as i64,
+                                (1 + rng.below(10)) as f64 / 10.0,
+                            )
+                        })
+                        .collect();
+                    (t, rng.below(1000) as f64 / 1000.0, variants)
+                })
+                .collect();
+            let target = 50 + rng.below(2000) as i64;
+            let bucket = [1, 10][case % 2];
+            let (with, rows) = run(&spec, target, bucket, true);
+            let (without, every) = run(&spec, target, bucket, false);
+            assert_eq!(with, without, "case {case}");
+            assert!(rows <= every, "case {case}");
+            (kept, all) = (kept + rows, all + every);
+        }
+        // The filter removes most option rows of lists this much larger
+        // than their budgets.
+        assert!(kept * 2 < all, "{kept} of {all} option rows kept");
+    }
+
+    #[test]
+    fn the_option_filter_sums_the_lightest_options_of_no_heavier_first_options() {
+        // Capacity 4. Class A: first option of weight 2, lightest 1;
+        // class B: first option 3 (its only one).
+        let runs = [(0, 1)];
+        let mut it = Items::new();
+        it.push(NewItem {
+            tokens: 2,
+            score: 0.5,
+            kind: None,
+        })
+        .unwrap();
+        let view = it.view();
+        let mut f = OptionFilter::new(&view, &[0], &runs, 1, 4);
+        f.weights = vec![2, 3];
+        f.tree = vec![0; 3];
+        f.add(Some(900), 0, &[(0, 2, 900), (1, 1, 500)]);
+        assert_eq!(
+            (f.weight_upto(1), f.weight_upto(2), f.weight_upto(3)),
+            (0, 1, 1)
+        );
+        f.add(Some(800), 7, &[(7, 3, 800)]);
+        assert_eq!(
+            (f.weight_upto(2), f.weight_upto(3), f.weight_upto(9)),
+            (1, 4, 4)
+        );
+        // An option of weight 1 goes when more than 3 weigh in for it:
+        // none do; one of weight 2 when more than 2: 1 does not; one of
+        // weight 3 when more than 1: 4 do.
+        let mut own = vec![(9, 1, 10), (10, 2, 10), (11, 3, 10)];
+        f.retain(Some(700), &mut own);
+        assert_eq!(own, vec![(9, 1, 10), (10, 2, 10)]);
+        // A class whose first option is gone is no part of any later D.
+        f.add(Some(700), 12, &own);
+        assert_eq!(f.weight_upto(3), 4);
+        // First options whose values rise: the filter stops.
+        let mut own = vec![(13, 3, 10)];
+        f.retain(Some(950), &mut own);
+        assert_eq!(own.len(), 1);
+        f.retain(Some(10), &mut own);
+        assert_eq!(own.len(), 1, "stopped for good");
     }
 }
