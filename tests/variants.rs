@@ -595,3 +595,52 @@ fn greedy_is_the_hull_greedy_as_documented() {
         );
     }
 }
+
+/// A group whose large member has a placeholder goes in as its option 1
+/// through the whole pipeline: placed together, the report's tokens those
+/// of the option, no overflow on the way (Place counts what each adds).
+#[test]
+fn a_group_goes_in_at_its_variant_through_the_pipeline() {
+    let mut items = Items::new();
+    for (tokens, score) in [(20, 0.9), (5000, 0.8), (30, 0.5), (40, 0.4)] {
+        items
+            .push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+    }
+    items.set_group(0, 3).unwrap(); // a tool call ...
+    items.set_group(1, 3).unwrap(); // ... and its output
+    items
+        .add_variant(1, 10, 0.1, Some("[output cleared]"))
+        .unwrap();
+    for slicer in [Slicer::Greedy, Slicer::Knapsack(Knapsack::new(1).unwrap())] {
+        let mut p = Pipeline::new(None, Engine::new(slicer), None);
+        p.deduplication = false;
+        let mut report = cupel::pipeline::Report::default();
+        let placed = p
+            .run(&items, &Budget::new(100, 60).unwrap(), Some(&mut report))
+            .unwrap();
+        // The group (20 + 10 tokens) and item 2 (30): 60; item 3 is out.
+        let mut sorted = placed.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, vec![0, 1, 2], "{:?}", p.engine.slicer);
+        let at = |i: u32| report.included.iter().find(|d| d.item == i).unwrap();
+        assert_eq!(
+            (at(0).variant, at(0).added_tokens, at(0).reason.name()),
+            (0, 20, "Scored")
+        );
+        assert_eq!(
+            (at(1).variant, at(1).added_tokens, at(1).reason.name()),
+            (1, 10, "Variant")
+        );
+        assert_eq!((at(1).item_tokens, at(1).group_tokens), (5000, 5020));
+        assert_eq!(report.outcome.selected_tokens, 60);
+        assert!((at(1).score - 0.08).abs() < 1e-12);
+        let pos = |i: u32| placed.iter().position(|&x| x == i).unwrap();
+        assert_eq!(pos(1), pos(0) + 1, "the group stays together");
+        assert_eq!(report.excluded.len(), 1);
+    }
+}
