@@ -216,18 +216,7 @@ mod tests {
     /// GreedySlice over `spec`, candidates in item order: the chosen
     /// (item, variant) pairs.
     fn run(spec: Spec<'_>, target: i64) -> Vec<(u32, u8)> {
-        let mut it = Items::new();
-        for (i, &(tokens, score, variants)) in spec.iter().enumerate() {
-            it.push(NewItem {
-                tokens,
-                score,
-                kind: None,
-            })
-            .unwrap();
-            for &(t, v) in variants {
-                it.add_variant(i, t, v, None).unwrap();
-            }
-        }
+        let it = crate::choice::test_items(spec);
         let view = it.view();
         let cands: Vec<u32> = (0..spec.len() as u32).collect();
         let one = |p: usize| std::slice::from_ref(&cands[p]);

@@ -205,6 +205,26 @@ impl Options {
     }
 }
 
+/// Test helper: items of (tokens, score, variants as (tokens, value)),
+/// kind and content left unset.
+#[cfg(test)]
+pub(crate) fn test_items<V: AsRef<[(i64, f64)]>>(spec: &[(i64, f64, V)]) -> Items {
+    let mut it = Items::new();
+    for (i, (tokens, score, variants)) in spec.iter().enumerate() {
+        let (tokens, score) = (*tokens, *score);
+        it.push(crate::items::NewItem {
+            tokens,
+            score,
+            kind: None,
+        })
+        .unwrap();
+        for &(t, v) in variants.as_ref() {
+            it.add_variant(i, t, v, None).unwrap();
+        }
+    }
+    it
+}
+
 /// The classes of `cands` in a view of options: runs of consecutive
 /// candidates of one class, as (start, end) positions in `cands`.
 pub fn class_runs(classes: &[u32], cands: &[u32]) -> Vec<(usize, usize)> {

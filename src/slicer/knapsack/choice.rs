@@ -22,7 +22,7 @@
 //!   bit is set at the remaining capacity is the class's choice.
 
 use super::filter::{drop_dominated, Filter};
-use super::scratch::{dp_array, grow, Scratch, SCRATCH};
+use super::scratch::{dp_array, grow, with_scratch, Scratch};
 use super::{ceil_div, TableSize};
 use crate::choice::class_runs;
 use crate::error::Result;
@@ -145,17 +145,7 @@ pub fn knapsack(
     if cands.is_empty() || target <= 0 {
         return Ok(Vec::new());
     }
-    SCRATCH.with(|scratch| {
-        let mut fresh = Scratch::default();
-        let mut guard = scratch.try_borrow_mut();
-        let scratch = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
-        let out = solve(scratch, items, cands, target, bucket, memory_limit);
-        scratch.trim();
-        out
-    })
+    with_scratch(|scratch| solve(scratch, items, cands, target, bucket, memory_limit))
 }
 
 fn solve(
@@ -450,19 +440,7 @@ mod tests {
     /// The knapsack over the options of `spec` (Sort order): the total
     /// value chosen, and the option rows of its table.
     fn run(spec: &Spec, target: i64, bucket: i64, filter: bool) -> (i64, usize) {
-        let mut it = Items::new();
-        for (i, (tokens, score, variants)) in spec.iter().enumerate() {
-            let (tokens, score) = (*tokens, *score);
-            it.push(NewItem {
-                tokens,
-                score,
-                kind: None,
-            })
-            .unwrap();
-            for &(t, v) in variants {
-                it.add_variant(i, t, v, None).unwrap();
-            }
-        }
+        let it = crate::choice::test_items(spec);
         let view = it.view();
         let cands = crate::sort::sort_stage(&view);
         let one = |p: usize| std::slice::from_ref(&cands[p]);

@@ -18,7 +18,7 @@ use crate::error::{invalid, Error, Result};
 use crate::items::View;
 use filter::drop_dominated;
 use rows::{run_rows, Plan};
-use scratch::{dp_array, grow, Scratch, SCRATCH};
+use scratch::{dp_array, grow, with_scratch, Scratch};
 
 /// Default bucket size of the spec.
 pub const DEFAULT_BUCKET_SIZE: i64 = 100;
@@ -71,18 +71,7 @@ pub fn knapsack(
     if cands.is_empty() || target <= 0 {
         return Ok(Vec::new());
     }
-    SCRATCH.with(|scratch| {
-        // A nested call on this thread (none today) would get fresh buffers.
-        let mut fresh = Scratch::default();
-        let mut guard = scratch.try_borrow_mut();
-        let scratch = match guard.as_deref_mut() {
-            Ok(s) => s,
-            Err(_) => &mut fresh,
-        };
-        let out = solve(scratch, items, cands, target, bucket, memory_limit);
-        scratch.trim();
-        out
-    })
+    with_scratch(|scratch| solve(scratch, items, cands, target, bucket, memory_limit))
 }
 
 /// [`knapsack`] with the buffers of `scratch`, step by step as spec 001.

@@ -37,7 +37,23 @@ impl Scratch {
 }
 
 thread_local! {
-    pub(super) static SCRATCH: RefCell<Scratch> = RefCell::default();
+    static SCRATCH: RefCell<Scratch> = RefCell::default();
+}
+
+/// Runs `f` with this thread's scratch buffers (fresh ones for a nested
+/// call, none today), trimmed afterwards.
+pub(super) fn with_scratch<R>(f: impl FnOnce(&mut Scratch) -> R) -> R {
+    SCRATCH.with(|scratch| {
+        let mut fresh = Scratch::default();
+        let mut guard = scratch.try_borrow_mut();
+        let scratch = match guard.as_deref_mut() {
+            Ok(s) => s,
+            Err(_) => &mut fresh,
+        };
+        let out = f(scratch);
+        scratch.trim();
+        out
+    })
 }
 
 /// `v` with exactly `len` elements; old contents are left (every keep word
