@@ -383,7 +383,7 @@ impl Log {
                     group: 0,
                     group_tokens: tokens,
                     variant: shrunk.map_or(0, |s| s.variant),
-                    added_tokens: shrunk.map_or(tokens, |s| s.tokens),
+                    added_tokens: outcome.tokens_of(items, i),
                     cut: shrunk.and_then(|s| s.cut),
                     content_len: 0,
                 }
