@@ -61,12 +61,11 @@ pub fn place(
             n
         }
     };
-    // The tokens an entry adds: a shrunk item's chosen count.
-    let tokens = |i: u32| match (groups, outcome.shrunk.is_empty()) {
-        (None, true) => view.tokens(i),
-        (Some(g), true) => g.unit_tokens(view, i),
-        (None, false) => outcome.tokens_of(view, i),
-        (Some(g), false) => g.unit(&i).iter().fold(0i64, |acc, &m| {
+    // The tokens an entry adds (a shrunk item's chosen count), a group's
+    // summed over its members.
+    let tokens = |i: u32| match groups {
+        None => outcome.tokens_of(view, i),
+        Some(g) => g.unit(&i).iter().fold(0i64, |acc, &m| {
             acc.saturating_add(outcome.tokens_of(view, m))
         }),
     };
