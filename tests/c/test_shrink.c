@@ -79,6 +79,13 @@ static void check_run(cupel_slicer *slicer, const cupel_tokenizer *tok, const si
     CHECK(strstr(json, "\"reason\":\"Variant\"") != NULL);
     CHECK(strstr(json, "\"tokens_added\":12") != NULL);
     CHECK(strstr(json, "\"cut\":{\"head_end\":3647,\"tail_start\":10890}") != NULL);
+    /* Only the two shrunk entries say so: the one included as pushed does not. */
+    {
+      const char *at = json;
+      int n_added = 0;
+      while ((at = strstr(at, "\"tokens_added\"")) != NULL) n_added++, at++;
+      CHECK(n_added == 2);
+    }
   }
   /* The report's accessors refuse an index past the end. */
   {
