@@ -584,6 +584,80 @@ mod tests {
     }
 
     #[test]
+    fn choice_kernels_check_every_bound_first() {
+        // A valid row passes; each broken bound alone is refused.
+        let (words, pad) = (2usize, 128usize);
+        let opts = [(3usize, 1i32), (5, 2)];
+        let attempt = |n: usize, keep: usize, end: usize, dp: usize, d: usize, v: i32| {
+            std::panic::catch_unwind(|| {
+                let mut dp_cells = vec![0i32; dp];
+                let mut keep_words = vec![0u64; keep];
+                let mut o: Vec<(usize, i32)> = opts.iter().cycle().take(n).copied().collect();
+                if let Some(first) = o.first_mut() {
+                    *first = (d, v);
+                }
+                check_choice(&Choice {
+                    dp: &mut dp_cells,
+                    pad,
+                    keep: &mut keep_words,
+                    words,
+                    opts: &o,
+                    blocks: 0..end,
+                });
+            })
+            .is_ok()
+        };
+        let dp = pad + 64 * words;
+        assert!(attempt(2, 4, 2, dp, 3, 1), "a valid row");
+        assert!(
+            attempt(MAX_OPTIONS, MAX_OPTIONS * 2, 2, dp, 3, 1),
+            "the most options"
+        );
+        assert!(!attempt(0, 0, 2, dp, 3, 1), "no option");
+        assert!(
+            !attempt(MAX_OPTIONS + 1, (MAX_OPTIONS + 1) * 2, 2, dp, 3, 1),
+            "too many"
+        );
+        assert!(
+            !attempt(2, 3, 2, dp, 3, 1),
+            "a keep table of the wrong size"
+        );
+        assert!(!attempt(2, 4, 3, dp, 3, 1), "a block past the keep words");
+        assert!(!attempt(2, 4, 2, dp - 1, 3, 1), "a DP array too short");
+        assert!(!attempt(2, 4, 2, dp, 0, 1), "a weight of 0");
+        assert!(attempt(2, 4, 2, dp, pad, 1), "a weight of the padding");
+        assert!(
+            !attempt(2, 4, 2, dp, pad + 1, 1),
+            "a weight past the padding"
+        );
+        assert!(!attempt(2, 4, 2, dp, 3, -1), "a negative value");
+    }
+
+    #[test]
+    fn choice_rows_refuse_a_weight_over_max_weight_or_a_wrong_keep_table() {
+        let run = |d: usize, keep: usize| {
+            std::panic::catch_unwind(|| {
+                let mut dp = vec![0i32; dp_len(1, 8)];
+                init_dp(&mut dp, 8);
+                let mut k = vec![0u64; keep];
+                choice_row(
+                    Kernel::Portable,
+                    &mut dp,
+                    8,
+                    &mut k,
+                    1,
+                    &[(d, 1), (2, 1)],
+                    0,
+                );
+            })
+            .is_ok()
+        };
+        assert!(run(8, 2));
+        assert!(!run(9, 2), "over max_weight");
+        assert!(!run(8, 3), "a keep table of the wrong size");
+    }
+
+    #[test]
     fn saturating_choice_rows_match_the_scalar_row() {
         let mut rng = Rng(41);
         let (words, max_weight) = (2, 127);
