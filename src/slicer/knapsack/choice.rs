@@ -228,6 +228,10 @@ fn solve(
         .filter(|&(c, _)| plain[c])
         .map(|(c, k)| (c as u32, opts[k.start].1, opts[k.start].2))
         .collect();
+    #[cfg(test)]
+    if tests::NO_FILTER.get() {
+        rows.clear();
+    }
     if !rows.is_empty() {
         let mut kept = vec![false; dp_classes.len()];
         drop_dominated(&mut rows, capacity, &mut Filter::default());
@@ -428,7 +432,7 @@ mod tests {
     use std::cell::Cell;
 
     thread_local! {
-        /// Test hook: leave the option filter out.
+        /// Test hook: leave both filters out.
         pub(super) static NO_FILTER: Cell<bool> = const { Cell::new(false) };
         /// The option rows of the last table built on this thread.
         pub(super) static ROWS: Cell<usize> = const { Cell::new(0) };
@@ -486,6 +490,51 @@ mod tests {
         // The filter removes most option rows of lists this much larger
         // than their budgets.
         assert!(kept * 2 < all, "{kept} of {all} option rows kept");
+    }
+
+    #[test]
+    fn options_of_no_value_or_dominated_in_their_class_take_no_row() {
+        // Item 0: as pushed (100 tokens, 5000), a variant worth nothing
+        // (value 0), one as heavy and worth as much as... less (dominated:
+        // 100 tokens, 4000) and one of the same value but heavier than
+        // another (20 and 30 tokens at 2500): rows for 100/5000 and 20/2500.
+        let spec: Spec = vec![(
+            100,
+            0.5,
+            vec![(10, 0.00001), (100, 0.8), (20, 0.5), (30, 0.5)],
+        )];
+        let (value, rows) = run(&spec, 1000, 1, true);
+        assert_eq!((value, rows), (5000, 2));
+        let (value, rows) = run(&spec, 25, 1, true);
+        assert_eq!(
+            (value, rows),
+            (2500, 1),
+            "the 100-token ones are over the capacity"
+        );
+    }
+
+    #[test]
+    fn the_row_filter_still_drops_plain_rows_out_of_score_order() {
+        // A low score first, then a high one: the first options' values
+        // rise, so the option filter stops; the row filter of `filter.rs`
+        // still keeps one of the fifty identical 10-token rows (capacity
+        // 10 holds one of them).
+        let mut spec: Spec = vec![(1, 0.1, vec![]), (2, 0.9, vec![(1, 0.5)])];
+        spec.extend((0..50).map(|_| (10, 0.5, vec![])));
+        let it = crate::choice::test_items(&spec);
+        let view = it.view();
+        let cands: Vec<u32> = (0..spec.len() as u32).collect();
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(&it, view, view, &cands, one);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        ROWS.set(0);
+        knapsack(&o.view(view), &all, 10, 1, usize::MAX).unwrap();
+        // Item 0, item 1's two options, one of the fifty.
+        assert_eq!(ROWS.get(), 4);
+        NO_FILTER.set(true);
+        knapsack(&o.view(view), &all, 10, 1, usize::MAX).unwrap();
+        NO_FILTER.set(false);
+        assert_eq!(ROWS.get(), 53);
     }
 
     #[test]
