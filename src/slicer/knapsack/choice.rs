@@ -511,6 +511,14 @@ mod tests {
             (2500, 1),
             "the 100-token ones are over the capacity"
         );
+        // A total value past i32 (a single-option row worth about 2^32,
+        // which as an i32 would be next to nothing, beside a small
+        // two-option one) runs in i64 lanes: the sizing counts each class's
+        // best option once, whatever its number of options.
+        let big = 429_496.729_7;
+        let spec: Spec = vec![(10, big, vec![]), (10, 0.5, vec![(5, 0.5)])];
+        assert_eq!(run(&spec, 10, 1, true).0, (big * 10000.0) as i64);
+        assert_eq!(run(&spec, 15, 1, true).0, (big * 10000.0) as i64 + 2500);
     }
 
     #[test]
