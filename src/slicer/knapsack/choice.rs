@@ -522,6 +522,29 @@ mod tests {
     }
 
     #[test]
+    fn values_past_i64_run_in_saturating_rows() {
+        // Scores so large every value saturates at i64::MAX: the total
+        // overflows and the rows saturate. A's variant (5 tokens, i64::MAX)
+        // dominates A as pushed (10 tokens, the same); with it, B adds
+        // nothing a saturated cell can show, so A's variant alone is best.
+        let spec: Spec = vec![(10, 1e300, vec![(5, 0.5)]), (5, 1e300, vec![])];
+        let it = crate::choice::test_items(&spec);
+        let view = it.view();
+        let cands: Vec<u32> = vec![0, 1];
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(&it, view, view, &cands, one);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        let chosen = knapsack(&o.view(view), &all, 10, 1, usize::MAX).unwrap();
+        let got = o.expand(view, &chosen, one);
+        let mut got: Vec<(u32, u8)> = got.iter().map(|c| (c.item, c.variant)).collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![(0, 1)]);
+        // At 5 tokens: the first of the two equal options in candidate order.
+        let chosen = knapsack(&o.view(view), &all, 5, 1, usize::MAX).unwrap();
+        assert_eq!(o.expand(view, &chosen, one)[0].item, 0);
+    }
+
+    #[test]
     fn the_row_filter_still_drops_plain_rows_out_of_score_order() {
         // A low score first, then a high one: the first options' values
         // rise, so the option filter stops; the row filter of `filter.rs`
