@@ -386,6 +386,8 @@ impl Plan<'_> {
             let a = &self.classes[k];
             after -= heaviest(a) as u128;
             let start = from(after);
+            #[cfg(test)]
+            tests::PASSES.with(|p| p.borrow_mut().push(start));
             let row = &mut keep[a.start * words..];
             if plain(a) && self.classes.get(k + 1).is_some_and(plain) {
                 let b = &self.classes[k + 1];
@@ -394,6 +396,8 @@ impl Plan<'_> {
                 let oa = self.opts[a.start];
                 let ob = self.opts[b.start];
                 after -= ob.1 as u128;
+                #[cfg(test)]
+                tests::PASSES.with(|p| p.borrow_mut().push(usize::MAX));
                 kernel::rows(
                     self.kernel,
                     dp,
@@ -436,6 +440,11 @@ mod tests {
         pub(super) static NO_FILTER: Cell<bool> = const { Cell::new(false) };
         /// The option rows of the last table built on this thread.
         pub(super) static ROWS: Cell<usize> = const { Cell::new(0) };
+        /// Each DP pass's first block, and `usize::MAX` after a pass that
+        /// ran two single-option rows.
+        pub(super) static PASSES: std::cell::RefCell<Vec<usize>> = const {
+            std::cell::RefCell::new(Vec::new())
+        };
     }
 
     /// (tokens, score, variants as (tokens, value)) per item.
@@ -519,6 +528,26 @@ mod tests {
         let spec: Spec = vec![(10, big, vec![]), (10, 0.5, vec![(5, 0.5)])];
         assert_eq!(run(&spec, 10, 1, true).0, (big * 10000.0) as i64);
         assert_eq!(run(&spec, 15, 1, true).0, (big * 10000.0) as i64 + 2500);
+    }
+
+    #[test]
+    fn single_option_rows_run_two_a_pass_from_the_lowest_block_that_matters() {
+        // Capacity 1000 (16 keep words): A and B, one option of 100 tokens
+        // each, share a pass; C (50 or 100 tokens) has its own. Reconstruction
+        // reads A's bits only at 1000 minus what B and C may take (200) and
+        // up: block 12; C's at 1000 and up: block 15.
+        let spec: Spec = vec![
+            (100, 0.9, vec![]),
+            (100, 0.8, vec![]),
+            (100, 0.7, vec![(50, 0.5)]),
+        ];
+        PASSES.with(|p| p.borrow_mut().clear());
+        let (value, _) = run(&spec, 1000, 1, true);
+        assert_eq!(value, 9000 + 8000 + 7000);
+        assert_eq!(
+            PASSES.with(|p| p.borrow().clone()),
+            vec![12, usize::MAX, 15]
+        );
     }
 
     #[test]
