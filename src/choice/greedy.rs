@@ -181,9 +181,6 @@ fn greedy_rounds(items: &View<'_>, cands: &[u32], target: i64, first_round: usiz
             let c = c as usize;
             let cur = at[c].expect("a chosen class");
             let (start, end) = runs[c];
-            if end - start == 1 {
-                continue;
-            }
             let (t, s) = (tokens(cur), score(cur));
             let best = (start..end)
                 .filter(|&p| score(p) > s && tokens(p) - t <= left)
