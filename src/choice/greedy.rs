@@ -268,6 +268,24 @@ mod tests {
     }
 
     #[test]
+    fn an_upgrade_spends_what_is_left_before_the_next_one() {
+        // Item 0 climbs to its 10-token variant, item 1 to its 10-token one,
+        // item 2 goes in: 60 of 100 left. Neither big step fits (90 more
+        // each), so the repair moves item 0 up to its 50-token variant (40
+        // more: 20 left), then item 1 to its 25-token one (15 more).
+        let spec: Spec<'_> = &[
+            (100, 2.0, &[(10, 0.5), (50, 0.6)]),
+            (100, 1.9, &[(10, 0.9 / 1.9), (25, 1.0 / 1.9)]),
+            (20, 0.5, &[]),
+        ];
+        assert_eq!(run(spec, 100), vec![(0, 2), (1, 2), (2, 0)]);
+        // Item 2 six tokens larger: after the first move 14 are left, and
+        // the second (15 more) no longer fits.
+        let spec: Spec<'_> = &[spec[0], spec[1], (26, 0.5, &[])];
+        assert_eq!(run(spec, 100), vec![(0, 2), (1, 1), (2, 0)]);
+    }
+
+    #[test]
     fn nothing_for_a_non_positive_target() {
         let spec: Spec<'_> = &[(0, 0.5, &[]), (10, 0.5, &[(1, 0.5)])];
         assert!(run(spec, 0).is_empty());
