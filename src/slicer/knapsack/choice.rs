@@ -563,7 +563,9 @@ mod tests {
         let one = |p: usize| std::slice::from_ref(&cands[p]);
         let o = Options::build(&it, view, view, &cands, one);
         let all: Vec<u32> = (0..o.len() as u32).collect();
-        let chosen = knapsack(&o.view(view), &all, 10, 1, usize::MAX).unwrap();
+        // 100 tokens: two keep words a row, so each class's rows sit where
+        // they belong only if sliced at `words` per option.
+        let chosen = knapsack(&o.view(view), &all, 100, 1, usize::MAX).unwrap();
         let got = o.expand(view, &chosen, one);
         let mut got: Vec<(u32, u8)> = got.iter().map(|c| (c.item, c.variant)).collect();
         got.sort_unstable();
