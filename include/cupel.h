@@ -101,6 +101,25 @@ typedef enum cupel_status {
 } cupel_status;
 
 /**
+ * Which rule a session run took (`cupel_session_last_action`).
+ */
+typedef enum cupel_session_action {
+  /**
+   * The first run, or the first after a reset (also before any run).
+   */
+  CUPEL_SESSION_FIRST = 0,
+  /**
+   * The previous output kept in its order; new items added at its end.
+   */
+  CUPEL_SESSION_APPEND = 1,
+  /**
+   * A fresh selection with room to spare, keeping what it could of the
+   * previous output's prefix.
+   */
+  CUPEL_SESSION_COMPACT = 2,
+} cupel_session_action;
+
+/**
  * What a count-based slicer does when a kind has fewer items than it requires.
  */
 typedef enum cupel_scarcity {
@@ -204,6 +223,13 @@ typedef enum cupel_reason {
    * Excluded by a count-based slicer: its kind had reached cap_count.
    */
   CUPEL_REASON_COUNT_CAP_EXCEEDED = 18,
+  /**
+   * Excluded by a session (`cupel_session_run`): the fresh selection
+   * takes it, but the session keeps the prompt's cached prefix instead:
+   * an item it left out before stays out until the next compaction, and
+   * a compaction leaves its slack free.
+   */
+  CUPEL_REASON_DEFERRED = 19,
 } cupel_reason;
 
 /**
@@ -283,6 +309,14 @@ typedef struct cupel_report cupel_report;
  * right after if you like), so a scorer graph can never hold a cycle.
  */
 typedef struct cupel_scorer cupel_scorer;
+
+/**
+ * Opaque handle: a session (its own copy of a pipeline, and what it
+ * remembers of its last run). Create with `cupel_session_new`, free
+ * exactly once with `cupel_session_free`. One thread at a time per
+ * session; any number of sessions at once.
+ */
+typedef struct cupel_session cupel_session;
 
 /**
  * Opaque handle: a configured slicer. Create with a `cupel_slicer_new_*`
@@ -388,6 +422,17 @@ typedef struct cupel_decay_window {
    */
   double score;
 } cupel_decay_window;
+
+/**
+ * One cache breakpoint of a session run: after the first `items` items of
+ * its output, which add `tokens` tokens; `mark` is a
+ * `cupel_breakpoint_mark`.
+ */
+typedef struct cupel_breakpoint {
+  size_t items;
+  int64_t tokens;
+  int32_t mark;
+} cupel_breakpoint;
 
 /**
  * One QuotaSlice entry: percentages of the target budget for a kind.
@@ -1453,6 +1498,200 @@ enum cupel_status cupel_scorer_score(const struct cupel_scorer *scorer,
                                      double *out_scores,
                                      size_t capacity,
                                      size_t *out_len);
+
+/**
+ * Gives item `index` an identity key for sessions: any non-zero
+ * number that names the same message, tool call or document from one
+ * turn's list to the next (0, the default, is no key). A keyed item is
+ * the same item as last turn when its key, tokens and content are the
+ * same; a keyless one when its kind, tokens and content are. Keys must
+ * be unique in a list for `cupel_session_run` (it fails naming both
+ * indices); `cupel_pipeline_run` ignores them.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_key(struct cupel_items *items,
+                                      size_t index,
+                                      uint64_t key);
+
+/**
+ * Marks item `index` volatile (or not): expected to change every turn
+ * (the open file in an editor, this turn's retrieved documents). A
+ * session places every volatile item after every other item, so its
+ * changes never break the cached prefix. A group is volatile when any
+ * member is; an item with neither key nor content is treated as
+ * volatile. `cupel_pipeline_run` ignores it.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`items`), CUPEL_ERROR_INVALID_ARGUMENT
+ * (`index` out of range).
+ */
+enum cupel_status cupel_items_set_volatile(struct cupel_items *items,
+                                           size_t index,
+                                           bool is_volatile);
+
+/**
+ * Bulk form of `cupel_items_set_key`: item `first + k` gets `keys[k]`
+ * for k < `count`. Duplicate keys are refused by the session run, not
+ * here.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_keys(struct cupel_items *items,
+                                       size_t first,
+                                       size_t count,
+                                       const uint64_t *keys);
+
+/**
+ * Bulk form of `cupel_items_set_volatile`: item `first + k` gets
+ * `is_volatile[k]` for k < `count`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * range goes past the end; nothing is set).
+ */
+enum cupel_status cupel_items_set_volatile_many(struct cupel_items *items,
+                                                size_t first,
+                                                size_t count,
+                                                const bool *is_volatile);
+
+/**
+ * Item `index`'s identity key (0: none).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_key(const struct cupel_items *items,
+                                  size_t index,
+                                  uint64_t *out_key);
+
+/**
+ * Whether item `index` was marked volatile (`cupel_items_set_volatile`).
+ *
+ * Errors: as `cupel_items_tokens`.
+ */
+enum cupel_status cupel_items_volatile(const struct cupel_items *items,
+                                       size_t index,
+                                       bool *out_volatile);
+
+/**
+ * Creates a session over a copy of `pipeline` (the caller may free it
+ * right after; the session keeps working). The slack is 0.2
+ * (`cupel_session_set_slack`). Free with `cupel_session_free`.
+ *
+ * Each `cupel_session_run` gives the context for one turn, changing the
+ * previous turn's prompt only at its end whenever it can (docs/sessions.md):
+ * the first run is the pipeline's selection (volatile items last); later
+ * runs append new items after the previous output while everything
+ * fits, and otherwise compact once, with room to spare, keeping the
+ * longest prefix of the previous output that costs little score.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`pipeline`, `out`).
+ */
+enum cupel_status cupel_session_new(const struct cupel_pipeline *pipeline,
+                                    struct cupel_session **out);
+
+/**
+ * Frees a session. NULL is a no-op. Free each handle exactly once.
+ */
+void cupel_session_free(struct cupel_session *session);
+
+/**
+ * Sets the slack: the share of the effective target a compaction
+ * leaves free for the turns after it (its non-pinned, non-volatile
+ * items total at most floor((1 - fraction) x target)). The default,
+ * 0.2, is explained in docs/sessions.md from BENCHMARKS.md's figures.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`session`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (`fraction` outside [0, 1) or NaN; the
+ * session is unchanged).
+ */
+enum cupel_status cupel_session_set_slack(struct cupel_session *session,
+                                          double fraction);
+
+/**
+ * The session's slack (`cupel_session_set_slack`).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`session`, `out_fraction`).
+ */
+enum cupel_status cupel_session_slack(const struct cupel_session *session,
+                                      double *out_fraction);
+
+/**
+ * One turn: the context's item indices in prompt order, with
+ * `cupel_pipeline_run`'s arguments and buffer rules; the output obeys
+ * every rule of the pipeline (budget, pinned items, groups, variants
+ * and truncation, overflow). The rule it took is
+ * `cupel_session_last_action`; the prefix unchanged since the last run
+ * is `cupel_session_stable_prefix`; where to put cache breakpoints is
+ * `cupel_session_breakpoints`. `report` may be NULL; if given it lists
+ * the output as included (in its order) and every other item with the
+ * pipeline's reason, or CUPEL_REASON_DEFERRED where the pipeline takes
+ * an item the session left out; its JSON has a top-level "session"
+ * object (action, stablePrefixItems, stablePrefixTokens, breakpoints).
+ *
+ * A failed run, CUPEL_ERROR_BUFFER_TOO_SMALL included, changes nothing:
+ * the next run behaves as if it never happened.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER; CUPEL_ERROR_INVALID_ARGUMENT (two
+ * items with the same non-zero key, both indices named; and
+ * `cupel_pipeline_run`'s); `cupel_pipeline_run`'s other errors.
+ */
+enum cupel_status cupel_session_run(struct cupel_session *session,
+                                    const struct cupel_items *items,
+                                    const struct cupel_budget *budget,
+                                    size_t *out_indices,
+                                    size_t capacity,
+                                    size_t *out_len,
+                                    struct cupel_report *report);
+
+/**
+ * The last run's stable prefix: how many leading items of its output
+ * (`out_items`) and their tokens (`out_tokens`) are identical, by
+ * identity and option, to the leading items of the run before it;
+ * where a host puts its cache breakpoint. 0 and 0 before any run,
+ * after a first run and after the first run that follows a reset.
+ * Either out-pointer may be NULL.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`session`).
+ */
+enum cupel_status cupel_session_stable_prefix(const struct cupel_session *session,
+                                              size_t *out_items,
+                                              int64_t *out_tokens);
+
+/**
+ * Forgets every run: the next run is a first run (its output is the
+ * pipeline's, its stable prefix 0). The slack stays.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`session`).
+ */
+enum cupel_status cupel_session_reset(struct cupel_session *session);
+
+/**
+ * Which rule the last successful run took (CUPEL_SESSION_FIRST before
+ * any run and after a reset).
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`session`, `out`).
+ */
+enum cupel_status cupel_session_last_action(const struct cupel_session *session,
+                                            enum cupel_session_action *out);
+
+/**
+ * The last run's cache breakpoints (providers allow up to four per
+ * request), ascending and distinct, at most 4 (a buffer of 4 always
+ * suffices): after the leading pinned items (CUPEL_MARK_PINNED), after
+ * the prefix the last compaction kept (CUPEL_MARK_COMPACTION), after
+ * the stable prefix (CUPEL_MARK_STABLE) and after the last non-volatile
+ * item (CUPEL_MARK_END); a position at 0 items is left out, and where
+ * two fall together one is written, with the later mark of that list.
+ * None before any run. Buffer rules as in `cupel_slice`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`session`, `out_len`; `out` when
+ * `capacity` > 0), CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_session_breakpoints(const struct cupel_session *session,
+                                            struct cupel_breakpoint *out,
+                                            size_t capacity,
+                                            size_t *out_len);
 
 /**
  * Adds a variant to item `index`: a smaller stand-in (a summary, a

@@ -60,6 +60,10 @@ pub struct Attrs {
     variants: Vec<Vec<Variant>>,
     /// How an item may be cut down to fit (`crate::choice::fill`).
     truncatable: Vec<Option<Truncatable>>,
+    /// A session's identity key (0: none; `crate::session`).
+    key: Vec<u64>,
+    /// Expected to change every turn: a session places it last.
+    volatile: Vec<bool>,
 }
 
 /// Largest number of variants one item can have: option numbers (0 for the
@@ -355,6 +359,8 @@ impl Items {
         a.group.truncate(len);
         a.variants.truncate(len);
         a.truncatable.truncate(len);
+        a.key.truncate(len);
+        a.volatile.truncate(len);
         Ok(())
     }
 
@@ -568,6 +574,34 @@ impl Items {
     /// Whether any item is truncatable.
     pub fn has_truncatable(&self) -> bool {
         self.attrs.truncatable.iter().any(Option::is_some)
+    }
+
+    /// Gives item `index` a session identity key (0: none,
+    /// `crate::session`).
+    pub fn set_key(&mut self, index: usize, key: u64) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.key, len)[i] = key;
+        Ok(())
+    }
+
+    /// Marks item `index` volatile (expected to change every turn; a
+    /// session places it after every other item) or not.
+    pub fn set_volatile(&mut self, index: usize, volatile: bool) -> Result<()> {
+        let i = self.check_index(index)?;
+        let len = self.len();
+        grown(&mut self.attrs.volatile, len)[i] = volatile;
+        Ok(())
+    }
+
+    /// The session identity key of item `i` (0: none).
+    pub fn key(&self, i: u32) -> u64 {
+        cell(&self.attrs.key, i)
+    }
+
+    /// Whether item `i` was marked volatile.
+    pub fn is_volatile(&self, i: u32) -> bool {
+        cell(&self.attrs.volatile, i)
     }
 
     /// The keep-together group of item `i` (0: none).

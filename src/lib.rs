@@ -20,6 +20,7 @@ pub mod kind;
 pub mod pipeline;
 pub mod placer;
 pub mod scorer;
+pub mod session;
 pub mod slicer;
 pub mod sort;
 pub mod stream;
@@ -31,6 +32,7 @@ pub use budget::{Budget, SliceBudget};
 pub use error::{Error, Result};
 pub use items::{Items, NewItem};
 pub use pipeline::{Engine, Outcome};
+pub use session::Session;
 pub use slicer::{
     CountEntry, CountQuota, Knapsack, Quota, QuotaEntry, Scarcity, Shortfall, Slicer,
 };

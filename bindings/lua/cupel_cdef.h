@@ -12,6 +12,12 @@ typedef enum cupel_status {
   CUPEL_ERROR_OVERFLOW = 8,
 } cupel_status;
 
+typedef enum cupel_session_action {
+  CUPEL_SESSION_FIRST = 0,
+  CUPEL_SESSION_APPEND = 1,
+  CUPEL_SESSION_COMPACT = 2,
+} cupel_session_action;
+
 typedef enum cupel_scarcity {
   CUPEL_SCARCITY_DEGRADE = 0,
   CUPEL_SCARCITY_ERROR = 1,
@@ -38,6 +44,7 @@ typedef enum cupel_reason {
   CUPEL_REASON_PINNED_OVERRIDE = 16,
   CUPEL_REASON_FILTERED = 17,
   CUPEL_REASON_COUNT_CAP_EXCEEDED = 18,
+  CUPEL_REASON_DEFERRED = 19,
 } cupel_reason;
 
 typedef enum cupel_decay_curve {
@@ -63,6 +70,8 @@ typedef struct cupel_placer cupel_placer;
 typedef struct cupel_report cupel_report;
 
 typedef struct cupel_scorer cupel_scorer;
+
+typedef struct cupel_session cupel_session;
 
 typedef struct cupel_slicer cupel_slicer;
 
@@ -95,6 +104,12 @@ typedef struct cupel_decay_window {
   double max_age_secs;
   double score;
 } cupel_decay_window;
+
+typedef struct cupel_breakpoint {
+  size_t items;
+  int64_t tokens;
+  int32_t mark;
+} cupel_breakpoint;
 
 typedef struct cupel_quota {
   const char *kind;
@@ -392,6 +407,52 @@ enum cupel_status cupel_scorer_score(const struct cupel_scorer *scorer,
                                      double *out_scores,
                                      size_t capacity,
                                      size_t *out_len);
+enum cupel_status cupel_items_set_key(struct cupel_items *items,
+                                      size_t index,
+                                      uint64_t key);
+enum cupel_status cupel_items_set_volatile(struct cupel_items *items,
+                                           size_t index,
+                                           bool is_volatile);
+enum cupel_status cupel_items_set_keys(struct cupel_items *items,
+                                       size_t first,
+                                       size_t count,
+                                       const uint64_t *keys);
+enum cupel_status cupel_items_set_volatile_many(struct cupel_items *items,
+                                                size_t first,
+                                                size_t count,
+                                                const bool *is_volatile);
+enum cupel_status cupel_items_key(const struct cupel_items *items,
+                                  size_t index,
+                                  uint64_t *out_key);
+enum cupel_status cupel_items_volatile(const struct cupel_items *items,
+                                       size_t index,
+                                       bool *out_volatile);
+enum cupel_status cupel_session_new(const struct cupel_pipeline *pipeline,
+                                    struct cupel_session **out);
+void cupel_session_free(struct cupel_session *session);
+
+enum cupel_status cupel_session_set_slack(struct cupel_session *session,
+                                          double fraction);
+enum cupel_status cupel_session_slack(const struct cupel_session *session,
+                                      double *out_fraction);
+enum cupel_status cupel_session_run(struct cupel_session *session,
+                                    const struct cupel_items *items,
+                                    const struct cupel_budget *budget,
+                                    size_t *out_indices,
+                                    size_t capacity,
+                                    size_t *out_len,
+                                    struct cupel_report *report);
+enum cupel_status cupel_session_stable_prefix(const struct cupel_session *session,
+                                              size_t *out_items,
+                                              int64_t *out_tokens);
+enum cupel_status cupel_session_reset(struct cupel_session *session);
+
+enum cupel_status cupel_session_last_action(const struct cupel_session *session,
+                                            enum cupel_session_action *out);
+enum cupel_status cupel_session_breakpoints(const struct cupel_session *session,
+                                            struct cupel_breakpoint *out,
+                                            size_t capacity,
+                                            size_t *out_len);
 enum cupel_status cupel_items_add_variant(struct cupel_items *items,
                                           size_t index,
                                           int64_t tokens,

@@ -448,7 +448,7 @@ fn column_range(first: usize, count: usize, len: usize) -> Result<std::ops::Rang
 ///
 /// # Safety
 /// `values` is NULL or points to `count` values, as the exports say.
-unsafe fn set_column<T: Copy>(
+pub(super) unsafe fn set_column<T: Copy>(
     items: *mut cupel_items,
     first: usize,
     count: usize,

@@ -46,7 +46,7 @@ unsafe fn item<'a>(items: *const cupel_items, index: usize) -> Result<(&'a Items
 ///
 /// # Safety
 /// As [`item`]; `out` is NULL or writable for a `T`.
-unsafe fn get_value<T>(
+pub(super) unsafe fn get_value<T>(
     items: *const cupel_items,
     index: usize,
     out: *mut T,
@@ -359,6 +359,7 @@ fn reason_c_name(reason: Reason) -> &'static CStr {
         Reason::PinnedOverride => c"PinnedOverride",
         Reason::Filtered => c"Filtered",
         Reason::CountCapExceeded => c"CountCapExceeded",
+        Reason::Deferred => c"Deferred",
     }
 }
 

@@ -232,6 +232,11 @@ pub enum cupel_reason {
     CUPEL_REASON_FILTERED = 17,
     /// Excluded by a count-based slicer: its kind had reached cap_count.
     CUPEL_REASON_COUNT_CAP_EXCEEDED = 18,
+    /// Excluded by a session (`cupel_session_run`): the fresh selection
+    /// takes it, but the session keeps the prompt's cached prefix instead:
+    /// an item it left out before stays out until the next compaction, and
+    /// a compaction leaves its slack free.
+    CUPEL_REASON_DEFERRED = 19,
 }
 
 /// One item's decision in a report.
@@ -300,6 +305,7 @@ const _: () = {
     assert!(
         Reason::CountCapExceeded as i32 == cupel_reason::CUPEL_REASON_COUNT_CAP_EXCEEDED as i32
     );
+    assert!(Reason::Deferred as i32 == cupel_reason::CUPEL_REASON_DEFERRED as i32);
 };
 
 /// Decision `i` of `list` (named `what` in the message) into `out`.

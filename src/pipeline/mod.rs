@@ -31,6 +31,24 @@ use crate::placer::Placer;
 use crate::scorer::Scorer;
 use crate::sort::by_value_desc;
 
+/// What a session restricts a run to (`crate::session`): the sorted items
+/// the slicer may not take (`skip`, by item index), and a cap on the
+/// effective target.
+pub(crate) struct Restrict<'a> {
+    pub skip: &'a [bool],
+    pub cap: i64,
+}
+
+/// One run's results beyond the placed order (`Pipeline::run_full`).
+pub(crate) struct Run {
+    pub placed: Vec<u32>,
+    /// The Slice stage's outcome (with the options chosen).
+    pub outcome: Outcome,
+    /// The Score stage's scores, by item index (0 for unscored items).
+    pub scores: Vec<f64>,
+    pub pinned: Vec<u32>,
+}
+
 /// A configured pipeline: scorer (`None`: the pushed scores), slicer,
 /// placer (`None`: the slicer's output order), deduplication and overflow.
 #[derive(Debug, Clone)]
@@ -64,6 +82,20 @@ impl Pipeline {
         budget: &Budget,
         report: Option<&mut Report>,
     ) -> Result<Vec<u32>> {
+        self.run_full(items, budget, report, None).map(|r| r.placed)
+    }
+
+    /// [`Pipeline::run`] with what a session needs of it: the Slice
+    /// stage's outcome (the options chosen), the Score stage's scores and
+    /// the pinned items. With `restrict`, the slicer sees only the sorted
+    /// items `restrict.skip` leaves, with at most `restrict.cap` tokens.
+    pub(crate) fn run_full(
+        &self,
+        items: &Items,
+        budget: &Budget,
+        report: Option<&mut Report>,
+        restrict: Option<&Restrict<'_>>,
+    ) -> Result<Run> {
         crate::choice::fill::check(items, self.tokenizer.as_ref())?;
         let mut log = report::Log::new(report.is_some());
         // Keep-together groups (none: nothing is built).
@@ -87,13 +119,20 @@ impl Pipeline {
         };
         log.stage("Deduplicate", unique.len());
         // 4. Sort: score descending, ties in their order after deduplication.
-        let sorted: Vec<u32> = by_value_desc(unique.iter().map(|&i| scores[i as usize]))
+        let mut sorted: Vec<u32> = by_value_desc(unique.iter().map(|&i| scores[i as usize]))
             .into_iter()
             .map(|p| unique[p as usize])
             .collect();
+        if let Some(r) = restrict {
+            sorted.retain(|&i| !r.skip[i as usize]);
+        }
         // 5. Slice with the budget left after the pinned items.
         let view = items.view_scored(&scores);
-        let effective = budget.effective(classes.pinned_tokens)?;
+        let mut effective = budget.effective(classes.pinned_tokens)?;
+        if let Some(r) = restrict {
+            effective.target = effective.target.min(r.cap.max(0));
+            effective.max = effective.max.min(r.cap.max(0)).max(effective.target);
+        }
         let variants = items.has_variants().then_some(items);
         let mut outcome = self
             .engine
@@ -121,9 +160,19 @@ impl Pipeline {
             groups,
             &mut log,
         )?;
-        if let Some(report) = report {
-            *report = log.finish(items, &placed, &classes.pinned, outcome, groups);
-        }
-        Ok(placed)
+        let outcome = match report {
+            Some(report) => {
+                let kept = outcome.clone();
+                *report = log.finish(items, &placed, &classes.pinned, outcome, groups);
+                kept
+            }
+            None => outcome,
+        };
+        Ok(Run {
+            placed,
+            outcome,
+            scores,
+            pinned: classes.pinned,
+        })
     }
 }

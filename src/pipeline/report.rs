@@ -37,10 +37,13 @@ pub enum Reason {
     Filtered = 17,
     /// A count-based slicer dropped the item: its kind reached `cap_count`.
     CountCapExceeded = 18,
+    /// A session left out an item the fresh selection takes, to keep the
+    /// prompt's cached prefix (`crate::session`).
+    Deferred = 19,
 }
 
 impl Reason {
-    pub const ALL: [Reason; 14] = [
+    pub const ALL: [Reason; 15] = [
         Reason::Scored,
         Reason::Pinned,
         Reason::ZeroToken,
@@ -55,6 +58,7 @@ impl Reason {
         Reason::PinnedOverride,
         Reason::Filtered,
         Reason::CountCapExceeded,
+        Reason::Deferred,
     ];
 
     /// The variant name of the JSON wire format.
@@ -74,6 +78,7 @@ impl Reason {
             Reason::PinnedOverride => "PinnedOverride",
             Reason::Filtered => "Filtered",
             Reason::CountCapExceeded => "CountCapExceeded",
+            Reason::Deferred => "Deferred",
         }
     }
 }
@@ -128,6 +133,8 @@ pub struct Report {
     pub tokens_over_budget: i64,
     /// The Slice stage's outcome (effective budget, count-slicer records).
     pub outcome: Outcome,
+    /// A session run's action, stable prefix and breakpoints.
+    pub session: Option<crate::session::Info>,
 }
 
 impl Report {
@@ -408,6 +415,7 @@ impl Log {
             events: self.events,
             tokens_over_budget: self.over,
             outcome,
+            session: None,
         }
     }
 }
@@ -531,6 +539,20 @@ impl Report {
             "total_candidates": self.total_candidates(),
             "total_tokens_considered": self.total_tokens_considered(),
         });
+        let mut report = report;
+        if let Some(info) = &self.session {
+            let breakpoints: Vec<Value> = info
+                .breakpoints
+                .iter()
+                .map(|b| json!({ "items": b.items, "tokens": b.tokens, "at": b.mark.name() }))
+                .collect();
+            report["session"] = json!({
+                "action": info.action.map_or("first", |a| a.name()),
+                "stablePrefixItems": info.stable_items,
+                "stablePrefixTokens": info.stable_tokens,
+                "breakpoints": breakpoints,
+            });
+        }
         report.to_string()
     }
 }

@@ -1,0 +1,771 @@
+//! Sessions (`../shared/abi-session.md`, docs/sessions.md): cache-stable
+//! selection across the turns of a conversation or agent loop.
+//!
+//! A session runs its pipeline each turn (F, the fresh selection) and then
+//! changes the prompt only at its end whenever it can:
+//!
+//! - **First**: F, volatile items last.
+//! - **Append**: the previous output's non-volatile items (P) in their
+//!   order, then the new or pinned items F selects (N), then F's volatile
+//!   items (V), when all of P is still there with the same option, no group
+//!   straddles P, and they fit. Nothing else is added: the room that is
+//!   left is kept for the turns to come (docs/sessions.md says why).
+//! - **Compaction**: otherwise a fresh selection of the non-pinned,
+//!   non-volatile items within `floor((1 - slack) x T)` tokens that keeps
+//!   the longest prefix of P it can (a forced prefix) while its score stays
+//!   within [`KEEP_PREFIX_SCORE`] of the best selection at that budget
+//!   without it; volatile items as F selects them, last.
+//!
+//! Identity: an item's key with its tokens and content, or, without a key,
+//! its kind, tokens and content ([`Ident`]); equal keyless items match the
+//! previous output in push order.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+
+use crate::budget::Budget;
+use crate::error::{invalid, Result};
+use crate::group::Groups;
+use crate::items::Items;
+use crate::pipeline::report::{Decision, Reason, Report};
+use crate::pipeline::slice::{Outcome, Shrunk};
+use crate::pipeline::{Pipeline, Restrict, Run};
+
+/// The default slack: the share of the effective target a compaction
+/// leaves free for the turns after it (docs/sessions.md, BENCHMARKS.md
+/// "Sessions" give the figures it was chosen from).
+pub const DEFAULT_SLACK: f64 = 0.2;
+
+/// A compaction keeps the longest prefix of the previous output whose
+/// forced selection scores at least this share of the best selection at
+/// the same budget without it.
+pub const KEEP_PREFIX_SCORE: f64 = 0.97;
+
+/// Which rule a session run took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(i32)]
+pub enum Action {
+    First = 0,
+    Append = 1,
+    Compact = 2,
+}
+
+impl Action {
+    pub fn name(self) -> &'static str {
+        match self {
+            Action::First => "first",
+            Action::Append => "append",
+            Action::Compact => "compact",
+        }
+    }
+}
+
+/// What a breakpoint marks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    /// The end of the leading pinned items.
+    Pinned,
+    /// The end of the prefix the last compaction kept.
+    Compaction,
+    /// The end of this run's stable prefix (what the cache already holds).
+    Stable,
+    /// The end of the non-volatile items (what the next turn will reuse).
+    End,
+}
+
+impl Mark {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::Pinned => "pinned",
+            Mark::Compaction => "compaction",
+            Mark::Stable => "stable",
+            Mark::End => "end",
+        }
+    }
+}
+
+/// A cache breakpoint: after the first `items` items of the output, which
+/// add `tokens` tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Breakpoint {
+    pub items: usize,
+    pub tokens: i64,
+    pub mark: Mark,
+}
+
+/// What a session run adds to its report.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Info {
+    pub action: Option<Action>,
+    pub stable_items: usize,
+    pub stable_tokens: i64,
+    pub breakpoints: Vec<Breakpoint>,
+}
+
+/// An item's identity from one run to the next (a 128-bit fingerprint of
+/// key, tokens and content, or kind, tokens and content).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Ident(u128);
+
+/// The option an output item was included with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Opt {
+    /// 0: as pushed (maybe cut); v: variant v.
+    variant: u8,
+    /// The variant's tokens and content (0 for option 0).
+    print: u64,
+    cut: Option<(usize, usize)>,
+    /// The tokens it adds.
+    tokens: i64,
+}
+
+/// One item of an output, as remembered for the next run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Entry {
+    id: Option<Ident>,
+    opt: Opt,
+    volatile: bool,
+    pinned: bool,
+}
+
+/// What a session remembers of its last successful run.
+#[derive(Debug, Clone, Default)]
+struct State {
+    /// The identities of the last run's list, with their counts.
+    list: HashMap<Ident, u32>,
+    out: Vec<Entry>,
+    /// Output position where the last compaction's kept prefix ended.
+    compaction_point: usize,
+}
+
+/// A cache-stable selection across turns.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pipeline: Pipeline,
+    slack: f64,
+    state: Option<State>,
+    info: Info,
+}
+
+fn print_of<T: Hash>(salt: u8, value: &T) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    salt.hash(&mut h);
+    value.hash(&mut h);
+    h.finish()
+}
+
+/// What one run computes of the current list.
+struct Current<'a> {
+    items: &'a Items,
+    ids: Vec<Option<Ident>>,
+    volatile: Vec<bool>,
+    groups: Option<Groups>,
+}
+
+impl<'a> Current<'a> {
+    fn of(items: &'a Items) -> Result<Current<'a>> {
+        let n = items.len();
+        let mut keys: HashMap<u64, usize> = HashMap::new();
+        let mut ids = Vec::with_capacity(n);
+        let mut volatile = Vec::with_capacity(n);
+        let view = items.view();
+        for i in 0..n as u32 {
+            let key = items.key(i);
+            if key != 0 {
+                if let Some(&first) = keys.get(&key) {
+                    return invalid!(
+                        "items {first} and {i} have the same key {key}; \
+                         a key names one item of a list"
+                    );
+                }
+                keys.insert(key, i as usize);
+            }
+            let content = items.content(i);
+            let id = match (key, content) {
+                (0, None) => None,
+                (0, Some(c)) => {
+                    let kind = items.kind_name(i);
+                    let t = view.tokens(i);
+                    let a = print_of(1, &(kind, t, c));
+                    let b = print_of(2, &(kind, t, c));
+                    Some(Ident(((a as u128) << 64) | b as u128))
+                }
+                (k, c) => {
+                    let t = view.tokens(i);
+                    let a = print_of(3, &(k, t, c));
+                    let b = print_of(4, &(k, t, c));
+                    Some(Ident(((a as u128) << 64) | b as u128))
+                }
+            };
+            volatile.push(items.is_volatile(i) || id.is_none());
+            ids.push(id);
+        }
+        let groups = Groups::of(items);
+        // A group is volatile when any member is.
+        if let Some(g) = &groups {
+            for i in 0..n as u32 {
+                if volatile[i as usize] {
+                    continue;
+                }
+                if let Some(gi) = g.group(i) {
+                    if g.members(gi).iter().any(|&m| volatile[m as usize]) {
+                        volatile[i as usize] = true;
+                    }
+                }
+            }
+        }
+        Ok(Current {
+            items,
+            ids,
+            volatile,
+            groups,
+        })
+    }
+
+    fn unit(&self, i: u32) -> Vec<u32> {
+        match &self.groups {
+            Some(g) => g.unit(&i).to_vec(),
+            None => vec![i],
+        }
+    }
+
+    /// The option item `i` has in `outcome`.
+    fn opt(&self, i: u32, outcome: &Outcome) -> Opt {
+        let items = self.items;
+        match outcome.shrunk.get(&i) {
+            None => Opt {
+                variant: 0,
+                print: 0,
+                cut: None,
+                tokens: items.view().tokens(i),
+            },
+            Some(s) => Opt {
+                variant: s.variant,
+                print: match s.variant {
+                    0 => 0,
+                    v => {
+                        let var = &items.variants(i)[v as usize - 1];
+                        print_of(5, &(var.tokens, var.content.as_deref()))
+                    }
+                },
+                cut: s.cut,
+                tokens: s.tokens,
+            },
+        }
+    }
+
+    /// Whether item `i` can be included with `opt` (the option it had).
+    fn allows(&self, i: u32, opt: &Opt) -> bool {
+        let items = self.items;
+        if opt.variant > 0 {
+            let Some(var) = items.variants(i).get(opt.variant as usize - 1) else {
+                return false;
+            };
+            if print_of(5, &(var.tokens, var.content.as_deref())) != opt.print || items.pinned(i) {
+                return false;
+            }
+        }
+        if let Some((head, tail)) = opt.cut {
+            let len = items.content(i).map_or(0, str::len);
+            if items.truncatable(i).is_none() || items.pinned(i) || head > tail || tail > len {
+                return false;
+            }
+        }
+        true
+    }
+
+    fn entry(&self, i: u32, opt: Opt) -> Entry {
+        Entry {
+            id: self.ids[i as usize],
+            opt,
+            volatile: self.volatile[i as usize],
+            pinned: self.items.pinned(i),
+        }
+    }
+
+    /// Score `i` adds with `opt` (the scorer's score times the share kept).
+    fn score(&self, scores: &[f64], i: u32, opt: &Opt) -> f64 {
+        let s = scores[i as usize];
+        if opt.variant > 0 {
+            return s * self.items.variants(i)[opt.variant as usize - 1].value;
+        }
+        if opt.cut.is_some() {
+            let own = self.items.view().tokens(i);
+            if own > 0 {
+                return s * (opt.tokens as f64 / own as f64).min(1.0);
+            }
+        }
+        s
+    }
+}
+
+impl Session {
+    pub fn new(pipeline: Pipeline) -> Session {
+        Session {
+            pipeline,
+            slack: DEFAULT_SLACK,
+            state: None,
+            info: Info::default(),
+        }
+    }
+
+    pub fn slack(&self) -> f64 {
+        self.slack
+    }
+
+    /// Sets the slack, in [0, 1).
+    pub fn set_slack(&mut self, fraction: f64) -> Result<()> {
+        if !(0.0..1.0).contains(&fraction) {
+            return invalid!("fraction is {fraction}; the slack must be in [0, 1)");
+        }
+        self.slack = fraction;
+        Ok(())
+    }
+
+    /// Forgets every run: the next run is a first run.
+    pub fn reset(&mut self) {
+        self.state = None;
+        self.info = Info::default();
+    }
+
+    /// The last successful run's rule (`First` before any).
+    pub fn last_action(&self) -> Action {
+        self.info.action.unwrap_or(Action::First)
+    }
+
+    /// The last run's stable prefix: items and tokens.
+    pub fn stable_prefix(&self) -> (usize, i64) {
+        (self.info.stable_items, self.info.stable_tokens)
+    }
+
+    /// The last run's cache breakpoints, ascending.
+    pub fn breakpoints(&self) -> &[Breakpoint] {
+        &self.info.breakpoints
+    }
+
+    /// One turn: the output's item indices in prompt order. On error
+    /// nothing changes.
+    pub fn run(
+        &mut self,
+        items: &Items,
+        budget: &Budget,
+        report: Option<&mut Report>,
+    ) -> Result<Vec<u32>> {
+        let cur = Current::of(items)?;
+        let mut fresh_report = report.as_ref().map(|_| Report::default());
+        let fresh = self
+            .pipeline
+            .run_full(items, budget, fresh_report.as_mut(), None)?;
+        let (action, out, point) = match &self.state {
+            None => (Action::First, first(&cur, &fresh), 0),
+            Some(state) => match self.append(&cur, &fresh, state) {
+                Some(out) => (Action::Append, out, state.compaction_point),
+                None => {
+                    let (out, k) = self.compact(&cur, items, budget, &fresh, state)?;
+                    (Action::Compact, out, k)
+                }
+            },
+        };
+        // Everything that can fail has run: remember this run.
+        let entries: Vec<Entry> = out.iter().map(|&(i, o)| cur.entry(i, o)).collect();
+        let stable = match (&self.state, action) {
+            (Some(state), a) if a != Action::First => common_prefix(&state.out, &entries),
+            _ => 0,
+        };
+        let tokens_to = |k: usize| -> i64 {
+            entries[..k]
+                .iter()
+                .fold(0i64, |a, e| a.saturating_add(e.opt.tokens))
+        };
+        let pinned_end = entries.iter().take_while(|e| e.pinned).count();
+        let end = entries.iter().take_while(|e| !e.volatile).count();
+        let mut marks = vec![
+            (pinned_end, Mark::Pinned),
+            (point.min(end), Mark::Compaction),
+            (stable, Mark::Stable),
+            (end, Mark::End),
+        ];
+        marks.sort_by_key(|&(k, _)| k);
+        let mut breakpoints: Vec<Breakpoint> = Vec::new();
+        for (k, mark) in marks {
+            if k == 0 {
+                continue;
+            }
+            match breakpoints.last_mut() {
+                // One breakpoint a position: the later mark names it.
+                Some(b) if b.items == k => b.mark = mark,
+                _ => breakpoints.push(Breakpoint {
+                    items: k,
+                    tokens: tokens_to(k),
+                    mark,
+                }),
+            }
+        }
+        self.info = Info {
+            action: Some(action),
+            stable_items: stable,
+            stable_tokens: tokens_to(stable),
+            breakpoints,
+        };
+        let mut list: HashMap<Ident, u32> = HashMap::new();
+        for id in cur.ids.iter().flatten() {
+            *list.entry(*id).or_insert(0) += 1;
+        }
+        self.state = Some(State {
+            list,
+            out: entries,
+            compaction_point: point,
+        });
+        if let (Some(report), Some(fresh_report)) = (report, fresh_report) {
+            *report = session_report(&cur, &fresh, fresh_report, &out, self.info.clone());
+        }
+        Ok(out.iter().map(|&(i, _)| i).collect())
+    }
+
+    /// The Append rule, or `None` when it does not apply.
+    fn append(&self, cur: &Current<'_>, fresh: &Run, state: &State) -> Option<Vec<(u32, Opt)>> {
+        let items = cur.items;
+        let p = match_previous(cur, state);
+        let mut in_p = vec![false; items.len()];
+        let mut out: Vec<(u32, Opt)> = Vec::with_capacity(fresh.placed.len() + p.len());
+        for (i, opt) in p {
+            let i = i?;
+            in_p[i as usize] = true;
+            out.push((i, opt));
+        }
+        // No group straddles P.
+        if let Some(g) = &cur.groups {
+            for &(i, _) in &out {
+                if g.unit(&i).iter().any(|&m| !in_p[m as usize]) {
+                    return None;
+                }
+            }
+        }
+        let dup = dup_of(cur, &self.pipeline, &out);
+        let mut seen: HashMap<Ident, u32> = HashMap::new();
+        let mut new = vec![false; items.len()];
+        for (i, id) in cur.ids.iter().enumerate() {
+            if let Some(id) = id {
+                let n = seen.entry(*id).or_insert(0);
+                *n += 1;
+                new[i] = *n > state.list.get(id).copied().unwrap_or(0);
+            }
+        }
+        let mut volatile = Vec::new();
+        for &i in &fresh.placed {
+            let u = i as usize;
+            if in_p[u] || dup(i) {
+                continue;
+            }
+            let opt = cur.opt(i, &fresh.outcome);
+            if cur.volatile[u] {
+                volatile.push((i, opt));
+            } else if items.pinned(i) || new[u] {
+                out.push((i, opt));
+            }
+        }
+        out.extend(volatile);
+        let used = out
+            .iter()
+            .filter(|&&(i, _)| !items.pinned(i))
+            .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens));
+        (used <= fresh.outcome.effective_target).then_some(out)
+    }
+
+    /// The Compaction rule: the output and the length of the prefix of P it
+    /// kept.
+    fn compact(
+        &self,
+        cur: &Current<'_>,
+        items: &Items,
+        budget: &Budget,
+        fresh: &Run,
+        state: &State,
+    ) -> Result<(Vec<(u32, Opt)>, usize)> {
+        let n = items.len();
+        let target = fresh.outcome.effective_target;
+        // Volatile items as F selects them.
+        let volatile: Vec<(u32, Opt)> = fresh
+            .placed
+            .iter()
+            .filter(|&&i| cur.volatile[i as usize])
+            .map(|&i| (i, cur.opt(i, &fresh.outcome)))
+            .collect();
+        let volatile_tokens = volatile
+            .iter()
+            .filter(|&&(i, _)| !items.pinned(i))
+            .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens));
+        let room = ((1.0 - self.slack) * target as f64).floor() as i64;
+        let cap = room.min(target.saturating_sub(volatile_tokens)).max(0);
+        // The prefixes of P that can be kept: every item there with its
+        // option, each group whole, within the cap.
+        let p = match_previous(cur, state);
+        let mut in_prefix = vec![false; n];
+        let mut ends: Vec<(usize, i64)> = vec![(0, 0)];
+        let mut forced_tokens = 0i64;
+        let mut open_members = 0usize;
+        for (k, &(i, opt)) in p.iter().enumerate() {
+            let Some(i) = i else { break };
+            if in_prefix[i as usize] {
+                break;
+            }
+            in_prefix[i as usize] = true;
+            if !items.pinned(i) {
+                forced_tokens = forced_tokens.saturating_add(opt.tokens);
+            }
+            if forced_tokens > cap {
+                break;
+            }
+            let unit = cur.unit(i);
+            if unit.len() > 1 {
+                // Count the members still to come; the prefix closes when none are.
+                if unit.iter().filter(|&&m| in_prefix[m as usize]).count() == 1 {
+                    open_members += unit.len() - 1;
+                } else {
+                    open_members -= 1;
+                }
+            }
+            if open_members == 0 {
+                ends.push((k + 1, forced_tokens));
+            }
+        }
+        let select = |k: usize| -> Result<(Vec<(u32, Opt)>, f64)> {
+            let mut skip = cur.volatile.clone();
+            let forced: Vec<(u32, Opt)> = p[..k].iter().map(|&(i, o)| (i.unwrap(), o)).collect();
+            let mut is_forced = vec![false; n];
+            for &(i, _) in &forced {
+                skip[i as usize] = true;
+                is_forced[i as usize] = true;
+            }
+            let dup = dup_of(cur, &self.pipeline, &forced);
+            for (i, s) in skip.iter_mut().enumerate() {
+                *s |= dup(i as u32);
+            }
+            let used = ends.iter().find(|e| e.0 == k).map_or(0, |e| e.1);
+            let restrict = Restrict {
+                skip: &skip,
+                cap: cap - used,
+            };
+            let run = self
+                .pipeline
+                .run_full(items, budget, None, Some(&restrict))?;
+            let mut score: f64 = forced
+                .iter()
+                .filter(|&&(i, _)| !items.pinned(i))
+                .map(|(i, o)| cur.score(&fresh.scores, *i, o))
+                .sum();
+            let mut out = forced;
+            for &i in &run.placed {
+                let u = i as usize;
+                if cur.volatile[u] || is_forced[u] {
+                    continue;
+                }
+                let opt = cur.opt(i, &run.outcome);
+                if !items.pinned(i) {
+                    score += cur.score(&fresh.scores, i, &opt);
+                }
+                out.push((i, opt));
+            }
+            Ok((out, score))
+        };
+        let (mut best, base) = select(0)?;
+        let mut kept = 0;
+        // The longest prefix whose selection keeps its score: a binary
+        // search over the prefix ends (the score falls as the prefix grows).
+        let (mut lo, mut hi) = (1usize, ends.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let k = ends[mid].0;
+            let (out, score) = select(k)?;
+            if score >= KEEP_PREFIX_SCORE * base {
+                best = out;
+                kept = k;
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        let dup = dup_of(cur, &self.pipeline, &best);
+        best.extend(volatile.into_iter().filter(|&(i, _)| !dup(i)));
+        Ok((best, kept))
+    }
+}
+
+/// The First rule: F with its volatile items moved last.
+fn first(cur: &Current<'_>, fresh: &Run) -> Vec<(u32, Opt)> {
+    let opt = |&i: &u32| (i, cur.opt(i, &fresh.outcome));
+    let stay = fresh.placed.iter().filter(|&&i| !cur.volatile[i as usize]);
+    let last = fresh.placed.iter().filter(|&&i| cur.volatile[i as usize]);
+    stay.chain(last).map(opt).collect()
+}
+
+/// P matched to the current list: each non-volatile entry of the previous
+/// output, in order, with the current item of its identity (keyless equal
+/// items in push order) when it is there, non-volatile, and allows the
+/// same option.
+fn match_previous(cur: &Current<'_>, state: &State) -> Vec<(Option<u32>, Opt)> {
+    let mut by_id: HashMap<Ident, Vec<u32>> = HashMap::new();
+    for (i, id) in cur.ids.iter().enumerate().rev() {
+        if let Some(id) = id {
+            by_id.entry(*id).or_default().push(i as u32);
+        }
+    }
+    state
+        .out
+        .iter()
+        .filter(|e| !e.volatile)
+        .map(|e| {
+            let i =
+                e.id.and_then(|id| by_id.get_mut(&id).and_then(Vec::pop))
+                    .filter(|&i| !cur.volatile[i as usize] && cur.allows(i, &e.opt));
+            (i, e.opt)
+        })
+        .collect()
+}
+
+/// With deduplication on: whether an item is a copy (same content, neither
+/// grouped) of one of `kept` (and not one of them).
+fn dup_of<'c>(
+    cur: &'c Current<'_>,
+    pipeline: &Pipeline,
+    kept: &[(u32, Opt)],
+) -> impl Fn(u32) -> bool + 'c {
+    let items = cur.items;
+    let mut contents: HashMap<&'c str, u32> = HashMap::new();
+    if pipeline.deduplication {
+        for &(i, _) in kept {
+            if items.group(i) == 0 {
+                if let Some(c) = items.content(i) {
+                    contents.insert(c, i);
+                }
+            }
+        }
+    }
+    move |i: u32| {
+        items.group(i) == 0
+            && !items.pinned(i)
+            && items
+                .content(i)
+                .and_then(|c| contents.get(c))
+                .is_some_and(|&k| k != i)
+    }
+}
+
+/// How many leading entries of `a` and `b` are the same item with the same
+/// option.
+fn common_prefix(a: &[Entry], b: &[Entry]) -> usize {
+    a.iter()
+        .zip(b)
+        .take_while(|(x, y)| x.id.is_some() && x.id == y.id && x.opt == y.opt)
+        .count()
+}
+
+/// The report of a session run: the output as included (in its order),
+/// every other item excluded with F's reason, or `Deferred` when F took it
+/// and the session did not.
+fn session_report(
+    cur: &Current<'_>,
+    fresh: &Run,
+    fresh_report: Report,
+    out: &[(u32, Opt)],
+    info: Info,
+) -> Report {
+    let items = cur.items;
+    let view = items.view();
+    let mut included_at = vec![false; items.len()];
+    let mut included = Vec::with_capacity(out.len());
+    let group = |i: u32| -> (u64, i64) {
+        match cur
+            .groups
+            .as_ref()
+            .and_then(|g| g.group(i).map(|gi| (g, gi)))
+        {
+            Some((g, gi)) => (g.id(gi), g.tokens(gi)),
+            None => (0, view.tokens(i)),
+        }
+    };
+    let mut selected_tokens = 0i64;
+    for &(i, opt) in out {
+        included_at[i as usize] = true;
+        let tokens = view.tokens(i);
+        let pinned = items.pinned(i) && fresh.pinned.contains(&i);
+        if !pinned {
+            selected_tokens = selected_tokens.saturating_add(opt.tokens);
+        }
+        let reason = match opt {
+            _ if pinned => Reason::Pinned,
+            _ if tokens == 0 => Reason::ZeroToken,
+            Opt { variant: 1.., .. } => Reason::Variant,
+            Opt { cut: Some(_), .. } => Reason::Truncated,
+            _ => Reason::Scored,
+        };
+        let (g, gt) = group(i);
+        included.push(Decision {
+            item: i,
+            score: if pinned {
+                crate::pipeline::place::PINNED_SCORE
+            } else {
+                cur.score(&fresh.scores, i, &opt)
+            },
+            reason,
+            item_tokens: tokens,
+            available_tokens: 0,
+            related: None,
+            group: g,
+            group_tokens: gt,
+            variant: opt.variant,
+            added_tokens: opt.tokens,
+            cut: opt.cut,
+            content_len: items.content(i).map_or(0, str::len),
+        });
+    }
+    let mut excluded: Vec<Decision> = fresh_report
+        .excluded
+        .iter()
+        .filter(|d| !included_at[d.item as usize])
+        .copied()
+        .collect();
+    for d in &fresh_report.included {
+        if !included_at[d.item as usize] {
+            let (g, gt) = group(d.item);
+            excluded.push(Decision {
+                item: d.item,
+                score: fresh.scores[d.item as usize],
+                reason: Reason::Deferred,
+                item_tokens: d.item_tokens,
+                available_tokens: 0,
+                related: None,
+                group: g,
+                group_tokens: gt,
+                variant: 0,
+                added_tokens: 0,
+                cut: None,
+                content_len: 0,
+            });
+        }
+    }
+    let order = crate::sort::by_value_desc(excluded.iter().map(|d| d.score));
+    let excluded = order.iter().map(|&p| excluded[p as usize]).collect();
+    let mut outcome = fresh_report.outcome;
+    outcome.selected_tokens = selected_tokens;
+    outcome.shrunk = out
+        .iter()
+        .filter(|(_, o)| o.variant > 0 || o.cut.is_some())
+        .map(|&(i, o)| {
+            let s = Shrunk {
+                variant: o.variant,
+                tokens: o.tokens,
+                cut: o.cut,
+            };
+            (i, s)
+        })
+        .collect();
+    Report {
+        included,
+        excluded,
+        events: fresh_report.events,
+        tokens_over_budget: fresh_report.tokens_over_budget,
+        outcome,
+        session: Some(info),
+    }
+}
