@@ -3,11 +3,16 @@
  * the whole pipeline (score, deduplicate, fit the budget, place) with its
  * report of every decision, then every slicer on its own for comparison,
  * keep-together groups (no tool call is ever separated from its output),
- * budget simulation and streaming.
+ * budget simulation and streaming; then a 72-turn agent conversation run
+ * afresh each turn and through a session, priced under a prefix cache.
  *
  *   cc -std=c99 -Iinclude examples/demo.c -Ltarget/release -lcupel \
  *      -Wl,-rpath,"$PWD/target/release" -o target/demo
- *   ./target/demo examples/data/rag_candidates.csv
+ *   ./target/demo [CANDIDATES.csv [SESSION_DIR [COSTS_OUT.csv [CONVERSATION_DIR]]]]
+ *
+ * Defaults: examples/data/rag_candidates.csv, examples/data/session, no
+ * per-turn CSV, examples/data/conversation. COSTS_OUT.csv gets section 6's
+ * per-turn figures (examples/session_chart.py draws them).
  */
 #include "cupel.h"
 #include <stdint.h>
@@ -448,6 +453,250 @@ static void run_from_text(const char *dir) {
   cupel_tokenizer_free(tok);
 }
 
+/* ---- 6. A conversation, turn by turn: sessions ---------------------------- */
+
+#define MAX_CONV 2048
+
+/* One item of examples/data/conversation/turns.csv (see generate.py there). */
+typedef struct {
+  int turn; /* the turn that adds it; 0: there from the start */
+  char kind[16];
+  int64_t tokens;
+  uint64_t key, group;
+  int is_volatile, pinned;
+  int64_t placeholder; /* tokens of its "[output cleared]" variant; 0: none */
+  char content[96];
+} conv_row;
+
+static conv_row conv[MAX_CONV];
+
+/* What went into one prompt, in order: each item's key and the option sent
+ * (0: the item itself, 1: its placeholder), with the tokens it adds. */
+typedef struct {
+  uint64_t key;
+  size_t variant;
+  int64_t tokens;
+} sent_item;
+
+/* Reads the report of a run: the prompt as sent, its tokens, and the summed
+ * scores of its non-pinned items (the relevance it keeps). */
+static size_t sent_of(const cupel_report *report, const size_t *row_of, sent_item *out, int64_t *tokens,
+                      double *relevance) {
+  size_t i, n = cupel_report_included_count(report);
+  *tokens = 0;
+  *relevance = 0;
+  for (i = 0; i < n; i++) {
+    cupel_decision d;
+    must(cupel_report_included(report, i, &d), "included");
+    must(cupel_report_included_variant(report, i, &out[i].variant, &out[i].tokens), "included variant");
+    out[i].key = conv[row_of[d.item_index]].key;
+    *tokens += out[i].tokens;
+    if (!conv[row_of[d.item_index]].pinned) *relevance += d.score;
+  }
+  return n;
+}
+
+/* The tokens a prefix cache holds: the leading items (and variants) this
+ * prompt shares with the previous one. */
+static int64_t common_prefix(const sent_item *prev, size_t n_prev, const sent_item *now, size_t n_now) {
+  size_t i;
+  int64_t tokens = 0;
+  for (i = 0; i < n_prev && i < n_now; i++) {
+    if (prev[i].key != now[i].key || prev[i].variant != now[i].variant) break;
+    tokens += now[i].tokens;
+  }
+  return tokens;
+}
+
+static double turn_cost(int64_t sent, int64_t cached) { return 1.25 * (double)(sent - cached) + 0.1 * (double)cached; }
+
+/* A host's agent loop: each turn hands over the whole history plus that
+ * turn's retrieved documents, once to a fresh pipeline run and once to a
+ * session, and prices both prompts under a prefix cache. */
+static void run_conversation(const char *dir, const char *csv_out) {
+  enum { BUDGET = 16000 };
+  static const char *actions[] = {"first", "append", "compact"};
+  static const char *marks[] = {"pinned", "compaction", "stable", "end"}; /* cupel_breakpoint.mark */
+  static size_t row_of[MAX_CONV], out[MAX_CONV];
+  static sent_item prev_f[MAX_CONV], now_f[MAX_CONV], now_s[MAX_CONV];
+  char path[512], line[512];
+  FILE *f, *csv = NULL;
+  size_t n_conv = 0, n_prev_f = 0, i;
+  int turns = 0, t, compactions = 0, relevance_turns = 0;
+  int64_t pinned_tokens = 0, history_tokens = 0;
+  int64_t sent_s_all = 0, cached_s_all = 0, sent_f_all = 0, cached_f_all = 0;
+  double cost_s = 0, cost_f = 0, relevance_sum = 0;
+  cupel_kind_weight kw[6] = {{"SystemPrompt", 1.0}, {"Memory", 0.8}, {"ToolOutput", 0.6},
+                             {"Document", 0.4},     {"Message", 0.2}, {"ToolCall", 0.6}};
+  const double weights[2] = {2.0, 1.0};
+  const cupel_scorer *parts[2];
+  cupel_scorer *recency = NULL, *kind = NULL, *blend = NULL;
+  cupel_slicer *greedy = NULL;
+  cupel_placer *chrono = NULL;
+  cupel_pipeline *pipeline = NULL;
+  cupel_session *session = NULL;
+  cupel_budget *budget = NULL;
+  cupel_report *rep_f = NULL, *rep_s = NULL;
+  cupel_breakpoint bps[4];
+  size_t n_bps = 0;
+
+  snprintf(path, sizeof path, "%s/turns.csv", dir);
+  f = fopen(path, "r");
+  if (!f) {
+    perror(path);
+    exit(1);
+  }
+  if (!fgets(line, sizeof line, f)) exit(1); /* header */
+  while (n_conv < MAX_CONV && fgets(line, sizeof line, f)) {
+    conv_row *r = &conv[n_conv];
+    char *rest = line, *turn = field(&rest), *k = field(&rest), *tokens = field(&rest), *key = field(&rest),
+         *group = field(&rest), *vol = field(&rest), *pin = field(&rest), *ph = field(&rest), *content = rest;
+    if (!turn || !k || !tokens || !key || !group || !vol || !pin || !ph || !content) continue;
+    content[strcspn(content, "\r\n")] = '\0';
+    r->turn = atoi(turn);
+    snprintf(r->kind, sizeof r->kind, "%s", k);
+    r->tokens = strtoll(tokens, NULL, 10);
+    r->key = strtoull(key, NULL, 10);
+    r->group = strtoull(group, NULL, 10);
+    r->is_volatile = *vol == '1';
+    r->pinned = *pin == '1';
+    r->placeholder = strtoll(ph, NULL, 10);
+    snprintf(r->content, sizeof r->content, "%s", content);
+    if (r->turn > turns) turns = r->turn;
+    if (r->pinned) pinned_tokens += r->tokens;
+    else if (!r->is_volatile) history_tokens += r->tokens;
+    n_conv++;
+  }
+  fclose(f);
+
+  /* 2 x recency + 1 x kind (a tool call weighs as its result), GreedySlice,
+   * oldest first: the pipeline of benches/session.rs. */
+  must(cupel_scorer_new_recency(&recency), "recency");
+  must(cupel_scorer_new_kind(kw, 6, &kind), "kind");
+  parts[0] = recency, parts[1] = kind;
+  must(cupel_scorer_new_composite(parts, weights, 2, &blend), "composite");
+  must(cupel_slicer_new_greedy(&greedy), "greedy");
+  must(cupel_placer_new_chronological(&chrono), "placer");
+  must(cupel_pipeline_new(blend, greedy, chrono, &pipeline), "pipeline");
+  must(cupel_session_new(pipeline, &session), "cupel_session_new");
+  must(cupel_budget_new(BUDGET, BUDGET, &budget), "budget");
+  must(cupel_report_new(&rep_f), "report");
+  must(cupel_report_new(&rep_s), "report");
+  if (csv_out) {
+    csv = fopen(csv_out, "w");
+    if (!csv) {
+      perror(csv_out);
+      exit(1);
+    }
+    fprintf(csv, "turn,action,session_sent,session_cached,fresh_sent,fresh_cached,session_cost,fresh_cost,"
+                 "session_cost_total,fresh_cost_total,session_relevance,fresh_relevance\n");
+  }
+
+  printf("\n6. A CONVERSATION, TURN BY TURN (sessions)\n"
+         "%d turns of a coding agent, from %s/turns.csv:\n"
+         "a pinned system prompt and tool definitions (%lld tokens), then each turn a\n"
+         "user message, 0-3 tool calls each grouped with its result (every result may\n"
+         "be replaced by a 12-token placeholder variant), the reply, and 2-3 retrieved\n"
+         "documents marked volatile (that turn's only). Every item has a key. Each turn\n"
+         "the whole history goes in (%lld tokens by the last turn) for a %d-token\n"
+         "budget; the pipeline is 2 x recency + 1 x kind, GreedySlice, oldest first.\n"
+         "Run afresh every turn, it evicts and reorders near the front, and the\n"
+         "provider's prefix cache is lost; a session (cupel_session_run: the same\n"
+         "pipeline and budget) keeps last turn's prompt and appends to it, compacting\n"
+         "with room to spare when it is full. Prices: 1.25 a token not cached (a cache\n"
+         "write), 0.1 a cached token. The session's cached part is its stable prefix\n"
+         "(cupel_session_stable_prefix); the fresh run's, the prefix its prompt shares\n"
+         "with the previous turn's (same items, same variants).\n\n",
+         turns, dir, (long long)pinned_tokens, (long long)(pinned_tokens + history_tokens), BUDGET);
+  printf("      session                  fresh pipeline     cost so far (k)\n"
+         "turn  action    sent  cached    sent  cached    session   fresh\n");
+
+  for (t = 1; t <= turns; t++) {
+    cupel_items *items = NULL;
+    size_t n = 0, n_f, n_s, stable_items = 0;
+    static uint64_t groups[MAX_CONV];
+    int64_t sent_f, sent_s, cached_f, cached_s = 0;
+    double rel_f, rel_s;
+    cupel_session_action action;
+
+    /* The list a host hands over: the history to this turn, then the turn's
+     * retrieved documents. */
+    must(cupel_items_new(&items), "cupel_items_new");
+    for (i = 0; i < n_conv; i++) {
+      const conv_row *r = &conv[i];
+      if (r->turn > t || (r->is_volatile && r->turn != t)) continue;
+      must(cupel_items_push(items, r->tokens, 0.5, r->kind), "cupel_items_push");
+      must(cupel_items_set_content(items, n, r->content), "content");
+      must(cupel_items_set_timestamp(items, n, (int64_t)i * 1000), "timestamp");
+      must(cupel_items_set_key(items, n, r->key), "cupel_items_set_key");
+      if (r->is_volatile) must(cupel_items_set_volatile(items, n, true), "cupel_items_set_volatile");
+      if (r->pinned) must(cupel_items_set_pinned(items, n, true), "pinned");
+      if (r->placeholder) {
+        char note[64];
+        snprintf(note, sizeof note, "[output cleared: %lld tokens]", (long long)r->tokens);
+        must(cupel_items_add_variant(items, n, r->placeholder, 0.1, note), "cupel_items_add_variant");
+      }
+      groups[n] = r->group;
+      row_of[n++] = i;
+    }
+    must(cupel_items_set_groups(items, 0, n, groups), "groups");
+
+    must(cupel_pipeline_run(pipeline, items, budget, out, MAX_CONV, &n_f, rep_f), "cupel_pipeline_run");
+    must(cupel_session_run(session, items, budget, out, MAX_CONV, &n_s, rep_s), "cupel_session_run");
+    must(cupel_session_last_action(session, &action), "cupel_session_last_action");
+    must(cupel_session_stable_prefix(session, &stable_items, &cached_s), "cupel_session_stable_prefix");
+    n_f = sent_of(rep_f, row_of, now_f, &sent_f, &rel_f);
+    n_s = sent_of(rep_s, row_of, now_s, &sent_s, &rel_s);
+    cached_f = common_prefix(prev_f, n_prev_f, now_f, n_f);
+    memcpy(prev_f, now_f, n_f * sizeof *now_f);
+    n_prev_f = n_f;
+
+    cost_s += turn_cost(sent_s, cached_s);
+    cost_f += turn_cost(sent_f, cached_f);
+    sent_s_all += sent_s, cached_s_all += cached_s;
+    sent_f_all += sent_f, cached_f_all += cached_f;
+    if (action == CUPEL_SESSION_COMPACT) compactions++;
+    if (rel_f > 0) relevance_sum += rel_s / rel_f, relevance_turns++;
+    printf("%4d  %-7s %6lld  %6lld  %6lld  %6lld   %8.1f  %6.1f\n", t, actions[action], (long long)sent_s,
+           (long long)cached_s, (long long)sent_f, (long long)cached_f, cost_s / 1000, cost_f / 1000);
+    if (csv)
+      fprintf(csv, "%d,%s,%lld,%lld,%lld,%lld,%.1f,%.1f,%.1f,%.1f,%.4f,%.4f\n", t, actions[action],
+              (long long)sent_s, (long long)cached_s, (long long)sent_f, (long long)cached_f,
+              turn_cost(sent_s, cached_s), turn_cost(sent_f, cached_f), cost_s, cost_f, rel_s, rel_f);
+    cupel_items_free(items);
+  }
+
+  printf("Over %d turns: cost, session / fresh = %.2f (%.1fk against %.1fk)\n"
+         "  cached-prefix ratio (cached tokens / tokens sent): session %.2f, fresh %.2f\n"
+         "  relevance kept (non-pinned scores, session / fresh, turn average): %.2f\n"
+         "  compactions: %d of %d turns\n",
+         turns, cost_s / cost_f, cost_s / 1000, cost_f / 1000, (double)cached_s_all / (double)sent_s_all,
+         (double)cached_f_all / (double)sent_f_all, relevance_turns ? relevance_sum / relevance_turns : 1.0,
+         compactions, turns);
+  must(cupel_session_breakpoints(session, bps, 4, &n_bps), "cupel_session_breakpoints");
+  printf("Cache breakpoints for the last prompt (cupel_session_breakpoints), after\n"
+         "items/tokens:");
+  for (i = 0; i < n_bps; i++)
+    printf("%s %zu/%lld %s", i ? ";" : "", bps[i].items, (long long)bps[i].tokens,
+           bps[i].mark >= 0 && bps[i].mark < 4 ? marks[bps[i].mark] : "?");
+  printf("\n");
+  if (csv) {
+    fclose(csv);
+    printf("(per-turn figures written to %s)\n", csv_out);
+  }
+
+  cupel_report_free(rep_s);
+  cupel_report_free(rep_f);
+  cupel_budget_free(budget);
+  cupel_session_free(session);
+  cupel_pipeline_free(pipeline);
+  cupel_placer_free(chrono);
+  cupel_slicer_free(greedy);
+  cupel_scorer_free(blend);
+  cupel_scorer_free(kind);
+  cupel_scorer_free(recency);
+}
+
 static void print_row(const char *name, const size_t *idx, size_t n, int64_t tokens) {
   double score = 0;
   size_t i, kinds[6] = {0}, whole, split;
@@ -467,6 +716,8 @@ static void print_row(const char *name, const size_t *idx, size_t n, int64_t tok
 int main(int argc, char **argv) {
   const char *path = argc > 1 ? argv[1] : "examples/data/rag_candidates.csv";
   const char *session = argc > 2 ? argv[2] : "examples/data/session";
+  const char *costs_csv = argc > 3 && *argv[3] ? argv[3] : NULL;
+  const char *conversation = argc > 4 ? argv[4] : "examples/data/conversation";
   cupel_items *items = NULL;
   cupel_budget *budget = NULL;
   cupel_report *report = NULL;
@@ -644,6 +895,8 @@ int main(int argc, char **argv) {
     cupel_stream_free(stream);
     free(arrival);
   }
+
+  run_conversation(conversation, costs_csv);
 
   cupel_report_free(report);
   cupel_slicer_free(greedy);

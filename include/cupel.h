@@ -270,6 +270,30 @@ typedef enum cupel_keep {
 } cupel_keep;
 
 /**
+ * What a cache breakpoint marks (`cupel_breakpoint.mark`).
+ */
+typedef enum cupel_breakpoint_mark {
+  /**
+   * After the leading pinned items (the system prompt, tool definitions).
+   */
+  CUPEL_MARK_PINNED = 0,
+  /**
+   * After the prefix the last compaction kept (it moves only when a
+   * compaction cuts earlier).
+   */
+  CUPEL_MARK_COMPACTION = 1,
+  /**
+   * After this run's stable prefix (`cupel_session_stable_prefix`).
+   */
+  CUPEL_MARK_STABLE = 2,
+  /**
+   * After the last non-volatile item: the prefix the next turn reuses
+   * when it appends, where a cache write pays off.
+   */
+  CUPEL_MARK_END = 3,
+} cupel_breakpoint_mark;
+
+/**
  * Opaque handle: a token budget (ContextBudget). Create with
  * `cupel_budget_new`, free exactly once with `cupel_budget_free`.
  */

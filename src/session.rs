@@ -39,7 +39,7 @@ pub const DEFAULT_SLACK: f64 = 0.2;
 /// A compaction keeps the longest prefix of the previous output whose
 /// forced selection scores at least this share of the best selection at
 /// the same budget without it.
-pub const KEEP_PREFIX_SCORE: f64 = 0.97;
+pub const KEEP_PREFIX_SCORE: f64 = 0.99;
 
 /// Which rule a session run took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -464,12 +464,17 @@ impl Session {
                 out.push((i, opt));
             }
         }
+        let tokens = |list: &[(u32, Opt)]| {
+            list.iter()
+                .filter(|&&(i, _)| !items.pinned(i))
+                .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens))
+        };
+        let used = tokens(&out).saturating_add(tokens(&volatile));
+        if used > fresh.outcome.effective_target {
+            return None;
+        }
         out.extend(volatile);
-        let used = out
-            .iter()
-            .filter(|&&(i, _)| !items.pinned(i))
-            .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens));
-        (used <= fresh.outcome.effective_target).then_some(out)
+        Some(out)
     }
 
     /// The Compaction rule: the output and the length of the prefix of P it

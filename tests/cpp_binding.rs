@@ -1,9 +1,9 @@
 //! The C++ binding (bindings/cpp): its test suite and its contract runner
 //! (C++17, -Werror), the README's examples (example.cpp, built here and
 //! from the README's own lines; tokens.cpp, its "Counting tokens";
-//! shrink.cpp, its "Items that shrink"), and the package: `cmake --install`
-//! into a fresh prefix, then a fresh CMake project (find_package) and a
-//! pkg-config build of the example against it.
+//! shrink.cpp, its "Items that shrink"; session.cpp, its "Sessions"), and
+//! the package: `cmake --install` into a fresh prefix, then a fresh CMake
+//! project (find_package) and a pkg-config build of the example against it.
 
 mod common;
 
@@ -192,6 +192,51 @@ fn cpp_shrink_example_runs() {
     assert_eq!(
         out, want,
         "bindings/cpp/README.md does not show what shrink.cpp prints"
+    );
+}
+
+/// The README's "Sessions" example (bindings/cpp/session.cpp, the same text
+/// as the README's block) prints what the README shows: three turns through
+/// one session, first, append and compact, each with its stable prefix and
+/// cache breakpoints.
+#[test]
+fn cpp_session_example_runs() {
+    let readme = readme();
+    let section = &readme[readme
+        .find("\n## Sessions\n")
+        .expect("a \"Sessions\" section in bindings/cpp/README.md")..];
+    let example = common::root().join("bindings/cpp/session.cpp");
+    assert_eq!(
+        common::code_block_after(section, "`session.cpp`:"),
+        std::fs::read_to_string(&example).unwrap(),
+        "bindings/cpp/README.md's session example differs from bindings/cpp/session.cpp"
+    );
+    let want = common::code_block_after(section, "`session.cpp` prints");
+    let source = std::fs::read_to_string(&example).unwrap();
+    for needle in [
+        "cupel::Session session(",
+        ".set_key(",
+        ".set_volatile(",
+        ".stable_prefix()",
+        ".last_action()",
+        ".breakpoints()",
+    ] {
+        assert!(source.contains(needle), "session.cpp has no {needle}");
+    }
+    for line in [
+        "turn 1: first, prompt 1 2 notes; stable prefix 0 items, 0 tokens\n",
+        "turn 2: append, prompt 1 2 3 4 notes; stable prefix 2 items, 240 tokens\n",
+        "turn 3: compact,",
+    ] {
+        assert!(want.contains(line), "{want}");
+    }
+
+    let exe = common::out_dir("cpp").join("session");
+    build_cpp(&example, &exe);
+    let out = common::run(&mut Command::new(&exe), "session");
+    assert_eq!(
+        out, want,
+        "bindings/cpp/README.md does not show what session.cpp prints"
     );
 }
 

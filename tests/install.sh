@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the tests need on a fresh Debian machine, skipping whatever
 # is already there: the C/C++ compilers, Go, Mono, valgrind, Node and npm,
-# LuaJIT, binaryen (wasm-opt), python3-venv, the aarch64 cross tools and
-# qemu-user, CMake, pkg-config, abigail-tools, LuaRocks, NuGet, PyPy, and
-# the rustup targets wasm32-unknown-unknown and aarch64-unknown-linux-gnu.
+# LuaJIT, binaryen (wasm-opt), python3-venv, python3-matplotlib, the aarch64
+# cross tools and qemu-user, CMake, pkg-config, abigail-tools, LuaRocks,
+# NuGet, PyPy, and the rustup targets wasm32-unknown-unknown and
+# aarch64-unknown-linux-gnu.
 # Run as root, or with sudo available. `bash tests/run_all.sh --install`
 # runs it first; .ci/run does that.
 set -euo pipefail
@@ -34,6 +35,10 @@ want nuget nuget
 want pypy3 pypy3
 # The Python binding's test makes a virtual environment.
 python3 -c "import ensurepip, venv" >/dev/null 2>&1 || need+=(python3-venv)
+# The demo's chart (examples/session_chart.py): Debian's matplotlib, for
+# Debian's python3 when python3 is another build.
+python3 -c "import matplotlib" >/dev/null 2>&1 || /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1 \
+  || need+=(python3-matplotlib)
 if [ ${#need[@]} -gt 0 ]; then
   sudo=()
   if [ "$(id -u)" -ne 0 ]; then

@@ -1,8 +1,9 @@
 //! The LuaJIT binding (bindings/lua): its cdef file matches the header, its
 //! test suite and the binding contract pass under Debian's luajit, the
-//! README's three examples (the pipeline, "Counting tokens" and "Items that
-//! shrink") are the files that run and print what the README shows, and the
-//! LuaRocks package installs into a fresh tree and runs them from there.
+//! README's four examples (the pipeline, "Counting tokens", "Items that
+//! shrink" and "Sessions") are the files that run and print what the README
+//! shows, and the LuaRocks package installs into a fresh tree and runs them
+//! from there.
 
 mod common;
 
@@ -64,15 +65,30 @@ fn readme_shrink_example() -> (String, String) {
     )
 }
 
+/// The "Sessions" example (the code block after that heading) and the
+/// output it shows (the code block after the next "It prints:").
+fn readme_session_example() -> (String, String) {
+    let readme = readme();
+    let section = &readme[readme
+        .find("## Sessions")
+        .expect("the README has no \"## Sessions\" section")..];
+    (
+        common::code_block_after(section, "## Sessions"),
+        common::code_block_after(section, "It prints:"),
+    )
+}
+
 /// The README's examples: its code, the file it must equal, its output.
-fn readme_examples() -> [(String, &'static str, String); 3] {
+fn readme_examples() -> [(String, &'static str, String); 4] {
     let (code, output) = readme_example();
     let (tokens_code, tokens_output) = readme_tokens_example();
     let (shrink_code, shrink_output) = readme_shrink_example();
+    let (session_code, session_output) = readme_session_example();
     [
         (code, "example.lua", output),
         (tokens_code, "example_tokens.lua", tokens_output),
         (shrink_code, "example_shrink.lua", shrink_output),
+        (session_code, "example_session.lua", session_output),
     ]
 }
 
@@ -127,6 +143,11 @@ fn lua_tests_pass() {
         "ok   items that shrink: the pipeline keeps its tokenizer; nil removes it",
         "ok   items that shrink: bad arguments name themselves and change nothing",
         "ok   items:truncate removes the items after the first len",
+        "ok   sessions: keys and volatile flags, one at a time, in bulk and in item tables, read back",
+        "ok   sessions: first, append, a new item last, a volatile item last",
+        "ok   sessions: a failed run changes nothing; duplicate keys name both items",
+        "ok   sessions: slack, reset, a freed pipeline, freed handles",
+        "ok   sessions: an item the last run left out is Deferred while the session appends",
     ] {
         assert!(out.contains(name), "{name:?} did not pass:\n{out}");
     }
@@ -140,6 +161,30 @@ fn lua_contract() {
     let out = luajit("bindings/lua/contract.lua");
     print!("{out}");
     common::contract::check_summary("lua", &out);
+}
+
+/// The "Sessions" example shows the three actions, each with its stable
+/// prefix, and uses the session API it documents.
+#[test]
+fn lua_session_example_shows_first_append_and_compact() {
+    let (code, output) = readme_session_example();
+    for needle in [
+        "cupel.session(",
+        "key = m.key",
+        "volatile = true",
+        ":stable_prefix()",
+        ":last_action()",
+        ":breakpoints()",
+    ] {
+        assert!(code.contains(needle), "example_session.lua has no {needle}");
+    }
+    for line in [
+        "turn 1: first, prompt 1 2 notes; stable prefix 0 items, 0 tokens\n",
+        "turn 2: append, prompt 1 2 3 4 notes; stable prefix 2 items, 240 tokens\n",
+        "turn 3: compact,",
+    ] {
+        assert!(output.contains(line), "{output}");
+    }
 }
 
 #[test]

@@ -25,6 +25,11 @@ bash examples/demo.sh > target/demo.out
 grep -q "CountConstrainedKnapsack" target/demo.out
 grep -q "Variant: sent as" target/demo.out
 grep -q "Truncated: its first" target/demo.out
+grep -q "A CONVERSATION, TURN BY TURN" target/demo.out
+# The cost chart, wherever a python3 there has matplotlib (demo.sh draws it).
+if python3 -c "import matplotlib" >/dev/null 2>&1 || /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1; then
+  test -s target/examples/session_cost.png
+fi
 echo "demo ran: $(wc -l < target/demo.out) lines of output"
 echo "== cargo test --release"
 cargo test --release 2>&1 | tee target/test.out

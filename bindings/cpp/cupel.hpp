@@ -114,7 +114,7 @@ class ClosedHandle : public std::logic_error, public Exception {
   const char *what() const noexcept override { return std::logic_error::what(); }
 };
 
-/// A handle argument of type `T` (Items, Budget, Slicer, Scorer, Tokenizer): binds a
+/// A handle argument of type `T` (Items, Budget, Slicer, Scorer, Pipeline, Tokenizer): binds a
 /// `const T &` or a `const T *`. A null pointer throws InvalidArgument and
 /// a moved-from handle ClosedHandle, both naming the argument. Bind it only
 /// for the duration of a call (it does not own the handle).
@@ -258,7 +258,7 @@ inline std::string_view version() noexcept { return cupel_version(); }
 inline uint32_t abi_version() noexcept { return cupel_abi_version(); }
 
 /// The number of C handles of every kind (items, budgets, slicers, scorers,
-/// placers, pipelines, reports, streams, tokenizers) created and not yet
+/// placers, pipelines, reports, streams, tokenizers, sessions) created and not yet
 /// freed in the whole process (`cupel_live_handles`): for leak checks. A
 /// handle object counts once while it owns its C handle; a moved-from one
 /// owns none.
@@ -451,6 +451,8 @@ struct Item {
   std::vector<std::pair<std::string, std::string>> metadata;  ///< (key, value), keys in first-set order
   std::vector<Variant> variants;             ///< variants 1, 2, ... in the order added (variants[v - 1] is v)
   std::optional<Truncatable> truncatable;    ///< how it may be cut, if truncatable
+  uint64_t key = 0;                          ///< identity key for sessions (0: none)
+  bool is_volatile = false;                  ///< marked volatile (Items::set_volatile)
 };
 
 /// The scored candidates. An item's index is its push order, from 0.
@@ -582,6 +584,44 @@ class Items {
     detail::check(cupel_items_set_group(at_index(index), index, group));
   }
 
+  // ---- identity for sessions (README "Sessions")
+
+  /// Gives item `index` an identity key for sessions: any non-zero number
+  /// that names the same message, tool call or document from one turn's
+  /// list to the next (0, the default, is no key). A keyed item is the
+  /// same item as last turn when its key, tokens and content are the same;
+  /// a keyless one when its kind, tokens and content are. Keys must be
+  /// unique in a list for Session::run (it throws InvalidArgument naming
+  /// both indices); Pipeline::run ignores them. An index past the end
+  /// throws OutOfRange.
+  void set_key(std::size_t index, uint64_t key) {
+    detail::check(cupel_items_set_key(at_index(index), index, key));
+  }
+  /// Item `index`'s identity key (0: none); OutOfRange past the end.
+  uint64_t key(std::size_t index) const {
+    const cupel_items *p = at_index(index);
+    uint64_t k = 0;
+    detail::check(cupel_items_key(p, index, &k));
+    return k;
+  }
+  /// Marks item `index` volatile (or not): expected to change every turn
+  /// (the open file in an editor, this turn's retrieved documents). A
+  /// Session places every volatile item after every other item, so that
+  /// its changes never break the cached prefix. A group is volatile when
+  /// any member is; an item with neither key nor content is treated as
+  /// volatile. Pipeline::run ignores it. OutOfRange past the end.
+  void set_volatile(std::size_t index, bool is_volatile) {
+    detail::check(cupel_items_set_volatile(at_index(index), index, is_volatile));
+  }
+  /// Whether item `index` was marked volatile (set_volatile); OutOfRange
+  /// past the end.
+  bool is_volatile(std::size_t index) const {
+    const cupel_items *p = at_index(index);
+    bool v = false;
+    detail::check(cupel_items_volatile(p, index, &v));
+    return v;
+  }
+
   // ---- items that shrink: variants and truncation (README "Items that shrink")
 
   /// Adds a variant without content to item `index` (see Variant): it adds
@@ -672,6 +712,19 @@ class Items {
   void set_groups(std::size_t first, const std::vector<uint64_t> &groups) {
     cupel_items *p = at_span(first, groups.size());
     detail::check(cupel_items_set_groups(p, first, groups.size(), groups.data()));
+  }
+  /// Sets the identity keys of items `first ..` (0: none). Duplicate keys
+  /// are refused by Session::run, not here.
+  void set_keys(std::size_t first, const std::vector<uint64_t> &keys) {
+    cupel_items *p = at_span(first, keys.size());
+    detail::check(cupel_items_set_keys(p, first, keys.size(), keys.data()));
+  }
+  /// Sets the volatile flags of items `first ..`.
+  void set_volatile_many(std::size_t first, const std::vector<bool> &is_volatile) {
+    cupel_items *p = at_span(first, is_volatile.size());
+    std::unique_ptr<bool[]> b(new bool[is_volatile.size() + 1]);
+    for (std::size_t i = 0; i < is_volatile.size(); i++) b[i] = is_volatile[i];
+    detail::check(cupel_items_set_volatile_many(p, first, is_volatile.size(), b.get()));
   }
 
   // ---- packed strings: one buffer of NUL-terminated strings back to back
@@ -764,6 +817,8 @@ class Items {
     int64_t min_tokens = 0;
     detail::check(cupel_items_truncatable(p, index, &truncatable, &keep, &min_tokens));
     if (truncatable) it.truncatable = Truncatable{static_cast<Keep>(keep), min_tokens};
+    detail::check(cupel_items_key(p, index, &it.key));
+    detail::check(cupel_items_volatile(p, index, &it.is_volatile));
     return it;
   }
   /// The number of items.
@@ -938,6 +993,11 @@ enum class Reason : int32_t {
   PinnedOverride = CUPEL_REASON_PINNED_OVERRIDE,
   Filtered = CUPEL_REASON_FILTERED,
   CountCapExceeded = CUPEL_REASON_COUNT_CAP_EXCEEDED,
+  /// Excluded by a Session: the pipeline alone would take it, but the
+  /// session keeps the prompt's cached prefix instead (an item it left out
+  /// before stays out until the next compaction; a compaction leaves its
+  /// slack free).
+  Deferred = CUPEL_REASON_DEFERRED,
 };
 
 /// The specification's name of reason code `code` ("Scored",
@@ -1330,6 +1390,176 @@ class Pipeline {
   }
   cupel_pipeline *use() const { return h_.use("pipeline"); }
   detail::Handle<cupel_pipeline, cupel_pipeline_free> h_;
+};
+
+// ---- sessions: cache-stable selection across turns (README "Sessions")
+
+/// Which rule a session run took (`cupel_session_action`).
+enum class SessionAction {
+  First = CUPEL_SESSION_FIRST,     ///< the first run, or the first after a reset (also before any run)
+  Append = CUPEL_SESSION_APPEND,   ///< the previous output kept in its order, new items added at its end
+  Compact = CUPEL_SESSION_COMPACT  ///< a fresh selection with room to spare, keeping what it could of the prefix
+};
+
+/// The action's name as the report's JSON writes it: "first", "append" or
+/// "compact" ("unknown" for a value that is none of them).
+inline const char *to_string(SessionAction a) noexcept {
+  switch (a) {
+    case SessionAction::First: return "first";
+    case SessionAction::Append: return "append";
+    case SessionAction::Compact: return "compact";
+  }
+  return "unknown";
+}
+
+/// What a cache breakpoint marks (`cupel_breakpoint.mark`: CUPEL_MARK_PINNED
+/// 0, COMPACTION 1, STABLE 2, END 3).
+enum class BreakpointMark : int32_t {
+  Pinned = 0,      ///< after the leading pinned items (the system prompt, tool definitions)
+  Compaction = 1,  ///< after the prefix the last compaction kept
+  Stable = 2,      ///< after this run's stable prefix (what the cache already holds)
+  End = 3          ///< after the last non-volatile item (what the next turn reuses when it appends)
+};
+
+/// The mark's name as the report's JSON writes it: "pinned", "compaction",
+/// "stable" or "end" ("unknown" for a value that is none of them).
+inline const char *to_string(BreakpointMark m) noexcept {
+  switch (m) {
+    case BreakpointMark::Pinned: return "pinned";
+    case BreakpointMark::Compaction: return "compaction";
+    case BreakpointMark::Stable: return "stable";
+    case BreakpointMark::End: return "end";
+  }
+  return "unknown";
+}
+
+/// The last run's stable prefix (Session::stable_prefix): its first `items`
+/// items, `tokens` tokens in all, are identical (by identity and option) to
+/// the leading items of the run before it.
+struct StablePrefix {
+  std::size_t items = 0;  ///< how many leading items of the output are unchanged
+  int64_t tokens = 0;     ///< the tokens they add
+};
+/// Whether two stable prefixes are the same.
+inline bool operator==(const StablePrefix &a, const StablePrefix &b) {
+  return a.items == b.items && a.tokens == b.tokens;
+}
+/// Whether two stable prefixes differ.
+inline bool operator!=(const StablePrefix &a, const StablePrefix &b) { return !(a == b); }
+
+/// One cache breakpoint of a session run (Session::breakpoints): after the
+/// first `items` items of the output, which add `tokens` tokens.
+struct Breakpoint {
+  std::size_t items = 0;                     ///< the breakpoint goes after this many items of the output
+  int64_t tokens = 0;                        ///< the tokens those items add
+  BreakpointMark mark = BreakpointMark::End;  ///< what it marks
+};
+/// Whether two breakpoints are the same.
+inline bool operator==(const Breakpoint &a, const Breakpoint &b) {
+  return a.items == b.items && a.tokens == b.tokens && a.mark == b.mark;
+}
+/// Whether two breakpoints differ.
+inline bool operator!=(const Breakpoint &a, const Breakpoint &b) { return !(a == b); }
+
+/// A conversation's context, turn after turn (`cupel_session`): each run
+/// selects with the session's own copy of a pipeline and changes the
+/// previous turn's prompt only at its end whenever it can, so that a model
+/// provider's prefix cache keeps serving it. The first run (and the first
+/// after reset()) is the pipeline's selection, volatile items last; later
+/// runs append new items after the previous output while everything fits,
+/// and otherwise compact once, with room to spare (the slack), keeping the
+/// longest prefix of the previous output that costs little score. Items are
+/// matched from one turn to the next by Items::set_key (or by kind, tokens
+/// and content). One thread at a time per session. Move-only; a moved-from
+/// session throws ClosedHandle.
+class Session {
+ public:
+  /// A session over a copy of `pipeline`: the Pipeline may be destroyed
+  /// right after, the session keeps working. The slack is 0.2. A null
+  /// pointer throws InvalidArgument, a moved-from pipeline ClosedHandle.
+  explicit Session(Ref<Pipeline> pipeline) : h_(make(detail::raw(pipeline, "pipeline"))) {}
+  /// The slack: the share of the effective target a compaction leaves free
+  /// for the turns after it (0.2 unless set).
+  double slack() const {
+    double f = 0;
+    detail::check(cupel_session_slack(use(), &f));
+    return f;
+  }
+  /// Sets the slack, `fraction` in [0, 1): a compaction's non-pinned,
+  /// non-volatile items total at most floor((1 - fraction) x target).
+  /// Outside [0, 1) or NaN throws InvalidArgument naming `fraction`, and the
+  /// slack stays as it was.
+  void set_slack(double fraction) { detail::check(cupel_session_set_slack(use(), fraction)); }
+  /// One turn: the item indices of the context in prompt order (and every
+  /// decision in `report`, whose JSON then has a top-level "session"
+  /// object; an item the pipeline alone would take but the session left
+  /// out is Reason::Deferred). The output obeys every rule of the pipeline
+  /// (budget, pinned items, groups, variants and truncation, overflow).
+  /// Two items with the same non-zero key throw InvalidArgument naming
+  /// both indices; otherwise the errors of Pipeline::run. A run that throws
+  /// changes nothing: the next run behaves as if it never happened.
+  std::vector<std::size_t> run(Ref<Items> items, Ref<Budget> budget, Report *report = nullptr) {
+    cupel_session *p = use();
+    const cupel_items *it = detail::raw(items, "items");
+    const cupel_budget *b = detail::raw(budget, "budget");
+    cupel_report *r = detail::raw_or_null(report, "report");
+    std::vector<std::size_t> out(cupel_items_len(it));
+    std::size_t n = 0;
+    detail::check(cupel_session_run(p, it, b, out.data(), out.size(), &n, r));
+    out.resize(n);
+    return out;
+  }
+  /// The last run's stable prefix: how many leading items of its output
+  /// (and their tokens) are identical, by identity and option, to the
+  /// leading items of the run before it; where a host puts its cache
+  /// breakpoint. {0, 0} before any run, after a first run and after the
+  /// first run that follows a reset.
+  StablePrefix stable_prefix() const {
+    StablePrefix sp;
+    detail::check(cupel_session_stable_prefix(use(), &sp.items, &sp.tokens));
+    return sp;
+  }
+  /// Which rule the last successful run took (SessionAction::First before
+  /// any run and after a reset).
+  SessionAction last_action() const {
+    cupel_session_action a = CUPEL_SESSION_FIRST;
+    detail::check(cupel_session_last_action(use(), &a));
+    return static_cast<SessionAction>(a);
+  }
+  /// The last run's cache breakpoints, ascending and distinct, at most 4
+  /// (providers allow four per request): after the leading pinned items,
+  /// after the prefix the last compaction kept, after the stable prefix and
+  /// after the last non-volatile item; a position at 0 items is left out,
+  /// and where two fall together one is given, with the later mark of that
+  /// list. Empty before any run.
+  std::vector<Breakpoint> breakpoints() const {
+    const cupel_session *p = use();
+    std::vector<cupel_breakpoint> raw(4);
+    std::size_t n = 0;
+    cupel_status st = cupel_session_breakpoints(p, raw.data(), raw.size(), &n);
+    if (st == CUPEL_ERROR_BUFFER_TOO_SMALL) {
+      raw.resize(n);
+      st = cupel_session_breakpoints(p, raw.data(), raw.size(), &n);
+    }
+    detail::check(st);
+    std::vector<Breakpoint> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; i++)
+      out.push_back({raw[i].items, raw[i].tokens, static_cast<BreakpointMark>(raw[i].mark)});
+    return out;
+  }
+  /// Forgets every run: the next run is a first run (the pipeline's
+  /// output, stable prefix {0, 0}). The slack stays.
+  void reset() { detail::check(cupel_session_reset(use())); }
+  /// The C handle (null once moved from), for calls into cupel.h.
+  cupel_session *get() const noexcept { return h_.get(); }
+
+ private:
+  static cupel_session *make(const cupel_pipeline *pipeline) {
+    return detail::create<cupel_session>([&](cupel_session **p) { return cupel_session_new(pipeline, p); });
+  }
+  cupel_session *use() const { return h_.use("session"); }
+  detail::Handle<cupel_session, cupel_session_free> h_;
 };
 
 /// Sort + Slice: the chosen item indices in the slicer's output order.

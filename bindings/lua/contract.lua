@@ -446,6 +446,71 @@ OPS["pipeline.run_cut"] = function(A, fx)
   return tostring(#report.included)
 end
 
+-- Sessions. The key read back must be the one set.
+OPS["items.set_key"] = function(A, fx)
+  local index, key = A("index", 1), A("key", 7)
+  item_methods(fx).set_key(A("items", fx.items), index, key)
+  if fx.items:key(index) ~= key or fx.items:get(index).key ~= key then
+    return nil, ("item %d reads back the key %s"):format(index, tostring(fx.items:key(index)))
+  end
+end
+
+OPS["items.set_volatile"] = function(A, fx)
+  local index, is_volatile = A("index", 1), A("is_volatile", true)
+  item_methods(fx).set_volatile(A("items", fx.items), index, is_volatile)
+  if fx.items:volatile(index) ~= is_volatile or fx.items:get(index).volatile ~= is_volatile then
+    return nil, ("item %d reads back volatile = %s"):format(index, tostring(fx.items:volatile(index)))
+  end
+end
+
+OPS["session.new"] = function(A, fx)
+  local s = cupel.session(A("pipeline", fx.pipeline))
+  if s:last_action() ~= "first" or s:slack() ~= 0.2 then
+    return nil, ("the new session's action is %s, its slack %s"):format(s:last_action(), tostring(s:slack()))
+  end
+end
+
+-- The slack read back must be the one set.
+OPS["session.set_slack"] = function(A, fx)
+  local s = cupel.session(fx.pipeline)
+  local fraction = A("fraction", 0.3)
+  getmetatable(s).set_slack(A("session", s), fraction)
+  if s:slack() ~= fraction then
+    return nil, ("the slack reads back %s"):format(tostring(s:slack()))
+  end
+end
+
+-- The session is made from the fixture's pipeline, which a `pipeline` row
+-- then frees: the session keeps its own copy. The result is the number of
+-- placed items.
+OPS["session.run"] = function(A, fx)
+  local s = cupel.session(fx.pipeline)
+  A("pipeline", fx.pipeline)
+  local placed = getmetatable(s).run(A("session", s), A("items", fx.items), A("budget", fx.budget))
+  return tostring(#placed)
+end
+
+-- Items 1, 2, 3 get keys 1, 2, 3; `key` replaces the last one's.
+OPS["session.run_keyed"] = function(A, fx)
+  fx.items:set_keys(1, { 1, 2, A("key", 3) })
+  local s = cupel.session(fx.pipeline)
+  return tostring(#s:run(fx.items, fx.budget))
+end
+
+-- Two runs on the same list: the second's stable prefix, [items,tokens].
+OPS["session.run_twice"] = function(A, fx)
+  local s = cupel.session(fx.pipeline)
+  local session, items, budget = A("session", s), A("items", fx.items), A("budget", fx.budget)
+  local first = s.run(session, items, budget)
+  local second = s.run(session, items, budget)
+  local n, t = s:stable_prefix()
+  local result = ("[%d,%d]"):format(n, t)
+  if table.concat(first, ",") ~= table.concat(second, ",") or s:last_action() ~= "append" then
+    return result, "the second run is not the first's output, appended"
+  end
+  return result
+end
+
 -- ---- checks -------------------------------------------------------------------------------------
 
 -- Whether `msg` holds `word` with no letter, digit or '_' on either side.

@@ -33,6 +33,12 @@
 -- pipeline needs a tokenizer, `Pipeline:set_tokenizer`). Each included
 -- decision of a report says which variant was taken, the tokens it adds, the
 -- cut (byte positions) and the text to send.
+--
+-- Sessions (`cupel.session`): a pipeline run turn after turn that changes the
+-- previous turn's prompt only at its end whenever it can, so that a model
+-- provider's prefix cache keeps serving it; items are matched from one turn
+-- to the next by their key (`Items:set_key`, or kind, tokens and content),
+-- and volatile items (`Items:set_volatile`) go last.
 -- @module cupel
 
 local ffi = require("ffi")
@@ -327,6 +333,9 @@ local function lua_terms(msg, arrays, item)
   msg = msg:gsub("%f[%w_]item (%d+)", function(k)
     return item(tonumber(k) + 1)
   end)
+  msg = msg:gsub("%f[%w_]items (%d+) and (%d+)", function(a, b)
+    return ("items %d and %d"):format(tonumber(a) + 1, tonumber(b) + 1)
+  end)
   msg = msg:gsub("%(items ([%d, ]+)", function(list)
     return "(items " .. list:gsub("%d+", function(k)
       return tostring(tonumber(k) + 1)
@@ -378,6 +387,7 @@ local Placer = make_class("Placer", "placer")
 local Pipeline = make_class("Pipeline", "pipeline")
 local Stream = make_class("Stream", "stream")
 local Tokenizer = make_class("Tokenizer", "tokenizer")
+local Session = make_class("Session", "session")
 
 -- The C pointer of handle argument `v`, which must be a live `class`.
 local function ptr_of(class, name, v)
@@ -423,7 +433,7 @@ end
 
 -- The fields an item table may have beyond tokens, score and kind.
 local ATTRIBUTES = { "content", "timestamp", "priority", "pinned", "relevance_hint", "source", "tags",
-  "metadata", "group", "variants", "truncatable" }
+  "metadata", "group", "variants", "truncatable", "key", "volatile" }
 
 -- A variant's fields checked (named `name`.tokens, ...): tokens >= 0, value
 -- in (0, 1], content a non-empty string or nil.
@@ -508,6 +518,8 @@ local function checked_attributes(it, at)
       str(at("metadata") .. ("[%q]"):format(key), value)
     end
     opt(u64, at("group"), it.group)
+    opt(u64, at("key"), it.key)
+    opt(boolean, at("volatile"), it.volatile)
     local variants = opt(list_of, at("variants"), it.variants, {})
     if #variants > 255 then
       invalid("%s has %d variants; an item has at most 255", at("variants"), #variants)
@@ -556,6 +568,8 @@ local function set_attributes(h, at, it, name)
   for _, v in ipairs(it.variants or {}) do ok(C.cupel_items_add_variant(h, at, v.tokens, v.value, v.content)) end
   local keep, min_tokens = checked_truncatable("truncatable", it.truncatable)
   if keep then ok(C.cupel_items_set_truncatable(h, at, keep, min_tokens)) end
+  if it.key ~= nil and it.key ~= 0 then ok(C.cupel_items_set_key(h, at, it.key)) end
+  if it.volatile then ok(C.cupel_items_set_volatile(h, at, true)) end
 end
 
 -- Pushes the item tables `list` to `h` (which holds `first` items), all or
@@ -612,7 +626,8 @@ end
 -- group (keep-together group id, 0 or nil: none), variants = { { tokens,
 -- value, content }, ... } (as `Items:add_variant`), truncatable (true, a keep
 -- "head" / "tail" / "both_ends", or { keep, min_tokens }: as
--- `Items:set_truncatable`) }
+-- `Items:set_truncatable`), key (identity key for sessions, 0 or nil: none;
+-- as `Items:set_key`), volatile (a boolean, as `Items:set_volatile`) }
 -- @return self
 function Items:push(list)
   local h = me(Items, self)
@@ -668,7 +683,7 @@ local FROM_TEXT = { tokens = "its tokens are its text's count", content = "its c
 -- "Message") or item tables as `Items:push` takes, with `text` (a non-empty
 -- UTF-8 string) in place of `tokens` and `content`: { text = "...", score = 0,
 -- kind = "Message", timestamp, priority, pinned, relevance_hint, source, tags,
--- metadata, group }. list.n, when set, is its length (a nil element is then
+-- metadata, group, key, volatile }. list.n, when set, is its length (a nil element is then
 -- reported by its position).
 -- @return self
 function Items:push_texts(tokenizer, list)
@@ -846,6 +861,98 @@ function Items:set_groups(first, groups)
   return self
 end
 
+--- Gives item `index` an identity key for sessions (`cupel.session`): any
+-- non-zero number that names the same message, tool call or document from
+-- one turn's list to the next (0, the default, is no key). A keyed item is
+-- the same item as last turn when its key, tokens and content are the same;
+-- a keyless one when its kind, tokens and content are. Keys must be unique
+-- in a list for `Session:run` (it raises INVALID_ARGUMENT naming both items);
+-- `Pipeline:run` ignores them.
+-- @param index the item (1-based)
+-- @param key an integer in [0, 2^64) (a number, or a uint64_t cdata above 2^53)
+-- @return self
+function Items:set_key(index, key)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_key(h, i, u64("key", key)))
+  return self
+end
+
+--- Sets the keys of items first .. first + #keys - 1 in one call
+-- (duplicates are refused by `Session:run`, not here).
+-- @param first the first item (1-based)
+-- @param keys a list of keys (0: none)
+-- @return self
+function Items:set_keys(first, keys)
+  local h = me(Items, self)
+  local len = tonumber(C.cupel_items_len(h))
+  keys = list_of("keys", keys)
+  local f0 = #keys == 0 and 0 or index("first", first, len)
+  if f0 + #keys > len then
+    invalid("keys has %d keys from item %d on, past the last item, %d", #keys, f0 + 1, len)
+  end
+  local arr = ffi.new("uint64_t[?]", math.max(#keys, 1))
+  for i, k in ipairs(keys) do
+    arr[i - 1] = u64(("keys[%d]"):format(i), k)
+  end
+  check(C.cupel_items_set_keys(h, f0, #keys, arr), { keys = "keys[%d]" })
+  return self
+end
+
+--- Item `index`'s identity key (0: none).
+-- @param index the item (1-based)
+-- @return the key: a number below 2^53, else a uint64_t cdata
+function Items:key(index)
+  local h, i = item_at(self, index)
+  local out = ffi.new("uint64_t[1]")
+  check(C.cupel_items_key(h, i, out))
+  return int_result(out[0])
+end
+
+--- Marks item `index` volatile (or not): expected to change every turn (the
+-- open file in an editor, this turn's retrieved documents). A session places
+-- every volatile item after every other item, so that its changes never
+-- break the cached prefix. A group is volatile when any member is; an item
+-- with neither key nor content is treated as volatile. `Pipeline:run`
+-- ignores it.
+-- @param index the item (1-based)
+-- @param is_volatile a boolean
+-- @return self
+function Items:set_volatile(index, is_volatile)
+  local h, i = item_at(self, index)
+  check(C.cupel_items_set_volatile(h, i, boolean("is_volatile", is_volatile)))
+  return self
+end
+
+--- Sets the volatile flags of items first .. first + #flags - 1 in one call.
+-- @param first the first item (1-based)
+-- @param flags a list of booleans
+-- @return self
+function Items:set_volatile_many(first, flags)
+  local h = me(Items, self)
+  local len = tonumber(C.cupel_items_len(h))
+  flags = list_of("flags", flags)
+  local f0 = #flags == 0 and 0 or index("first", first, len)
+  if f0 + #flags > len then
+    invalid("flags has %d flags from item %d on, past the last item, %d", #flags, f0 + 1, len)
+  end
+  local arr = ffi.new("bool[?]", math.max(#flags, 1))
+  for i, v in ipairs(flags) do
+    arr[i - 1] = boolean(("flags[%d]"):format(i), v)
+  end
+  check(C.cupel_items_set_volatile_many(h, f0, #flags, arr), { is_volatile = "flags[%d]" })
+  return self
+end
+
+--- Whether item `index` was marked volatile (`Items:set_volatile`).
+-- @param index the item (1-based)
+-- @return a boolean
+function Items:volatile(index)
+  local h, i = item_at(self, index)
+  local out = ffi.new("bool[1]")
+  check(C.cupel_items_volatile(h, i, out))
+  return out[0]
+end
+
 --- Adds a tag to item `index`.
 -- @param index the item (1-based)
 -- @param tag a UTF-8 string
@@ -994,8 +1101,8 @@ end
 -- ms, nil: none), priority (nil: none), pinned, relevance_hint (nil: none),
 -- source, group (0: none), tags = { ... } (in the order added), metadata =
 -- { key = value }, variants = { { tokens, value, content }, ... } (as
--- `Items:variants`), truncatable (nil, or { keep, min_tokens }) }. 64-bit
--- integers are Lua numbers below 2^53, else cdata.
+-- `Items:variants`), truncatable (nil, or { keep, min_tokens }), key (0:
+-- none), volatile }. 64-bit integers are Lua numbers below 2^53, else cdata.
 function Items:get(index)
   local h, i = item_at(self, index)
   local t = {}
@@ -1035,6 +1142,10 @@ function Items:get(index)
   end
   t.variants = variants_of(h, i)
   t.truncatable = truncatable_of(h, i)
+  check(C.cupel_items_key(h, i, u64o))
+  t.key = int_result(u64o[0])
+  check(C.cupel_items_volatile(h, i, pinned))
+  t.volatile = pinned[0]
   return t
 end
 
@@ -1734,6 +1845,136 @@ function M.find_min_budget(slicer, items, pinned_tokens, target_index, search_ce
   check(C.cupel_find_min_budget(sh, ih, pinned, target, ceiling, out))
   local b = out[0]
   return b >= 0 and int_result(b) or nil
+end
+
+-- ---- sessions ---------------------------------------------------------------------------
+
+--- A session (a cupel_session handle): a conversation's context, turn after
+-- turn, changing the previous turn's prompt only at its end whenever it can,
+-- so that a model provider's prefix cache keeps serving it. Create one with
+-- `cupel.session`. One coroutine or thread at a time per session.
+-- @type Session
+
+--- What a session run did (`Session:last_action`): the first run (or the
+-- first after a reset, and before any run), an append after the previous
+-- output, a compaction. The values are the strings themselves, as the
+-- report's JSON writes them.
+M.SESSION_FIRST, M.SESSION_APPEND, M.SESSION_COMPACT = "first", "append", "compact"
+
+local ACTION_NAME = { [0] = "first", "append", "compact" }
+local MARK_NAME = { [0] = "pinned", "compaction", "stable", "end" }
+
+--- Creates a session over a copy of `pipeline` (the pipeline may be freed
+-- right after; the session keeps working). The slack is 0.2.
+-- @param pipeline a Pipeline
+-- @return a Session handle
+function M.session(pipeline)
+  local p = ptr_of(Pipeline, "pipeline", pipeline)
+  return new(Session, "cupel_session", function(out) return C.cupel_session_new(p, out) end, C.cupel_session_free)
+end
+
+--- The slack: the share of the effective target a compaction leaves free
+-- for the turns after it.
+-- @return a number in [0, 1) (0.2 unless set)
+function Session:slack()
+  local h = me(Session, self)
+  local out = ffi.new("double[1]")
+  check(C.cupel_session_slack(h, out))
+  return out[0]
+end
+
+--- Sets the slack: a compaction's non-pinned, non-volatile items total at
+-- most floor((1 - fraction) x target). Outside [0, 1) or NaN raises
+-- INVALID_ARGUMENT naming `fraction`, and the slack stays as it was.
+-- @param fraction a number in [0, 1)
+-- @return self
+function Session:set_slack(fraction)
+  local h = me(Session, self)
+  check(C.cupel_session_set_slack(h, number("fraction", fraction)))
+  return self
+end
+
+--- One turn: the prompt's items, as `Pipeline:run` gives them. The first run
+-- (and the first after `Session:reset`) is the pipeline's selection, volatile
+-- items last; later runs append the new items the pipeline selects after the
+-- previous output while they fit, and otherwise compact once, with room to
+-- spare (`Session:set_slack`), keeping the longest prefix of the previous
+-- output that costs little score. An item the last run left out stays out
+-- until the next compaction (reason "Deferred" in the report when the
+-- pipeline alone would take it). Two items with the same non-zero key raise
+-- INVALID_ARGUMENT naming both (1-based). A failed run changes nothing.
+-- @param items an Items handle
+-- @param budget a Budget handle
+-- @param opts nil, or { report = true } for the report (as `Pipeline:run`'s;
+-- its json has a top-level "session" object: action, stablePrefixItems,
+-- stablePrefixTokens, breakpoints)
+-- @return the placed indices (1-based) in prompt order, and the report when asked for
+function Session:run(items, budget, opts)
+  local h = me(Session, self)
+  local ih = ptr_of(Items, "items", items)
+  local bh = ptr_of(Budget, "budget", budget)
+  return with_report(opts, ih, function(r)
+    return index_list(tonumber(C.cupel_items_len(ih)), function(out, cap, len)
+      return C.cupel_session_run(h, ih, bh, out, cap, len, r)
+    end)
+  end)
+end
+
+--- The last run's stable prefix: how many leading items of its output are
+-- identical (by identity and option) to the leading items of the run before
+-- it, and their tokens; where a host puts its cache breakpoint. 0, 0 before
+-- any run, after a first run and after the first run that follows a reset.
+-- @return items, tokens
+function Session:stable_prefix()
+  local h = me(Session, self)
+  local n, t = ffi.new("size_t[1]"), ffi.new("int64_t[1]")
+  check(C.cupel_session_stable_prefix(h, n, t))
+  return tonumber(n[0]), int_result(t[0])
+end
+
+--- What the last successful run did.
+-- @return "first" (also before any run and after a reset), "append" or
+-- "compact" (cupel.SESSION_FIRST, SESSION_APPEND, SESSION_COMPACT)
+function Session:last_action()
+  local h = me(Session, self)
+  local out = ffi.new("cupel_session_action[1]")
+  check(C.cupel_session_last_action(h, out))
+  return ACTION_NAME[tonumber(out[0])] or tostring(tonumber(out[0]))
+end
+
+--- The last run's cache breakpoints (providers allow up to four per
+-- request), ascending and distinct, at most 4; none before any run.
+-- @return a list of { items, tokens, mark }: a breakpoint after the first
+-- `items` items of the output (so after the item at position `items` of the
+-- 1-based list `Session:run` returned), which add `tokens` tokens; `mark`
+-- says what it marks: "pinned" (after the leading pinned items),
+-- "compaction" (after the prefix the last compaction kept), "stable" (after
+-- the stable prefix) or "end" (after the last non-volatile item)
+function Session:breakpoints()
+  local h = me(Session, self)
+  local cap = 4
+  local out, len = ffi.new("cupel_breakpoint[?]", cap), ffi.new("size_t[1]")
+  local st = tonumber(C.cupel_session_breakpoints(h, out, cap, len))
+  if st == 3 then -- BUFFER_TOO_SMALL: len is what it needs
+    cap = tonumber(len[0])
+    out = ffi.new("cupel_breakpoint[?]", cap)
+    st = C.cupel_session_breakpoints(h, out, cap, len)
+  end
+  check(st)
+  local t = {}
+  for i = 1, tonumber(len[0]) do
+    local b = out[i - 1]
+    t[i] = { items = tonumber(b.items), tokens = int_result(b.tokens), mark = MARK_NAME[b.mark] or tostring(b.mark) }
+  end
+  return t
+end
+
+--- Forgets every run: the next run is a first run (the pipeline's output,
+-- stable prefix 0). The slack stays.
+-- @return self
+function Session:reset()
+  check(C.cupel_session_reset(me(Session, self)))
+  return self
 end
 
 -- ---- streams ----------------------------------------------------------------------------

@@ -59,6 +59,13 @@ typedef enum cupel_keep {
   CUPEL_KEEP_BOTH_ENDS = 2,
 } cupel_keep;
 
+typedef enum cupel_breakpoint_mark {
+  CUPEL_MARK_PINNED = 0,
+  CUPEL_MARK_COMPACTION = 1,
+  CUPEL_MARK_STABLE = 2,
+  CUPEL_MARK_END = 3,
+} cupel_breakpoint_mark;
+
 typedef struct cupel_budget cupel_budget;
 
 typedef struct cupel_items cupel_items;

@@ -452,6 +452,88 @@ static cupel_status call(const row_t *r, fixture_t *f, outcome_t *o) {
     cupel_report_free(report);
     return st;
   }
+  if (is(op, "items.set_key")) {
+    size_t index = index_of(r, "index", 0);
+    uint64_t key = u64_of(r, "key", 7);
+    cupel_status st = cupel_items_set_key(HANDLE(r, "items", f->items), index, key);
+    if (st == CUPEL_OK) {
+      uint64_t got = 1;
+      if (cupel_items_key(f->items, index, &got) || got != key) fail_check(o, "the key read back");
+    }
+    return st;
+  }
+  if (is(op, "items.set_volatile")) {
+    size_t index = index_of(r, "index", 0);
+    int v = bool_of(r, "is_volatile", 1);
+    cupel_status st = cupel_items_set_volatile(HANDLE(r, "items", f->items), index, v != 0);
+    if (st == CUPEL_OK) {
+      bool got = !v;
+      if (cupel_items_volatile(f->items, index, &got) || got != (v != 0)) fail_check(o, "the flag read back");
+    }
+    return st;
+  }
+  if (is(op, "session.new")) {
+    cupel_session *s = NULL;
+    cupel_status st = cupel_session_new(HANDLE(r, "pipeline", f->pipeline), &s);
+    cupel_session_free(s);
+    return st;
+  }
+  if (is(op, "session.set_slack")) {
+    cupel_session *s = NULL;
+    double fraction = f64_of(r, "fraction", 0.3), got = -1;
+    cupel_status st;
+    if (cupel_session_new(f->pipeline, &s)) exit(2);
+    st = cupel_session_set_slack(HANDLE(r, "session", s), fraction);
+    if (st == CUPEL_OK && (cupel_session_slack(s, &got) || got != fraction)) fail_check(o, "the slack read back");
+    if (st != CUPEL_OK && (cupel_session_slack(s, &got) || got != 0.2)) fail_check(o, "the slack unchanged");
+    cupel_session_free(s);
+    return st;
+  }
+  if (is(op, "session.run") || is(op, "session.run_keyed")) {
+    cupel_session *s = NULL;
+    cupel_status st;
+    if (cupel_session_new(f->pipeline, &s)) exit(2);
+    if (replaces(r, "pipeline") && is(r->value, "closed")) {
+      cupel_pipeline_free(f->pipeline);
+      f->pipeline = NULL;
+    }
+    if (is(op, "session.run_keyed") &&
+        (cupel_items_set_key(f->items, 0, 1) || cupel_items_set_key(f->items, 1, 2) ||
+         cupel_items_set_key(f->items, 2, u64_of(r, "key", 3))))
+      exit(2);
+    st = cupel_session_run(HANDLE(r, "session", s), HANDLE(r, "items", f->items), HANDLE(r, "budget", f->budget), out,
+                           16, &n, NULL);
+    if (st == CUPEL_OK) snprintf(o->result, sizeof o->result, "%zu", n);
+    cupel_session_free(s);
+    return st;
+  }
+  if (is(op, "session.run_twice")) {
+    cupel_session *s = NULL;
+    cupel_session_action action = CUPEL_SESSION_FIRST;
+    cupel_breakpoint bp[4];
+    size_t items = 0, nb = 0;
+    int64_t tokens = 0;
+    cupel_status st;
+    if (cupel_session_new(f->pipeline, &s)) exit(2);
+    st = cupel_session_run(s, f->items, f->budget, out, 16, &n, NULL);
+    if (st == CUPEL_OK) {
+      if (cupel_items_set_key(f->items, 0, 5) || cupel_items_set_key(f->items, 1, 5)) exit(2);
+      if (cupel_session_run(s, f->items, f->budget, out, 16, &n, NULL) != CUPEL_ERROR_INVALID_ARGUMENT)
+        fail_check(o, "the run with duplicate keys failed");
+      if (cupel_items_set_key(f->items, 0, 0) || cupel_items_set_key(f->items, 1, 0)) exit(2);
+      st = cupel_session_run(s, f->items, f->budget, out, 16, &n, NULL);
+    }
+    if (st == CUPEL_OK) {
+      if (cupel_session_stable_prefix(s, &items, &tokens) || cupel_session_last_action(s, &action) ||
+          cupel_session_breakpoints(s, bp, 4, &nb))
+        exit(2);
+      snprintf(o->result, sizeof o->result, "[%zu,%lld]", items, (long long)tokens);
+      if (action != CUPEL_SESSION_APPEND || nb == 0 || bp[nb - 1].items != items || bp[nb - 1].tokens != tokens)
+        fail_check(o, "the action and breakpoints");
+    }
+    cupel_session_free(s);
+    return st;
+  }
   if (is(op, "reason.name")) {
     snprintf(o->result, sizeof o->result, "%s", cupel_reason_str((int)i64_of(r, "code", 0)));
     return CUPEL_OK;

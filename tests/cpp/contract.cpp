@@ -105,7 +105,12 @@ class Args {
   uint64_t u64(const char *arg, uint64_t dflt) {
     if (!mine(arg)) return dflt;
     if (r_.value[0] == '-') throw Inexpressible{"a negative " + r_.arg + " does not fit uint64_t"};
-    return static_cast<uint64_t>(parse_i64());
+    errno = 0;
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(r_.value.c_str(), &end, 10);
+    if (r_.value.empty() || *end || errno == ERANGE)
+      throw Inexpressible{r_.value + " is not a uint64_t for " + r_.arg};
+    return static_cast<uint64_t>(v);
   }
   std::size_t index(const char *arg, std::size_t dflt) {
     if (!mine(arg)) return dflt;
@@ -430,6 +435,57 @@ bool call(const Row &r, Fixture &f, Args &a, Outcome &o) {
     cupel::Report report;
     pipeline.run(items, budget, &report);
     o.result = std::to_string(report.included().size());
+  } else if (op == "items.set_key") {
+    auto &items = a.receiver("items", f.items, &f.items_moved);
+    std::size_t index = a.index("index", 0);
+    uint64_t key = a.u64("key", 7);
+    items.set_key(index, key);
+    if (items.key(index) != key || items.at(index).key != key) o.check_what = "the key";
+  } else if (op == "items.set_volatile") {
+    auto &items = a.receiver("items", f.items, &f.items_moved);
+    std::size_t index = a.index("index", 0);
+    bool is_volatile = a.boolean("is_volatile", true);
+    items.set_volatile(index, is_volatile);
+    if (items.is_volatile(index) != is_volatile || items.at(index).is_volatile != is_volatile)
+      o.check_what = "the volatile flag";
+  } else if (op == "session.new") {
+    cupel::Session session(a.handle("pipeline", f.pipeline));
+    if (session.last_action() != cupel::SessionAction::First || session.slack() != 0.2)
+      o.check_what = "the new session (action first, slack 0.2)";
+  } else if (op == "session.set_slack") {
+    cupel::Session own(f.pipeline);
+    auto &session = a.receiver("session", own);
+    double fraction = a.f64("fraction", 0.3);
+    session.set_slack(fraction);
+    if (session.slack() != fraction) o.check_what = "the slack";
+  } else if (op == "session.run") {
+    // The session is made from the fixture's pipeline, which a `pipeline`
+    // row then closes: the session keeps its own copy.
+    cupel::Session own(f.pipeline);
+    a.receiver("pipeline", f.pipeline);
+    auto &session = a.receiver("session", own);
+    const cupel::Items *items = a.handle("items", f.items, &f.items_moved);
+    const cupel::Budget *budget = a.handle("budget", f.budget);
+    o.result = std::to_string(session.run(items, budget).size());
+  } else if (op == "session.run_keyed") {
+    // Items 0, 1, 2 get keys 1, 2, 3; `key` replaces the last one's.
+    auto &items = a.receiver("items", f.items, &f.items_moved);
+    items.set_keys(0, {1, 2, a.u64("key", 3)});
+    cupel::Session own(f.pipeline);
+    auto &session = a.receiver("session", own);
+    o.result = std::to_string(session.run(items, a.handle("budget", f.budget)).size());
+  } else if (op == "session.run_twice") {
+    // Two runs on the same list: the second's stable prefix, [items, tokens].
+    cupel::Session own(f.pipeline);
+    auto &session = a.receiver("session", own);
+    const cupel::Items *items = a.handle("items", f.items, &f.items_moved);
+    const cupel::Budget *budget = a.handle("budget", f.budget);
+    std::vector<std::size_t> first = session.run(items, budget);
+    std::vector<std::size_t> second = session.run(items, budget);
+    cupel::StablePrefix sp = session.stable_prefix();
+    if (second != first || session.last_action() != cupel::SessionAction::Append)
+      o.check_what = "the second run (the first's output, appended)";
+    o.result = tight_list({static_cast<int64_t>(sp.items), sp.tokens});
   } else if (op == "reason.name") {
     o.result = cupel::to_string(static_cast<cupel::Reason>(a.i64("code", 0)));
   } else {

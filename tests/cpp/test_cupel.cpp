@@ -4,7 +4,9 @@
 // byte offsets on non-ASCII text, tiktoken files, threads) and items pushed
 // from text; items that shrink (variants, truncatable items, the pipeline's
 // tokenizer, what a report says was sent: Scenario S of issue 27); undoing
-// pushes (truncate), packed strings, the library's version and live handles.
+// pushes (truncate), packed strings, sessions (keys, volatile items, first,
+// append, a failed run, reset, breakpoints, the report, Deferred), the
+// library's version and live handles.
 #include "cupel.hpp"
 
 #include <cmath>
@@ -121,6 +123,13 @@ static bool check_truncations(const cupel::Tokenizer &tok, std::string_view text
     }
   }
   return inner_cut;
+}
+
+// What the pipeline alone (given scores, `slicer`, `placer`) places: the
+// order a session changes to keep its cached prefix.
+static std::vector<size_t> pipeline_places(const cupel::Slicer &slicer, const cupel::Placer &placer,
+                                           const cupel::Items &items, const cupel::Budget &budget) {
+  return cupel::Pipeline(nullptr, slicer, &placer).run(items, budget);
 }
 
 int main() {
@@ -930,6 +939,171 @@ int main() {
                      "contents[1] is not valid UTF-8");
     CHECK(pk.at(0).content == std::optional<std::string>("first") &&
           pk.at(1).content == std::optional<std::string>("second"));
+  }
+
+  // Sessions: cache-stable selection across turns. Keys and volatile flags
+  // read back; the first run is the pipeline's, the next ones append after
+  // the previous output; a volatile item goes last; a failed run changes
+  // nothing; reset starts over; the report and the breakpoints.
+  {
+    using V = std::vector<size_t>;
+    using IA = cupel::InvalidArgument;
+    cupel::Items chat;  // a pinned system prompt, then three messages, oldest first
+    chat.push_many({100, 50, 60, 70}, {1.0, 0.9, 0.8, 0.7}, {"SystemPrompt", "Message", "Message", "Message"});
+    chat.set_contents(0, {"system: be brief", "user: hi", "assistant: hello", "user: what is cupel?"});
+    chat.set_timestamps(0, {0, 1000, 2000, 3000});
+    chat.set_pinned(0, true);
+    chat.set_keys(0, {1, 2, 3, 4});
+    CHECK(chat.key(0) == 1 && chat.key(3) == 4 && !chat.is_volatile(1));
+    const cupel::Item read = chat.at(2);
+    CHECK(read.key == 3 && !read.is_volatile);
+    chat.set_key(3, UINT64_MAX);  // every uint64_t is a key
+    CHECK(chat.key(3) == UINT64_MAX && chat.at(3).key == UINT64_MAX);
+    chat.set_key(3, 4);
+    chat.set_volatile(2, true);
+    CHECK(chat.is_volatile(2) && chat.at(2).is_volatile);
+    chat.set_volatile_many(1, {false, false, false});
+    CHECK(!chat.is_volatile(2) && !chat.at(2).is_volatile && chat.at(1).key == 2);
+    expect_error<cupel::OutOfRange>([&] { chat.set_key(4, 9); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "index 4 is out of range");
+    expect_error<cupel::OutOfRange>([&] { chat.set_volatile(4, true); }, CUPEL_ERROR_INVALID_ARGUMENT, "index 4");
+    expect_error<cupel::OutOfRange>([&] { chat.key(4); }, CUPEL_ERROR_INVALID_ARGUMENT, "index 4");
+    expect_error<cupel::OutOfRange>([&] { chat.is_volatile(4); }, CUPEL_ERROR_INVALID_ARGUMENT, "index 4");
+    expect_error<cupel::OutOfRange>([&] { chat.set_keys(3, {7, 8}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "first 3 with 2 values is out of range");
+    expect_error<cupel::OutOfRange>([&] { chat.set_volatile_many(4, {true}); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                                    "first 4 with 1 values");
+    CHECK(chat.key(3) == 4 && !chat.is_volatile(3));
+
+    auto sl = cupel::Slicer::greedy();
+    auto chrono = cupel::Placer::chronological();
+    cupel::Budget turn(1000, 1000);
+    std::optional<cupel::Pipeline> pipeline;
+    pipeline.emplace(nullptr, sl, &chrono);
+    const V fresh = pipeline->run(chat, turn);
+    CHECK(fresh == (V{0, 1, 2, 3}));
+    cupel::Session s(*pipeline);
+    cupel::Session control(*pipeline);  // the same turns, without the failed runs
+    pipeline.reset();                   // the sessions keep their own copies
+    CHECK(s.slack() == 0.2);
+    CHECK(s.last_action() == cupel::SessionAction::First);
+    CHECK(s.stable_prefix() == (cupel::StablePrefix{0, 0}));
+    CHECK(s.breakpoints().empty());
+
+    // Turn 1: the pipeline's selection, nothing cached yet.
+    CHECK(s.run(chat, turn) == fresh);
+    CHECK(control.run(chat, turn) == fresh);
+    CHECK(s.last_action() == cupel::SessionAction::First && std::string(cupel::to_string(s.last_action())) == "first");
+    CHECK(s.stable_prefix() == (cupel::StablePrefix{0, 0}));
+    // Turn 2, the same list: all of it is the stable prefix.
+    CHECK(s.run(chat, turn) == fresh);
+    CHECK(control.run(chat, turn) == fresh);
+    CHECK(s.last_action() == cupel::SessionAction::Append);
+    CHECK(s.stable_prefix() == (cupel::StablePrefix{4, 280}));
+    // pinned after the system prompt; the stable prefix and the end fall together (the later mark)
+    CHECK(s.breakpoints() ==
+          (std::vector<cupel::Breakpoint>{{1, 100, cupel::BreakpointMark::Pinned}, {4, 280, cupel::BreakpointMark::End}}));
+
+    // A failed run (duplicate keys) throws, names both indices and "key", and changes nothing.
+    chat.push(40, 0.6);
+    chat.set_content(4, "assistant: a context selector");
+    chat.set_timestamp(4, 4000);
+    chat.set_key(4, 2);
+    cupel::Report failed_report;
+    expect_error<IA>([&] { s.run(chat, turn, &failed_report); }, CUPEL_ERROR_INVALID_ARGUMENT,
+                     "items 1 and 4 have the same key 2");
+    CHECK(s.last_action() == cupel::SessionAction::Append && s.stable_prefix() == (cupel::StablePrefix{4, 280}));
+    // Turn 3: the new item fits, so it goes after the old output, which is the stable prefix.
+    chat.set_key(4, 5);
+    cupel::Report report;
+    const V turn3 = s.run(chat, turn, &report);
+    CHECK(turn3 == (V{0, 1, 2, 3, 4}));
+    CHECK(control.run(chat, turn) == turn3);
+    CHECK(s.last_action() == cupel::SessionAction::Append);
+    CHECK(s.stable_prefix() == (cupel::StablePrefix{4, 280}) && control.stable_prefix() == s.stable_prefix());
+    CHECK(s.breakpoints() == control.breakpoints());
+    const std::string json = report.json(chat);
+    CHECK(json.find("\"session\":{\"action\":\"append\"") != std::string::npos);
+    CHECK(json.find("\"stablePrefixItems\":4,\"stablePrefixTokens\":280") != std::string::npos);
+    CHECK(json.find("\"breakpoints\":[{\"at\":\"pinned\",\"items\":1,\"tokens\":100}") != std::string::npos);
+    // Turn 4: a volatile item (this turn's retrieved document, oldest by
+    // timestamp) is placed after every other item.
+    chat.push(30, 0.95, "Document");
+    chat.set_content(5, "retrieved: cupel docs");
+    chat.set_timestamp(5, 500);
+    chat.set_volatile(5, true);
+    CHECK(pipeline_places(sl, chrono, chat, turn) == (V{0, 5, 1, 2, 3, 4}));  // alone: after the pinned prompt
+    const V turn4 = s.run(chat, turn);
+    CHECK(turn4 == (V{0, 1, 2, 3, 4, 5}));
+    CHECK(s.last_action() == cupel::SessionAction::Append && s.stable_prefix() == (cupel::StablePrefix{5, 320}));
+    const std::vector<cupel::Breakpoint> bps = s.breakpoints();
+    CHECK(!bps.empty() && bps.size() <= 4);
+    for (size_t k = 1; k < bps.size(); k++) CHECK(bps[k - 1].items < bps[k].items && bps[k - 1].tokens < bps[k].tokens);
+    CHECK(bps.back() == (cupel::Breakpoint{5, 320, cupel::BreakpointMark::End}));  // before the volatile item
+    CHECK(std::string(cupel::to_string(cupel::BreakpointMark::Compaction)) == "compaction");
+
+    // Deferred: an item the last run left out stays out while the session
+    // appends, even when a larger budget would let the pipeline take it.
+    {
+      cupel::Items three;
+      three.push_many({100, 200, 50}, {0.9, 0.5, 0.1});
+      three.set_contents(0, {"a", "b", "c"});
+      three.set_timestamps(0, {1, 2, 3});
+      cupel::Pipeline given(nullptr, sl, &chrono);
+      cupel::Session d(given);
+      cupel::Budget small(300, 250), large(400, 400);
+      CHECK(d.run(three, small) == (V{0, 2}));
+      CHECK(given.run(three, large) == (V{0, 1, 2}));
+      cupel::Report r;
+      CHECK(d.run(three, large, &r) == (V{0, 2}));
+      CHECK(d.last_action() == cupel::SessionAction::Append);
+      const std::vector<cupel::Decision> out = r.excluded();
+      CHECK(out.size() == 1 && out[0].index == 1 && out[0].reason == cupel::Reason::Deferred);
+      CHECK(r.json(three).find("\"reason\":\"Deferred\"") != std::string::npos);
+    }
+    CHECK(std::string(cupel::to_string(cupel::Reason::Deferred)) == "Deferred");
+    CHECK(std::string(cupel::reason_name(CUPEL_REASON_DEFERRED)) == "Deferred" && CUPEL_REASON_DEFERRED == 19);
+
+    // Bad slack: refused naming the fraction, the slack unchanged.
+    s.set_slack(0.3);
+    CHECK(s.slack() == 0.3);
+    s.set_slack(0);
+    CHECK(s.slack() == 0);
+    expect_error<IA>([&] { s.set_slack(1); }, CUPEL_ERROR_INVALID_ARGUMENT, "fraction is 1");
+    expect_error<IA>([&] { s.set_slack(-0.1); }, CUPEL_ERROR_INVALID_ARGUMENT, "fraction is -0.1");
+    expect_error<IA>([&] { s.set_slack(0.0 / 0.0); }, CUPEL_ERROR_INVALID_ARGUMENT, "fraction is NaN");
+    CHECK(s.slack() == 0);
+
+    // Reset: the next run is a first run again; the slack stays.
+    s.reset();
+    CHECK(s.last_action() == cupel::SessionAction::First && s.stable_prefix() == (cupel::StablePrefix{0, 0}));
+    CHECK(s.breakpoints().empty() && s.slack() == 0);
+    CHECK(s.run(chat, turn) == (V{0, 1, 2, 3, 4, 5}));
+    CHECK(s.last_action() == cupel::SessionAction::First && s.stable_prefix() == (cupel::StablePrefix{0, 0}));
+
+    // Null and moved-from handles; the session counts as a live handle.
+    expect_error<IA>([] { cupel::Session bad(static_cast<const cupel::Pipeline *>(nullptr)); },
+                     CUPEL_ERROR_NULL_POINTER, "pipeline is null");
+    cupel::Pipeline gone(nullptr, sl, nullptr);
+    cupel::Pipeline gone_taker = std::move(gone);
+    expect_error<cupel::ClosedHandle>([&] { cupel::Session bad(gone); }, CUPEL_ERROR_NULL_POINTER,
+                                      "pipeline is a moved-from");
+    expect_error<IA>([&] { s.run(static_cast<const cupel::Items *>(nullptr), turn); }, CUPEL_ERROR_NULL_POINTER,
+                     "items is null");
+    const size_t live = cupel::live_handles();
+    {
+      cupel::Session extra(gone_taker);
+      CHECK(cupel::live_handles() == live + 1);
+      cupel::Session taker = std::move(extra);
+      CHECK(cupel::live_handles() == live + 1);
+      expect_error<cupel::ClosedHandle>([&] { extra.run(chat, turn); }, CUPEL_ERROR_NULL_POINTER,
+                                        "session is a moved-from");
+      expect_error<cupel::ClosedHandle>([&] { extra.set_slack(0.1); }, CUPEL_ERROR_NULL_POINTER, "session");
+      expect_error<cupel::ClosedHandle>([&] { extra.stable_prefix(); }, CUPEL_ERROR_NULL_POINTER, "session");
+      expect_error<cupel::ClosedHandle>([&] { extra.reset(); }, CUPEL_ERROR_NULL_POINTER, "session");
+      CHECK(taker.run(chat, turn).size() == 6);
+    }
+    CHECK(cupel::live_handles() == live);
   }
 
   // The library: its version is the header's; live handles count the C
