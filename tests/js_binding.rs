@@ -9,9 +9,9 @@
 //! tiktoken files loaded from bytes. Runs the binding contract table
 //! (tests/contract/contract.txt) through the JS API. Then `npm pack`, an
 //! install of the tarball into a fresh empty project (no network: the
-//! package has no dependencies), and the README's three examples run
-//! there (tokens.mjs and shrink.mjs among them), their output compared
-//! with the README's.
+//! package has no dependencies), and the README's four examples run
+//! there (tokens.mjs, shrink.mjs and session.mjs among them), their output
+//! compared with the README's.
 
 mod common;
 
@@ -481,6 +481,7 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         "example.mjs",
         "tokens.mjs",
         "shrink.mjs",
+        "session.mjs",
         "LICENSE-vocabularies.txt",
         "README.md",
         "package.json",
@@ -554,6 +555,29 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         "the README's shrink output block"
     );
     assert!(readme.contains("## Items that shrink"));
+
+    // "Sessions": session.mjs (three turns: the action, the stable prefix
+    // and the breakpoints of each) and its output.
+    let session = block_after(&readme, "<!-- example: session.mjs");
+    assert_eq!(
+        session,
+        std::fs::read_to_string(installed.join("session.mjs")).unwrap(),
+        "the README's session example and session.mjs differ"
+    );
+    std::fs::write(project.join("session.mjs"), session).unwrap();
+    let out = common::run(
+        Command::new("node")
+            .arg("session.mjs")
+            .current_dir(&project),
+        "the README's session example",
+    );
+    print!("{out}");
+    assert_eq!(
+        out,
+        block_after(&readme, "<!-- output: session.mjs -->"),
+        "the README's session output block"
+    );
+    assert!(readme.contains("## Sessions"));
     assert!(
         readme.contains("UTF-8 byte offsets"),
         "the README says the cut's offsets are bytes"

@@ -4,8 +4,9 @@
 //! the package has no extension module), and THE WHEEL FILE installed into
 //! a fresh CPython venv and a fresh PyPy venv (Debian's PyPy is Python 3.9:
 //! the floor). In each, from a scratch directory outside the source tree:
-//! the README's three examples, "Example", "Counting tokens" and "Items
-//! that shrink" (each one's output must be the output block that follows it),
+//! the README's four examples, "Example", "Counting tokens", "Items that
+//! shrink" and "Sessions" (each one's output must be the output block that
+//! follows it),
 //! the pytest suite, the binding contract runner, the demo (the C demo's
 //! selection, its data found relative to the script) and the cross-binding
 //! driver.
@@ -194,6 +195,7 @@ fn from_the_wheel(python: &str, label: &str) {
         ("## Example", "example.py"),
         ("## Counting tokens", "counting.py"),
         ("## Items that shrink", "shrink.py"),
+        ("## Sessions", "session.py"),
     ] {
         // The section: from its heading to the next one.
         let start = readme

@@ -31,6 +31,8 @@ export declare const Reason: Readonly<{
   PinnedOverride: 16;
   Filtered: 17;
   CountCapExceeded: 18;
+  /** Left out by a session (`Session.run`) to keep the cached prefix; the pipeline alone would take it. */
+  Deferred: 19;
 }>;
 export type ReasonName = keyof typeof Reason;
 
@@ -48,6 +50,23 @@ export declare const DecayCurve: Readonly<{ Exponential: 0; Step: 1; Window: 2 }
 export declare const Keep: Readonly<{ Head: 0; Tail: 1; BothEnds: 2 }>;
 /** A value of `Keep`. */
 export type KeepValue = (typeof Keep)[keyof typeof Keep];
+/**
+ * Which rule a session run took (`Session.lastAction`), spelled as the
+ * report's JSON spells it: the first run (or the first after a reset), an
+ * append after the previous output, or a compaction.
+ */
+export declare const SessionAction: Readonly<{ First: "first"; Append: "append"; Compact: "compact" }>;
+/** A value of `SessionAction`. */
+export type SessionActionValue = (typeof SessionAction)[keyof typeof SessionAction];
+/**
+ * What a cache breakpoint marks (`Breakpoint.mark`), spelled as the
+ * report's JSON spells it ("at"): after the leading pinned items, after the
+ * prefix the last compaction kept, after the stable prefix, after the last
+ * non-volatile item.
+ */
+export declare const BreakpointMark: Readonly<{ Pinned: "pinned"; Compaction: "compaction"; Stable: "stable"; End: "end" }>;
+/** A value of `BreakpointMark`. */
+export type BreakpointMarkValue = (typeof BreakpointMark)[keyof typeof BreakpointMark];
 
 /**
  * A failure of the library that is not an argument error (scarcity,
@@ -113,6 +132,13 @@ export interface Item {
   variants?: Variant[] | null;
   /** Makes the item truncatable (as `Items.setTruncatable`); absent or null: not. */
   truncatable?: Truncatable | null;
+  /**
+   * Identity key for sessions (as `Items.setKey`), from 0 to 2^64 - 1; 0 or
+   * absent: none. Unique in a list for `Session.run`.
+   */
+  key?: Integer | null;
+  /** Expected to change every turn: a session places it last (as `Items.setVolatile`). Default false. */
+  volatile?: boolean | null;
 }
 
 /**
@@ -175,6 +201,9 @@ export interface ItemRecord {
   variants: VariantRecord[];
   /** null when the item is not truncatable. */
   truncatable: TruncatableRecord | null;
+  /** The session key, 0 when none (a BigInt past 2^53). */
+  key: number | bigint;
+  volatile: boolean;
 }
 
 /** A variant as the library holds it (`Items.variants`). */
@@ -326,6 +355,18 @@ export declare class Items extends Handle {
   clearTruncatable(index: number): this;
   /** How item `index` may be cut, or null when it is not truncatable. */
   truncatable(index: number): TruncatableRecord | null;
+  /**
+   * Gives item `index` an identity key for sessions (0 to 2^64 - 1; 0:
+   * none): the same key, tokens and content from one turn's list to the
+   * next are the same item. Keys must be unique in a list for `Session.run`.
+   */
+  setKey(index: number, key: Integer): this;
+  /** Item `first + k` gets `keys[k]`, all or nothing. */
+  setKeys(first: number, keys: Integer[]): this;
+  /** Marks item `index` volatile (expected to change every turn: a session places it last) or not. */
+  setVolatile(index: number, isVolatile: boolean): this;
+  /** Item `first + k` gets the volatile flag `flags[k]`, all or nothing. */
+  setVolatileMany(first: number, flags: boolean[]): this;
   /** The number of items. */
   readonly length: number;
   /** Removes every item (indices start again from 0). */
@@ -375,6 +416,41 @@ export declare class Pipeline extends Handle {
    * pipeline keeps its own reference: `tokenizer` may be disposed after.
    */
   setTokenizer(tokenizer: Tokenizer | null): this;
+}
+
+/** A cache breakpoint of a session run: after the first `items` items of its output, which add `tokens` tokens. */
+export interface Breakpoint {
+  items: number;
+  tokens: number | bigint;
+  mark: BreakpointMarkValue;
+}
+
+/**
+ * Cache-stable selection across the turns of a conversation (`Cupel.session`).
+ * The first run (and the first after `reset`) is the pipeline's selection,
+ * volatile items last; later runs append new items after the previous
+ * output while that fits, and otherwise compact once, leaving `slack` of
+ * the target free. A run that throws changes nothing.
+ */
+export declare class Session extends Handle {
+  /** The share, in [0, 1), of the target a compaction leaves free (default 0.2); outside it or NaN: a RangeError. */
+  slack: number;
+  /**
+   * One turn, with the pipeline's rules: the item indices in prompt order,
+   * and with `{ report: true }` every decision (reason "Deferred": left out
+   * to keep the cached prefix; the JSON has a "session" object). Two items
+   * with the same non-zero key are a RangeError naming both indices.
+   */
+  run(items: Items, budget: Budget, options: { report: true }): { placed: number[]; report: Report };
+  run(items: Items, budget: Budget, options?: { report?: boolean }): { placed: number[]; report?: Report };
+  /** The leading items of the last output identical to the run before's, and their tokens (0 and 0 after a first run). */
+  readonly stablePrefix: { items: number; tokens: number | bigint };
+  /** The rule the last successful run took ("first" before any run and after a reset). */
+  readonly lastAction: SessionActionValue;
+  /** The last run's cache breakpoints, ascending, at most 4; empty before any run. */
+  readonly breakpoints: Breakpoint[];
+  /** Forgets every run: the next run is a first run. The slack stays. */
+  reset(): this;
 }
 
 /** A StreamSlice: items arriving one at a time. */
@@ -512,6 +588,11 @@ export declare class Cupel {
   uShaped(): Placer;
   /** A pipeline over copies of the scorer, slicer and placer given. */
   pipeline(options: PipelineOptions): Pipeline;
+  /**
+   * A session over a copy of `pipeline` (which may be disposed right after):
+   * cache-stable selection across turns. `slack` in [0, 1), default 0.2.
+   */
+  session(pipeline: Pipeline, options?: { slack?: number }): Session;
   /** The Sort and Slice stages alone: the selected indices, and with `{ report: true }` every decision. */
   slice(slicer: Slicer, items: Items, budget: Budget, options: { pinnedTokens?: Integer; report: true }): { selected: number[]; report: Report };
   slice(slicer: Slicer, items: Items, budget: Budget, options?: { pinnedTokens?: Integer; report?: boolean }): { selected: number[]; report?: Report };

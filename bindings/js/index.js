@@ -19,6 +19,12 @@
 // adds, the cut as the library gives it (UTF-8 byte offsets into the
 // item's content) and the text as sent, decoded from those bytes.
 //
+// Sessions: `cupel.session(pipeline)` runs the pipeline turn after turn,
+// changing the previous turn's prompt only at its end whenever it can, so
+// that a provider's prompt cache keeps serving its prefix. Items carry an
+// identity `key` (0: none) and a `volatile` flag; a session reports its
+// action, its stable prefix and its cache breakpoints.
+//
 // Errors. Every argument is checked here before it reaches the module, in
 // the caller's terms (the parameter names below, camelCase): a value of the
 // wrong type, null where a value is needed, or a disposed handle throws a
@@ -70,6 +76,7 @@ export const Reason = Object.freeze({
   PinnedOverride: 16,
   Filtered: 17,
   CountCapExceeded: 18,
+  Deferred: 19,
 });
 
 /** What the pipeline does when the selection exceeds the target. */
@@ -84,6 +91,23 @@ export const DecayCurve = Object.freeze({ Exponential: 0, Step: 1, Window: 2 });
  * cut (`Items.setTruncatable`).
  */
 export const Keep = Object.freeze({ Head: 0, Tail: 1, BothEnds: 2 });
+/**
+ * Which rule a session run took (`Session.lastAction`; `cupel_session_action`),
+ * as the report's JSON spells it: the first run (or the first after a
+ * reset), an append after the previous output, or a compaction.
+ */
+export const SessionAction = Object.freeze({ First: "first", Append: "append", Compact: "compact" });
+/** The `cupel_session_action` codes, in order. */
+const ACTIONS = [SessionAction.First, SessionAction.Append, SessionAction.Compact];
+/**
+ * What a cache breakpoint marks (`Breakpoint.mark`; `cupel_breakpoint_mark`),
+ * as the report's JSON spells it ("at"): after the leading pinned items,
+ * after the prefix the last compaction kept, after the stable prefix, after
+ * the last non-volatile item.
+ */
+export const BreakpointMark = Object.freeze({ Pinned: "pinned", Compaction: "compaction", Stable: "stable", End: "end" });
+/** The `cupel_breakpoint_mark` codes, in order. */
+const MARKS = [BreakpointMark.Pinned, BreakpointMark.Compaction, BreakpointMark.Stable, BreakpointMark.End];
 
 const BRAND = Symbol("libcupel.error");
 
@@ -322,6 +346,15 @@ function receiver(obj, Class, method) {
   return obj.self();
 }
 
+/** A session's slack: a number in [0, 1) (NaN refused). */
+function slackOf(v, name) {
+  const f = dbl(v, name);
+  if (!(f >= 0 && f < 1)) {
+    throw rangeError(`${name} is ${describe(f)}; it must be in [0, 1): the share of the effective target a compaction leaves free`);
+  }
+  return f;
+}
+
 /** `text` under another name, for methods whose parameter is called `text`. */
 const checkedString = text;
 
@@ -353,6 +386,8 @@ const decoder = new TextDecoder();
 const strictDecoder = new TextDecoder("utf-8", { fatal: true });
 const SIZE_MAX = 0xffffffff; // size_t is 32 bits in wasm32
 const DECISION_SIZE = 64; // sizeof(cupel_decision) in wasm32
+const BREAKPOINT_SIZE = 24; // sizeof(cupel_breakpoint) in wasm32: size_t items, int64_t tokens at 8, int32_t mark at 16
+const MAX_BREAKPOINTS = 4; // a session writes at most four
 
 const registry = new FinalizationRegistry(({ free, ptr }) => free(ptr));
 
@@ -472,6 +507,7 @@ const FREE = {
   Pipeline: "cupel_pipeline_free",
   Stream: "cupel_stream_free",
   Tokenizer: "cupel_tokenizer_free",
+  Session: "cupel_session_free",
 };
 
 /** What every handle shares: its native pointer, and dispose(). */
@@ -533,6 +569,7 @@ const RECEIVER = {
   Pipeline: "pipeline",
   Stream: "stream",
   Tokenizer: "tokenizer",
+  Session: "session",
 };
 
 /** The fields of one item to push, checked. `at(field)` names a field in messages. */
@@ -592,6 +629,14 @@ function checkItem(it, where, at) {
   if (it.group != null) {
     c.group = int(it.group, at("group"), U64);
     c.attrs ||= c.group !== 0n;
+  }
+  if (it.key != null) {
+    c.key = int(it.key, at("key"), U64);
+    c.attrs ||= c.key !== 0n;
+  }
+  if (it.volatile != null && bool(it.volatile, at("volatile"))) {
+    c.volatile = true;
+    c.attrs = true;
   }
   if (it.variants != null) {
     const list = array(it.variants, at("variants"));
@@ -712,6 +757,8 @@ export class Items extends Handle {
           st.push(x.cupel_items_set_metadata(h, i, a.str(key), a.str(value)));
         }
         if (c.group !== undefined && c.group !== 0n) st.push(x.cupel_items_set_group(h, i, c.group));
+        if (c.key !== undefined && c.key !== 0n) st.push(x.cupel_items_set_key(h, i, c.key));
+        if (c.volatile) st.push(x.cupel_items_set_volatile(h, i, 1));
         for (const v of c.variants ?? []) st.push(x.cupel_items_add_variant(h, i, v.tokens, v.value, a.str(v.content)));
         if (c.truncatable !== undefined) st.push(x.cupel_items_set_truncatable(h, i, ...c.truncatable));
         return st.find((s) => s !== 0) ?? 0;
@@ -877,6 +924,60 @@ export class Items extends Handle {
   }
 
   /**
+   * Gives item `index` an identity key for sessions (`cupel.session`): an
+   * integer from 1 to 2^64 - 1 that names the same message, tool call or
+   * document from one turn's list to the next (0: none, the default). A
+   * keyed item is the same item as last turn when its key, tokens and
+   * content are; a keyless one when its kind, tokens and content are. Keys
+   * must be unique in a list for `Session.run` (a RangeError naming both
+   * indices); `Pipeline.run` ignores them. Returns this list.
+   */
+  setKey(index, key) {
+    const h = receiver(this, Items, "setKey");
+    const i = this.#index(index);
+    const k = int(key, "key", U64);
+    this.lib.call(() => this.lib.x.cupel_items_set_key(h, i, k));
+    return this;
+  }
+
+  /** Sets the keys of items `first .. first + keys.length` in one call, all or nothing. Returns this list. */
+  setKeys(first, keys) {
+    const h = receiver(this, Items, "setKeys");
+    const f = this.#index(first, "first");
+    const k = array(keys, "keys").map((v, j) => int(v, `keys[${j}]`, U64));
+    this.lib.call((a) => this.lib.x.cupel_items_set_keys(h, f, k.length, a.u64s(k)));
+    return this;
+  }
+
+  /**
+   * Marks item `index` volatile (`isVolatile` true) or not: expected to
+   * change every turn (the open file, this turn's retrieved documents). A
+   * session places every volatile item after every other item, so its
+   * changes never break the cached prefix; a group is volatile when any
+   * member is. `Pipeline.run` ignores it. Returns this list.
+   */
+  setVolatile(index, isVolatile) {
+    const h = receiver(this, Items, "setVolatile");
+    const i = this.#index(index);
+    const v = bool(isVolatile, "isVolatile");
+    this.lib.call(() => this.lib.x.cupel_items_set_volatile(h, i, v ? 1 : 0));
+    return this;
+  }
+
+  /** Sets the volatile flags of items `first .. first + flags.length` in one call, all or nothing. Returns this list. */
+  setVolatileMany(first, flags) {
+    const h = receiver(this, Items, "setVolatileMany");
+    const f = this.#index(first, "first");
+    const v = array(flags, "flags").map((b, j) => (bool(b, `flags[${j}]`) ? 1 : 0));
+    this.lib.call((a) => {
+      const ptr = a.alloc(Math.max(v.length, 1));
+      this.lib.u8().set(v, ptr);
+      return this.lib.x.cupel_items_set_volatile_many(h, f, v.length, ptr);
+    }, (m) => m.replace(/\bisVolatile\b/g, "flags"));
+    return this;
+  }
+
+  /**
    * Adds a variant to item `index`: a smaller stand-in (a summary, a
    * placeholder such as "[output cleared]") that selection may take
    * instead of the item. `variant` is `{ tokens, value, content }`: the
@@ -974,9 +1075,9 @@ export class Items extends Handle {
    * of `Item`: tokens, score, kind, content (null when none), timestamp
    * (UTC ms, null when none), priority (null when none), pinned,
    * relevanceHint (null when none), source, group (0 when none), tags,
-   * metadata, variants (as `variants(index)`) and truncatable (as
-   * `truncatable(index)`: null when it is not). Integers past 2^53 come
-   * back as BigInt.
+   * metadata, variants (as `variants(index)`), truncatable (as
+   * `truncatable(index)`: null when it is not), and the session identity:
+   * key (0 when none) and volatile. Integers past 2^53 come back as BigInt.
    */
   get(index) {
     const h = this.self();
@@ -997,6 +1098,8 @@ export class Items extends Handle {
         () => x.cupel_items_group(h, i, at(5)),
         () => x.cupel_items_tag_count(h, i, at(6)),
         () => x.cupel_items_metadata_count(h, i, at(6) + 4),
+        () => x.cupel_items_key(h, i, at(7)),
+        () => x.cupel_items_volatile(h, i, p + 4),
       ];
       for (const step of steps) {
         const st = step();
@@ -1015,6 +1118,8 @@ export class Items extends Handle {
         relevanceHint: present(2) ? dv().getFloat64(at(4), true) : null,
         source: null,
         group: int64Out(dv().getBigUint64(at(5), true)),
+        key: int64Out(dv().getBigUint64(at(7), true)),
+        volatile: present(4),
         tags: [],
         metadata: {},
       };
@@ -1293,8 +1398,126 @@ export class Tokenizer extends Handle {
   }
 }
 
+/**
+ * Cache-stable selection across the turns of a conversation. Build with
+ * `cupel.session(pipeline)`: it keeps its own copy of the pipeline (which
+ * may be disposed right after). Each `run` gives the context for one turn,
+ * changing the previous turn's prompt only at its end whenever it can: the
+ * first run (and the first after `reset`) is the pipeline's selection,
+ * volatile items last; later runs append (the previous output in its order,
+ * then the new items, then the volatile ones) while that fits, and
+ * otherwise compact once, with `slack` of the target left free for the turns
+ * after it, keeping the longest prefix of the previous output they can. A
+ * run that throws changes nothing.
+ */
+export class Session extends Handle {
+  /**
+   * The share, in [0, 1), of the effective target a compaction leaves free
+   * for the turns after it (default 0.2). Setting a number outside [0, 1)
+   * or NaN is a RangeError (the slack stays).
+   */
+  get slack() {
+    const h = this.self();
+    return this.lib.call((a) => {
+      const out = a.out(8);
+      return [this.lib.x.cupel_session_slack(h, out), () => new DataView(this.lib.x.memory.buffer).getFloat64(out, true)];
+    });
+  }
+  set slack(fraction) {
+    const h = this.self();
+    const f = slackOf(fraction, "slack");
+    this.lib.call(() => this.lib.x.cupel_session_set_slack(h, f));
+  }
+
+  /**
+   * One turn, with `Pipeline.run`'s rules (the budget, pinned items,
+   * groups, variants and truncation, the overflow strategy). Returns
+   * `{ placed, report }`: the item indices in prompt order, and (with
+   * `{ report: true }`) every decision: an item the pipeline alone would
+   * take but the session left out has the reason "Deferred", and the JSON
+   * has a "session" object. Two items with the same non-zero key are a
+   * RangeError naming both indices.
+   */
+  run(items, budget, opts) {
+    const h = this.self();
+    const lib = this.lib;
+    const ip = lib.ptrOf(items, Items, "items");
+    const bp = lib.ptrOf(budget, Budget, "budget");
+    const { report = false } = options(opts, "options");
+    bool(report, "options.report");
+    return lib.withReport(report, items, "placed", (r) =>
+      lib.indices(
+        items.length,
+        (a, out, cap, len) => lib.x.cupel_session_run(h, ip, bp, out, cap, len, r),
+        (m) =>
+          m
+            .replace("(cupel_items_set_content)", "(Items.setContent, or content when pushed)")
+            .replace("(cupel_pipeline_set_tokenizer)", "(Pipeline.setTokenizer, or the tokenizer option of cupel.pipeline)"),
+      ),
+    );
+  }
+
+  /**
+   * The last run's stable prefix, `{ items, tokens }`: how many leading
+   * items of its output are identical (by identity and option) to the
+   * leading items of the run before it, and their tokens; where a host
+   * puts its cache breakpoint. 0 and 0 before any run, after a first run
+   * and after the first run that follows a reset.
+   */
+  get stablePrefix() {
+    const h = this.self();
+    const lib = this.lib;
+    return lib.call((a) => {
+      const n = a.out(4);
+      const t = a.out(8);
+      return [lib.x.cupel_session_stable_prefix(h, n, t), () => ({ items: lib.u32At(n), tokens: int64Out(lib.i64At(t)) })];
+    });
+  }
+
+  /** Which rule the last successful run took: a `SessionAction` ("first" before any run and after a reset). */
+  get lastAction() {
+    const h = this.self();
+    const lib = this.lib;
+    return lib.call((a) => {
+      const out = a.out(4);
+      return [lib.x.cupel_session_last_action(h, out), () => ACTIONS[new DataView(lib.x.memory.buffer).getInt32(out, true)]];
+    });
+  }
+
+  /**
+   * The last run's cache breakpoints (providers allow up to four per
+   * request), ascending and distinct, at most 4, as `{ items, tokens, mark }`
+   * (`mark` a `BreakpointMark`): after the first `items` items of the
+   * output, which add `tokens` tokens. None at 0 items; where two fall
+   * together one, with the later mark. Empty before any run.
+   */
+  get breakpoints() {
+    const h = this.self();
+    const lib = this.lib;
+    return lib.call((a) => {
+      const out = a.alloc(BREAKPOINT_SIZE * MAX_BREAKPOINTS);
+      const len = a.out(4);
+      const st = lib.x.cupel_session_breakpoints(h, out, MAX_BREAKPOINTS, len);
+      return [st, () => {
+        const dv = new DataView(lib.x.memory.buffer);
+        return Array.from({ length: lib.u32At(len) }, (_, k) => {
+          const b = out + BREAKPOINT_SIZE * k;
+          return { items: dv.getUint32(b, true), tokens: int64Out(dv.getBigInt64(b + 8, true)), mark: MARKS[dv.getInt32(b + 16, true)] };
+        });
+      }];
+    });
+  }
+
+  /** Forgets every run: the next run is a first run (stable prefix 0). The slack stays. Returns this session. */
+  reset() {
+    const h = this.self();
+    this.lib.call(() => this.lib.x.cupel_session_reset(h));
+    return this;
+  }
+}
+
 /** The handle classes by name (for messages). */
-const HANDLES = { Items, Budget, Slicer, Scorer, Placer, Pipeline, Stream, Tokenizer };
+const HANDLES = { Items, Budget, Slicer, Scorer, Placer, Pipeline, Stream, Tokenizer, Session };
 
 /** The library: factories for every handle, and the calls between them. */
 export class Cupel {
@@ -1774,6 +1997,19 @@ export class Cupel {
       p.dispose();
       throw e;
     }
+  }
+  /**
+   * A session over a copy of `pipeline` (it may be disposed right after):
+   * cache-stable selection across the turns of a conversation (see
+   * `Session`). Options: `{ slack = 0.2 }`, in [0, 1).
+   */
+  session(pipeline, opts) {
+    const pp = this.ptrOf(pipeline, Pipeline, "pipeline");
+    const { slack } = options(opts, "options");
+    const f = slack === undefined ? undefined : slackOf(slack, "options.slack");
+    const s = this.make(Session, (out) => this.x.cupel_session_new(pp, out));
+    if (f !== undefined) this.call(() => this.x.cupel_session_set_slack(s.self(), f));
+    return s;
   }
   /** The Sort and Slice stages alone: `{ selected, report }`. Options: `{ pinnedTokens = 0, report = false }`. */
   slice(slicer, items, budget, opts) {

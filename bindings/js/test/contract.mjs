@@ -7,7 +7,7 @@
 // or names an argument its op does not take. `node --test` runs it too.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { load, CupelError, Keep, Items } from "../index.js";
+import { load, CupelError, Keep, Items, SessionAction } from "../index.js";
 
 const LANG = "js";
 
@@ -31,6 +31,8 @@ const ALIAS = {
   // items.addVariant(...): the list is the receiver, `this` (a null one: the
   // method called through Items.prototype with null).
   "items.add_variant items": "this",
+  "items.set_key items": "this", // the same for setKey
+  "session.set_slack fraction": "slack", // the property: session.slack = fraction
 };
 
 const SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"];
@@ -129,6 +131,12 @@ function fixture(cupel) {
   };
   f.pipeline = cupel.pipeline({ scorer: f.recency, slicer: f.greedy, placer: f.chronological });
   f.all = Object.values(f);
+  // The session ops make a session from `pipeline`; disposed with the rest.
+  f.session = (opts) => {
+    const s = cupel.session(f.pipeline, opts);
+    f.all.push(s);
+    return s;
+  };
   return f;
 }
 
@@ -257,6 +265,51 @@ const OPS = {
     handle("items", f.items).setTruncatable(index, keep, minTokens);
     const got = f.items.truncatable(index);
     if (got === null || got.keep !== keep || got.minTokens !== minTokens) check(`item ${index} reads back ${JSON.stringify(got)}`);
+  },
+  "items.set_key": (f, arg, handle, check) => {
+    const index = arg("index", 0);
+    const key = arg("key", 7);
+    // The receiver as an argument: a null list calls the method on null.
+    Items.prototype.setKey.call(handle("items", f.items), index, key);
+    if (BigInt(f.items.get(index).key) !== BigInt(key)) check(`item ${index} reads back the key ${f.items.get(index).key}`);
+  },
+  "items.set_volatile": (f, arg, handle, check) => {
+    const index = arg("index", 0);
+    const isVolatile = arg("is_volatile", true);
+    handle("items", f.items).setVolatile(index, isVolatile);
+    if (f.items.get(index).volatile !== isVolatile) check(`item ${index} reads back volatile ${f.items.get(index).volatile}`);
+  },
+  "session.new": (f, arg, handle, check, cupel) => {
+    const s = cupel.session(handle("pipeline", f.pipeline));
+    f.all.push(s);
+    if (s.lastAction !== SessionAction.First || s.slack !== 0.2) check(`a new session reads back ${s.lastAction}, slack ${s.slack}`);
+  },
+  // The session is made first: a `pipeline` closed is closed after it.
+  "session.run": (f, arg, handle, check) => {
+    const s = f.session();
+    handle("pipeline", f.pipeline);
+    const { placed } = handle("session", s).run(handle("items", f.items), handle("budget", f.budget));
+    if (s.lastAction !== SessionAction.First || s.stablePrefix.items !== 0) check(`a first run reads back ${s.lastAction}`);
+    return placed.length;
+  },
+  "session.run_keyed": (f, arg, handle) => {
+    const s = f.session();
+    // Keys 1, 2, 3; `key` replaces the LAST one.
+    f.items.setKey(0, 1).setKey(1, 2).setKey(2, arg("key", 3));
+    return handle("session", s).run(handle("items", f.items), handle("budget", f.budget)).placed.length;
+  },
+  "session.run_twice": (f, arg, handle, check) => {
+    const s = handle("session", f.session());
+    const first = s.run(handle("items", f.items), handle("budget", f.budget)).placed;
+    const again = s.run(f.items, f.budget).placed;
+    if (again.join() !== first.join() || s.lastAction !== SessionAction.Append) check(`the second run placed ${again} (${s.lastAction})`);
+    return [s.stablePrefix.items, s.stablePrefix.tokens];
+  },
+  "session.set_slack": (f, arg, handle, check) => {
+    const s = f.session();
+    const fraction = arg("fraction", 0.2);
+    handle("session", s).slack = fraction;
+    if (s.slack !== fraction) check(`the slack reads back ${s.slack}, not ${fraction}`);
   },
   "pipeline.set_tokenizer": (f, arg, handle) => void handle("pipeline", f.pipeline).setTokenizer(handle("tokenizer", f.tokenizer)),
   "pipeline.run_cut": (f, arg, handle) => {

@@ -23,6 +23,8 @@ test("an item reads back with every attribute it was given", () => {
       group: 7,
       variants: [{ tokens: 30, value: 0.5, content: "3 matches ✓" }, { tokens: 2, value: 0.1 }],
       truncatable: { keep: Keep.BothEnds, minTokens: 8 },
+      key: 2n ** 64n - 1n,
+      volatile: true,
     },
   ]);
   assert.deepEqual(items.get(0), {
@@ -43,6 +45,8 @@ test("an item reads back with every attribute it was given", () => {
       { tokens: 2, value: 0.1, content: null },
     ],
     truncatable: { keep: Keep.BothEnds, minTokens: 8 },
+    key: 2n ** 64n - 1n,
+    volatile: true,
   });
   items.dispose();
 });
@@ -64,6 +68,8 @@ test("absent values read back as null, defaults as the library's", () => {
     metadata: {},
     variants: [],
     truncatable: null,
+    key: 0,
+    volatile: false,
   });
   // Kinds compare with ASCII case folding: the first spelling is kept.
   assert.equal(items.get(1).kind, "Message");
@@ -110,7 +116,7 @@ test("setters show in the read-back, and metadata replaces by key", () => {
 
 test("records round-trip: pushing what get() gave makes the same item", () => {
   const a = cupel.items([
-    { tokens: 10, score: 0.1, kind: "Memory", content: "c", timestamp: -5, priority: 2, tags: ["t"], metadata: { k: "v" }, group: 3 },
+    { tokens: 10, score: 0.1, kind: "Memory", content: "c", timestamp: -5, priority: 2, tags: ["t"], metadata: { k: "v" }, group: 3, key: 12, volatile: true },
     { tokens: 0, relevanceHint: 1.5, source: "Web" },
   ]);
   const records = [a.get(0), a.get(1)];

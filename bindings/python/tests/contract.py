@@ -32,6 +32,8 @@ ALIASES = {
     ("items.push_many", "kind"): "kinds",
     ("scorer.composite", "children"): "parts",  # scorers.Composite(parts=[(scorer, weight), ...])
     ("scorer.composite", "weights"): "parts",
+    ("items.set_volatile", "is_volatile"): "volatile",  # Items.set_volatile(index, volatile=True)
+    ("session.set_slack", "fraction"): "slack",  # the property: session.slack = fraction
 }
 
 SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"]
@@ -91,8 +93,11 @@ class Fixture:
         self.pipeline = cupel.Pipeline(scorer=self.recency, slicer=self.greedy, placer=self.chronological)
         self.stream = cupel.Stream(100, 0)
         self.tokenizer = cupel.Tokenizer("o200k_base")
+        self.session = None  # made by the session ops, from `pipeline`
 
     def close(self):
+        if self.session is not None:
+            self.session.close()
         for h in (self.tokenizer, self.stream, self.pipeline, self.chronological, self.kind, self.priority, self.recency,
                   self.greedy, self.budget, self.items):
             h.close()
@@ -219,6 +224,16 @@ def check_truncatable(items, index, keep, min_tokens):
     want = cupel.Truncatable(keep, min_tokens)
     if got != want or not isinstance(got.keep, cupel.Keep):
         return f"item {index} read back {got!r}, not {want!r}"
+    return None
+
+
+def check_identity(items, index, key=None, volatile=None):
+    """items.set_key / set_volatile's check: item `index` reads back that key or flag."""
+    got = items.get(index)
+    if key is not None and got.key != key:
+        return f"item {index} read back the key {got.key!r}, not {key!r}"
+    if volatile is not None and got.volatile is not volatile:
+        return f"item {index} read back volatile={got.volatile!r}, not {volatile!r}"
     return None
 
 
@@ -362,6 +377,43 @@ def call(row: Row, f: Fixture, a: Args):
         _, report = pipeline.run(items=a.handle("items", f.items, f.budget),
                                  budget=a.handle("budget", f.budget, f.items), report=True)
         return str(len(report.included)), None
+    elif op == "items.set_key":
+        # Unbound (Items.set_key(items, ...)): `items` may be the row's None.
+        index, key = a.get("index", 0), a.get("key", 7)
+        cupel.Items.set_key(a.handle("items", f.items, f.budget), index=index, key=key)
+        return None, check_identity(f.items, index, key=key)
+    elif op == "items.set_volatile":
+        index, volatile = a.get("index", 0), a.get("is_volatile", True)
+        cupel.Items.set_volatile(a.handle("items", f.items, f.budget), index=index, volatile=volatile)
+        return None, check_identity(f.items, index, volatile=volatile)
+    elif op == "session.new":
+        f.session = cupel.Session(pipeline=a.handle("pipeline", f.pipeline, f.greedy))
+        if f.session.last_action is not cupel.SessionAction.FIRST or f.session.slack != 0.2:
+            return None, f"a new session reads back {f.session.last_action!r} and slack {f.session.slack}"
+    elif op in ("session.run", "session.run_keyed", "session.run_twice"):
+        # The session is made first: `pipeline` closed is closed after it.
+        f.session = cupel.Session(f.pipeline)
+        a.handle("pipeline", f.pipeline, f.greedy)
+        session = a.handle("session", f.session, f.greedy)
+        if op == "session.run_keyed":  # keys 1, 2, 3; `key` replaces the LAST one
+            for i, key in enumerate([1, 2, a.get("key", 3)]):
+                f.items.set_key(i, key)
+        items, budget = a.handle("items", f.items, f.budget), a.handle("budget", f.budget, f.items)
+        placed = session.run(items=items, budget=budget)
+        if op == "session.run_twice":
+            again = session.run(items, budget)
+            if again != placed or session.last_action is not cupel.SessionAction.APPEND:
+                return None, f"the second run placed {again} ({session.last_action!r}), the first {placed}"
+            return fmt_indices(session.stable_prefix), None
+        if session.last_action is not cupel.SessionAction.FIRST or session.stable_prefix != (0, 0):
+            return None, f"a first run reads back {session.last_action!r}, stable prefix {session.stable_prefix}"
+        return str(len(placed)), None
+    elif op == "session.set_slack":
+        f.session = cupel.Session(f.pipeline)
+        fraction = a.get("fraction", 0.2)
+        a.handle("session", f.session, f.greedy).slack = fraction
+        if f.session.slack != fraction:
+            return None, f"the slack reads back {f.session.slack}, not {fraction}"
     else:
         raise Unrunnable(f"unknown op {op}")
     return None, None

@@ -100,7 +100,8 @@ def test_reason_names_come_from_the_library():
     assert cupel.Reason.COUNT_CAP_EXCEEDED.spec_name == "CountCapExceeded"
     assert (cupel.Reason.VARIANT, cupel.Reason.TRUNCATED) == (3, 4)
     assert cupel.Reason(3).spec_name == "Variant" and cupel.Reason(4).spec_name == "Truncated"
-    for unknown in (5, 9, 19, -1, 2 ** 31, -(2 ** 40)):
+    assert cupel.Reason.DEFERRED == 19 and cupel.reason_name(19) == "Deferred"
+    for unknown in (5, 9, 20, -1, 2 ** 31, -(2 ** 40)):
         assert cupel.reason_name(unknown) == "Unknown"
     with pytest.raises(TypeError, match="code must be an int"):
         cupel.reason_name(1.0)

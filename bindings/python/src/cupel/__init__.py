@@ -25,6 +25,16 @@ min_tokens)` (or `truncatable=` on a push) lets a run with a tokenizer
 which `variant` was taken, the `tokens_added`, the cut (`head_end`,
 `tail_start`: UTF-8 byte offsets) and the `text` to send.
 
+Sessions (cache-stable selection across the turns of a conversation):
+`cupel.Session(pipeline)` runs the pipeline turn after turn, changing the
+previous turn's prompt only at its end whenever it can, so that a
+provider's prompt cache keeps serving its prefix. Items carry an identity
+`key` (an int, 0 = none) and a `volatile` flag (`push(..., key=...,
+volatile=...)`, `set_key`, `set_volatile`); `session.run(items, budget)`
+gives the indices, `last_action` the rule it took (`SessionAction`),
+`stable_prefix` the (items, tokens) unchanged since the last turn and
+`breakpoints` where to put cache breakpoints.
+
 Arguments are checked before they reach the C library, and every failure
 names the argument as this package spells it:
 
@@ -55,15 +65,15 @@ import math
 import numbers
 import operator
 import os
-from typing import Any, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native as N
 
 __all__ = [
-    "ArgumentTypeError", "Budget", "CapacityError", "Chronological", "ClosedError", "CountConstrainedKnapsack",
+    "ArgumentTypeError", "Breakpoint", "BreakpointMark", "Budget", "CapacityError", "Chronological", "ClosedError", "CountConstrainedKnapsack",
     "CountQuota", "CupelError", "Decision", "Greedy", "IndexOutOfRangeError", "InvalidArgumentError", "Item",
     "Items", "Keep", "Knapsack", "Overflow", "OverflowError_", "Pipeline", "Placer", "Quota", "Reason", "Report",
-    "Scarcity", "ScarcityError", "Scorer", "Shortfall", "Slicer", "Status", "Stream", "Tokenizer", "Truncatable",
+    "Scarcity", "ScarcityError", "Scorer", "Session", "SessionAction", "Shortfall", "Slicer", "StablePrefix", "Status", "Stream", "Tokenizer", "Truncatable",
     "Truncation", "UShaped", "UnsupportedError", "Variant", "abi_version", "find_min_budget", "live_handles",
     "marginal_items", "reason_name", "scorers", "slice", "version",
 ]
@@ -521,6 +531,19 @@ def _attach(h: int, at: int, variants: List[Tuple[int, float, Optional[bytes]]],
         _check(_lib.cupel_items_set_truncatable(h, at, int(truncatable[0]), truncatable[1]))
 
 
+def _identity(h: int, at: int, key: int, volatile: bool) -> None:
+    """Sets item `at`'s checked session key and volatile flag (when not the defaults)."""
+    if key:
+        _check(_lib.cupel_items_set_key(h, at, key))
+    if volatile:
+        _check(_lib.cupel_items_set_volatile(h, at, True))
+
+
+def _key(v: Any, name: str = "key") -> int:
+    """A session key: an int from 0 to 2**64 - 1 (None: 0, no key)."""
+    return 0 if v is None else _u64(v, name)
+
+
 def _or_undo(h: int, first: int, then) -> None:
     """Runs `then` (the calls after a push); if it fails, removes the items
     pushed from index `first` on (cupel_items_truncate) and re-raises, so
@@ -540,7 +563,9 @@ class Item:
     (tokens, value[, content]) tuples or dicts when pushed) and
     `truncatable` (a `Truncatable`, or what `Items.push` takes) make an item
     that shrinks instead of vanishing; read back, `variants` is a tuple of
-    `Variant`s."""
+    `Variant`s. `key` and `volatile` are for sessions (`Session`): the
+    item's identity from one turn to the next (0: none) and whether it
+    changes every turn."""
 
     tokens: int
     score: float = 0.0
@@ -556,6 +581,8 @@ class Item:
     group: int = 0  # keep-together group, 0 = none
     variants: Sequence[Variant] = ()  # smaller stand-ins, variant 1 first (see `Variant`)
     truncatable: Optional[Truncatable] = None  # how a run may cut it (see `Truncatable`)
+    key: int = 0  # identity key for sessions, 0 to 2**64 - 1 (0: none; see `Items.set_key`)
+    volatile: bool = False  # expected to change every turn: a session places it last (see `Items.set_volatile`)
 
 
 _FIELDS = [f.name for f in dataclasses.fields(Item)]
@@ -673,22 +700,26 @@ class Items(_Handle):
         return cls(records)
 
     def push(self, tokens: int, score: float = 0.0, kind: Optional[str] = None, *,
-             variants: Optional[Iterable[Any]] = None, truncatable: Any = None) -> int:
+             variants: Optional[Iterable[Any]] = None, truncatable: Any = None, key: int = 0,
+             volatile: bool = False) -> int:
         """Appends one item and returns its index. `kind` None is the
         default kind "Message". `variants`: its smaller stand-ins, numbered
         1, 2, ... in order (`Variant`s, (tokens, value[, content]) tuples or
         dicts; see `add_variant`); `truncatable`: how a run may cut it (see
         `set_truncatable`: a `Truncatable`, a keep, a (keep, min_tokens)
-        pair or True; it needs content, so see `push_text`). All or
-        nothing: errors name `variants[k].value`, `truncatable.keep`, ..."""
+        pair or True; it needs content, so see `push_text`); `key` and
+        `volatile`: its session identity (see `set_key`, `set_volatile`).
+        All or nothing: errors name `variants[k].value`, `truncatable.keep`,
+        `key`, ..."""
         h = self._raw
         t, sc, k = _i64(tokens, "tokens"), _f64(score, "score"), _opt_str(kind, "kind")
         vs = [] if variants is None else _variants_arg(variants, "variants")
         tr = _truncatable_arg(truncatable, "truncatable")
+        ky, vo = _key(key), _bool(volatile, "volatile")
         first = _lib.cupel_items_len(h)
         _check(_lib.cupel_items_push(h, t, sc, k))
-        if vs or tr is not None:
-            _or_undo(h, first, lambda: _attach(h, first, vs, tr))
+        if vs or tr is not None or ky or vo:
+            _or_undo(h, first, lambda: (_attach(h, first, vs, tr), _identity(h, first, ky, vo)))
         return first
 
     def extend(self, records: Iterable[Any]) -> "Items":
@@ -716,6 +747,8 @@ class Items(_Handle):
             sparse[name] = [(i, conv(v, f"records[{i}].{name}")) for i, v in enumerate(col[name]) if v not in _ABSENT]
         pinned = _bool_column([False if v in _ABSENT else v for v in col["pinned"]], "records[{}].pinned")
         groups = _int_column([0 if v in _ABSENT else v for v in col["group"]], "records[{}].group", signed=False)
+        keys = _int_column([0 if v in _ABSENT else v for v in col["key"]], "records[{}].key", signed=False)
+        volatile = _bool_column([False if v in _ABSENT else v for v in col["volatile"]], "records[{}].volatile")
         sources = [(i, _name_of(v, f"records[{i}].source", "a source"))
                    for i, v in enumerate(col["source"]) if v not in _ABSENT]
         tags = []
@@ -746,11 +779,12 @@ class Items(_Handle):
                                                  (C.c_double * n).from_buffer(array.array("d", scores)),
                                                  kinds, len(kinds)))
         _or_undo(h, first, lambda: self._attributes(h, first, n, contents, sparse, pinned, groups, sources, tags,
-                                                     metadata, shrink))
+                                                     metadata, shrink, keys, volatile))
         return self
 
     @staticmethod
-    def _attributes(h, first, n, contents, sparse, pinned, groups, sources, tags, metadata, shrink) -> None:
+    def _attributes(h, first, n, contents, sparse, pinned, groups, sources, tags, metadata, shrink, keys,
+                    volatile) -> None:
         """`extend`'s calls after the push: the records' other attributes."""
         _check(_lib.cupel_items_set_contents_packed(h, first, n, contents, len(contents)))
         for name, bulk, ctype, single in [
@@ -766,6 +800,10 @@ class Items(_Handle):
                     _check(single(h, first + i, v))
         _check(_lib.cupel_items_set_pinned_many(h, first, n, (C.c_bool * n)(*pinned)))
         _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n)(*groups)))
+        if any(keys):
+            _check(_lib.cupel_items_set_keys(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", keys))))
+        if any(volatile):
+            _check(_lib.cupel_items_set_volatile_many(h, first, n, (C.c_bool * n)(*volatile)))
         for i, v in sources:
             _check(_lib.cupel_items_set_source(h, first + i, v))
         for i, tag in tags:
@@ -781,16 +819,18 @@ class Items(_Handle):
                      contents: Optional[Sequence[Optional[str]]] = None,
                      timestamps: Optional[Sequence[int]] = None, priorities: Optional[Sequence[int]] = None,
                      pinned: Optional[Sequence[bool]] = None, relevance_hints: Optional[Sequence[float]] = None,
-                     groups: Optional[Sequence[int]] = None) -> "Items":
+                     groups: Optional[Sequence[int]] = None, keys: Optional[Sequence[int]] = None,
+                     volatile: Optional[Sequence[bool]] = None) -> "Items":
         """Items from parallel columns (the fast path for large lists: each
         column goes in one native call, strings packed into one buffer).
         `scores` defaults to 0.0; a None kind is the default kind, a None
-        content no content."""
+        content no content; `keys` and `volatile` are the session identity
+        columns (see `set_key`, `set_volatile`)."""
         items = cls()
         try:
             items.extend_columns(tokens, scores, kinds=kinds, contents=contents, timestamps=timestamps,
                                  priorities=priorities, pinned=pinned, relevance_hints=relevance_hints,
-                                 groups=groups)
+                                 groups=groups, keys=keys, volatile=volatile)
         except BaseException:
             items.close()
             raise
@@ -801,13 +841,14 @@ class Items(_Handle):
                        contents: Optional[Sequence[Optional[str]]] = None,
                        timestamps: Optional[Sequence[int]] = None, priorities: Optional[Sequence[int]] = None,
                        pinned: Optional[Sequence[bool]] = None, relevance_hints: Optional[Sequence[float]] = None,
-                       groups: Optional[Sequence[int]] = None) -> "Items":
+                       groups: Optional[Sequence[int]] = None, keys: Optional[Sequence[int]] = None,
+                       volatile: Optional[Sequence[bool]] = None) -> "Items":
         """Adds items given as columns (see `from_columns`), all or nothing:
         every column is checked first (errors name `column[i]`)."""
         h = self._raw
         cols = {"tokens": tokens, "scores": scores, "kinds": kinds, "contents": contents,
                 "timestamps": timestamps, "priorities": priorities, "pinned": pinned,
-                "relevance_hints": relevance_hints, "groups": groups}
+                "relevance_hints": relevance_hints, "groups": groups, "keys": keys, "volatile": volatile}
         for name, col in cols.items():
             if col is None:
                 if name == "tokens":
@@ -830,6 +871,8 @@ class Items(_Handle):
         pn = _bool_column(list(pinned), "pinned[{}]") if pinned is not None else None
         rh = _float_column(list(relevance_hints), "relevance_hints[{}]") if relevance_hints is not None else None
         gr = _int_column(list(groups), "groups[{}]", signed=False) if groups is not None else None
+        ky = _int_column(list(keys), "keys[{}]", signed=False) if keys is not None else None
+        vo = _bool_column(list(volatile), "volatile[{}]") if volatile is not None else None
 
         # Everything is checked; the push itself checks scores and kinds
         # (all or nothing), and nothing after it can fail on an argument.
@@ -851,26 +894,34 @@ class Items(_Handle):
             _check(_lib.cupel_items_set_relevance_hints(h, first, n, f64(rh)))
         if gr is not None:
             _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", gr))))
+        if ky is not None:
+            _check(_lib.cupel_items_set_keys(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", ky))))
+        if vo is not None:
+            _check(_lib.cupel_items_set_volatile_many(h, first, n, (C.c_bool * n).from_buffer(
+                array.array("b", [1 if x else 0 for x in vo]))))
         return self
 
     def push_text(self, tokenizer: "Tokenizer", text: str, score: float = 0.0, kind: Optional[str] = None, *,
-                  variants: Optional[Iterable[Any]] = None, truncatable: Any = None) -> int:
+                  variants: Optional[Iterable[Any]] = None, truncatable: Any = None, key: int = 0,
+                  volatile: bool = False) -> int:
         """Appends one item made from `text` (a non-empty str) and returns its
         index: its tokens are `tokenizer.count(text)` and its content is
         `text` (NUL characters included: the text goes with its length).
-        `kind` None is the default kind "Message". `variants` and
-        `truncatable` as in `push` (`truncatable="head"` lets a run keep the
-        beginning of the text). Fails with nothing added."""
+        `kind` None is the default kind "Message". `variants`,
+        `truncatable`, `key` and `volatile` as in `push`
+        (`truncatable="head"` lets a run keep the beginning of the text).
+        Fails with nothing added."""
         h = self._raw
         t = _ptr(tokenizer, Tokenizer, "tokenizer")
         b = _text_arg(text, "text")
         sc, k = _f64(score, "score"), _opt_str(kind, "kind")
         vs = [] if variants is None else _variants_arg(variants, "variants")
         tr = _truncatable_arg(truncatable, "truncatable")
+        ky, vo = _key(key), _bool(volatile, "volatile")
         first = _lib.cupel_items_len(h)
         _check(_lib.cupel_items_push_text(h, t, b, len(b), sc, k))
-        if vs or tr is not None:
-            _or_undo(h, first, lambda: _attach(h, first, vs, tr))
+        if vs or tr is not None or ky or vo:
+            _or_undo(h, first, lambda: (_attach(h, first, vs, tr), _identity(h, first, ky, vo)))
         return first
 
     @classmethod
@@ -946,6 +997,26 @@ class Items(_Handle):
         """Puts item `index` in keep-together group `group` (0: none; 0 to 2**64 - 1)."""
         h, i = _item_at(self, index)
         _check(_lib.cupel_items_set_group(h, i, _u64(group, "group")))
+
+    def set_key(self, index: int, key: int) -> None:
+        """Gives item `index` an identity key for sessions (`Session`): any
+        int from 1 to 2**64 - 1 that names the same message, tool call or
+        document from one turn's list to the next (0: no key, the default).
+        A keyed item is the same item as last turn when its key, tokens and
+        content are; a keyless one when its kind, tokens and content are.
+        Keys must be unique in a list for `Session.run` (a ValueError naming
+        both indices); `Pipeline.run` ignores them."""
+        h, i = _item_at(self, index)
+        _check(_lib.cupel_items_set_key(h, i, _u64(key, "key")))
+
+    def set_volatile(self, index: int, volatile: bool = True) -> None:
+        """Marks item `index` volatile (or not): expected to change every
+        turn (the open file in an editor, this turn's retrieved documents).
+        A session places every volatile item after every other item, so its
+        changes never break the cached prefix; a group is volatile when any
+        member is. `Pipeline.run` ignores it."""
+        h, i = _item_at(self, index)
+        _check(_lib.cupel_items_set_volatile(h, i, _bool(volatile, "volatile")))
 
     def set_source(self, index: int, source: str) -> None:
         """Sets item `index`'s source ("Chat" when never set)."""
@@ -1029,7 +1100,8 @@ class Items(_Handle):
         pushed, content / timestamp / priority / relevance_hint None when
         absent, pinned, source ("Chat" unless set), group, tags (a tuple, in
         the order added) and metadata (a dict, in the order keys were first
-        set). IndexError for an index outside 0 .. len - 1."""
+        set), variants, truncatable, and the session `key` (0: none) and
+        `volatile`. IndexError for an index outside 0 .. len - 1."""
         h, i = _item_at(self, index)
         tokens, score, present, group, count, pinned = (C.c_int64(), C.c_double(), C.c_bool(), C.c_uint64(),
                                                          C.c_size_t(), C.c_bool())
@@ -1063,10 +1135,13 @@ class Items(_Handle):
         for k in range(count.value):
             _check(_lib.cupel_items_metadata_entry(h, i, k, C.byref(ptr), C.byref(n), C.byref(ptr2), C.byref(n2)))
             metadata[_string_out(ptr, n) or ""] = _string_out(ptr2, n2) or ""
+        key, volatile = C.c_uint64(), C.c_bool()
+        _check(_lib.cupel_items_key(h, i, C.byref(key)))
+        _check(_lib.cupel_items_volatile(h, i, C.byref(volatile)))
         return Item(tokens=tokens.value, score=score.value, kind=kind, content=content, timestamp=timestamp,
                     priority=priority, pinned=pinned.value, relevance_hint=hint, source=source, tags=tuple(tags),
                     metadata=metadata, group=group.value, variants=tuple(_variants_of(h, i)),
-                    truncatable=_truncatable_of(h, i))
+                    truncatable=_truncatable_of(h, i), key=key.value, volatile=volatile.value)
 
     def __iter__(self) -> Iterator[Item]:
         """Every item, in index order, as `get` reads it."""
@@ -1453,6 +1528,7 @@ class Reason(enum.IntEnum):
     PINNED_OVERRIDE = 16
     FILTERED = 17
     COUNT_CAP_EXCEEDED = 18
+    DEFERRED = 19  # a session left it out to keep the cached prefix (the pipeline alone takes it)
 
     @property
     def spec_name(self) -> str:
@@ -1644,6 +1720,163 @@ class Pipeline(_Handle):
         h, it, b = self._raw, _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
         return _run(it, _bool(report, "report"),
                     lambda out, cap, got, r: _lib.cupel_pipeline_run(h, it, b, out, cap, got, r))
+
+
+# ---- sessions: cache-stable selection across turns ---------------------------------
+
+
+class SessionAction(enum.IntEnum):
+    """Which rule a session run took (`Session.last_action`)."""
+
+    FIRST = 0
+    """The first run, or the first after `reset` (also before any run): the pipeline's selection."""
+    APPEND = 1
+    """The previous output kept in its order; new items added at its end."""
+    COMPACT = 2
+    """A fresh selection with room to spare, keeping what it could of the previous output's prefix."""
+
+
+class BreakpointMark(enum.IntEnum):
+    """What a cache breakpoint marks (`Breakpoint.mark`)."""
+
+    PINNED = 0
+    """After the leading pinned items (the system prompt, tool definitions)."""
+    COMPACTION = 1
+    """After the prefix the last compaction kept."""
+    STABLE = 2
+    """After this run's stable prefix (`Session.stable_prefix`)."""
+    END = 3
+    """After the last non-volatile item: what the next turn reuses when it appends."""
+
+
+class StablePrefix(NamedTuple):
+    """How many leading items of a session's last output (and their tokens)
+    are identical to the leading items of the run before it."""
+
+    items: int
+    tokens: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Breakpoint:
+    """A cache breakpoint of a session run: after the first `items` items of
+    its output, which add `tokens` tokens; `mark` says what it marks."""
+
+    items: int
+    tokens: int
+    mark: BreakpointMark
+
+
+def _slack(v: Any, name: str = "slack") -> float:
+    """A slack: a number in [0, 1)."""
+    f = _f64(v, name)
+    if not 0.0 <= f < 1.0:
+        shown = "NaN" if math.isnan(f) else repr(v)
+        raise _invalid(f"{name} is {shown}; it must be in [0, 1): the share of the effective target a compaction "
+                       f"leaves free")
+    return f
+
+
+class Session(_Handle):
+    """Cache-stable selection across the turns of a conversation: each
+    `run` gives the context for one turn, changing the previous turn's
+    prompt only at its end whenever it can, so that a provider's prompt
+    cache (or a server's KV cache) keeps serving its prefix.
+
+    The first run (and the first after `reset`) is the pipeline's
+    selection, volatile items last. Later runs append: the previous output
+    in its order, then the new items, then the volatile ones, while that
+    fits the budget; otherwise the session compacts once, selecting afresh
+    with `slack` of the target left free for the turns after it and
+    keeping the longest prefix of the previous output it can. Items are
+    recognised from one turn's list to the next by their `key`
+    (`Items.set_key`) with their tokens and content, or without a key by
+    their kind, tokens and content.
+
+    The session keeps its own copy of the pipeline (the pipeline may be
+    closed right after). A failed run changes nothing. One thread at a time
+    per session. A context manager; `close()` frees it."""
+
+    _free = _lib.cupel_session_free
+    _noun = "session"
+
+    def __init__(self, pipeline: Pipeline, *, slack: Optional[float] = None) -> None:
+        """A session over a copy of `pipeline`; `slack` None is the default, 0.2."""
+        pp = _ptr(pipeline, Pipeline, "pipeline")
+        sl = None if slack is None else _slack(slack)
+        super().__init__(lambda out: _lib.cupel_session_new(pp, out))
+        if sl is not None:
+            _check(_lib.cupel_session_set_slack(self._ptr, sl))
+
+    @property
+    def slack(self) -> float:
+        """The share, in [0, 1), of the effective target a compaction leaves
+        free for the turns after it (default 0.2): its non-pinned,
+        non-volatile items total at most floor((1 - slack) x target).
+        Setting a value outside [0, 1) or NaN is a ValueError (the slack
+        stays)."""
+        out = C.c_double()
+        _check(_lib.cupel_session_slack(self._raw, C.byref(out)))
+        return out.value
+
+    @slack.setter
+    def slack(self, fraction: float) -> None:
+        h = self._raw
+        _check(_lib.cupel_session_set_slack(h, _slack(fraction)))
+
+    def run(self, items: Items, budget: Budget, *, report: bool = False):
+        """One turn: the item indices in prompt order (with report=True,
+        (placed, Report)), with `Pipeline.run`'s rules: the budget, pinned
+        items, groups, variants and truncation, the overflow strategy. The
+        report lists every item left out with its reason (`Reason.DEFERRED`
+        where the pipeline alone would take it) and its JSON has a
+        "session" object. Two items with the same non-zero key are a
+        ValueError naming both indices; a failed run changes nothing."""
+        h, it, b = self._raw, _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
+        return _run(it, _bool(report, "report"),
+                    lambda out, cap, got, r: _lib.cupel_session_run(h, it, b, out, cap, got, r))
+
+    @property
+    def stable_prefix(self) -> StablePrefix:
+        """The last run's stable prefix, (items, tokens): how many leading
+        items of its output are identical (by identity and option) to the
+        leading items of the run before it, and their tokens; where a host
+        puts its cache breakpoint. (0, 0) before any run, after a first
+        run and after the first run that follows a reset."""
+        n, t = C.c_size_t(), C.c_int64()
+        _check(_lib.cupel_session_stable_prefix(self._raw, C.byref(n), C.byref(t)))
+        return StablePrefix(n.value, t.value)
+
+    @property
+    def last_action(self) -> SessionAction:
+        """Which rule the last successful run took (`SessionAction.FIRST`
+        before any run and after a reset)."""
+        out = C.c_int()
+        _check(_lib.cupel_session_last_action(self._raw, C.byref(out)))
+        return SessionAction(out.value)
+
+    @property
+    def breakpoints(self) -> List[Breakpoint]:
+        """The last run's cache breakpoints (providers allow up to four per
+        request), ascending and distinct, at most 4: after the leading
+        pinned items, after the prefix the last compaction kept, after the
+        stable prefix and after the last non-volatile item; none at 0
+        items, and where two fall together one, with the later mark of that
+        list. Empty before any run."""
+        h = self._raw
+        out = (N.Breakpoint * 4)()
+        n = C.c_size_t()
+        st = _lib.cupel_session_breakpoints(h, out, 4, C.byref(n))
+        if st == Status.BUFFER_TOO_SMALL:  # never, by the C ABI's promise; but grow as the other calls do
+            out = (N.Breakpoint * n.value)()
+            st = _lib.cupel_session_breakpoints(h, out, n.value, C.byref(n))
+        _check(st)
+        return [Breakpoint(b.items, b.tokens, BreakpointMark(b.mark)) for b in out[: n.value]]
+
+    def reset(self) -> None:
+        """Forgets every run: the next run is a first run (the pipeline's
+        selection, stable prefix (0, 0)). The slack stays."""
+        _check(_lib.cupel_session_reset(self._raw))
 
 
 def slice(slicer: Slicer, items: Items, budget: Budget, pinned_tokens: int = 0, *, report: bool = False):

@@ -33,6 +33,10 @@ class Decision(C.Structure):
     ]
 
 
+class Breakpoint(C.Structure):  # cupel_breakpoint
+    _fields_ = [("items", size_t), ("tokens", i64), ("mark", C.c_int32)]
+
+
 class Weight(C.Structure):  # cupel_kind_weight and cupel_tag_weight
     _fields_ = [("name", s), ("weight", f64)]
 
@@ -183,5 +187,21 @@ for _name, _res, _args in [
     ("cupel_pipeline_set_tokenizer", status, [p, p]),
     ("cupel_report_included_variant", status, [p, size_t, C.POINTER(size_t), C.POINTER(i64)]),
     ("cupel_report_included_cut", status, [p, size_t, C.POINTER(size_t), C.POINTER(size_t)]),
+    # Sessions: item identity (keys, volatile items) and cache-stable selection across turns.
+    ("cupel_items_set_key", status, [p, size_t, u64]),
+    ("cupel_items_set_volatile", status, [p, size_t, C.c_bool]),
+    ("cupel_items_set_keys", status, [p, size_t, size_t, C.POINTER(u64)]),
+    ("cupel_items_set_volatile_many", status, [p, size_t, size_t, C.POINTER(C.c_bool)]),
+    ("cupel_items_key", status, [p, size_t, C.POINTER(u64)]),
+    ("cupel_items_volatile", status, [p, size_t, C.POINTER(C.c_bool)]),
+    ("cupel_session_new", status, [p, pp]),
+    ("cupel_session_free", None, [p]),
+    ("cupel_session_set_slack", status, [p, f64]),
+    ("cupel_session_slack", status, [p, C.POINTER(f64)]),
+    ("cupel_session_run", status, [p, p, p, C.POINTER(size_t), size_t, C.POINTER(size_t), p]),
+    ("cupel_session_stable_prefix", status, [p, C.POINTER(size_t), C.POINTER(i64)]),
+    ("cupel_session_reset", status, [p]),
+    ("cupel_session_last_action", status, [p, C.POINTER(C.c_int)]),
+    ("cupel_session_breakpoints", status, [p, C.POINTER(Breakpoint), size_t, C.POINTER(size_t)]),
 ]:
     _decl(_name, _res, *_args)
