@@ -1,6 +1,7 @@
 //! The C# binding (bindings/csharp): built with mcs, tests run under mono by
 //! the binding's own test.sh, the binding contract table run through its
-//! API, the README's examples run as printed, and its NuGet package built,
+//! API, the README's examples ("Example", "Counting tokens", "Items that
+//! shrink", "Sessions") run as printed, and its NuGet package built,
 //! installed into a fresh directory and used as the README says.
 
 mod common;
@@ -60,6 +61,17 @@ fn csharp_tests_pass_under_mono() {
         "ShrinkReadBack",
         "ShrinkErrors",
         "ItemsTruncate",
+        "SessionTurns",
+        "SessionVolatileFirstRun",
+        "SessionCompacts",
+        "SessionDuplicateKeys",
+        "SessionSlack",
+        "SessionOutlivesItsPipeline",
+        "SessionReport",
+        "SessionItemIdentity",
+        "SessionDisposedAndNull",
+        "SessionNames",
+        "SessionFinalizers",
     ] {
         assert!(
             out.contains(&format!("ok   {test}\n")),
@@ -161,6 +173,37 @@ fn csharp_readme_shrink_runs_as_printed() {
         "{printed}"
     );
     assert!(printed.ends_with("1000 tokens selected\n"), "{printed}");
+}
+
+/// The README's "Sessions" section: its example is
+/// bindings/csharp/example/Session.cs, and it prints what the section says:
+/// a first run, an append keeping the first turn's prompt as the stable
+/// prefix, then a compaction, and the last run's breakpoints.
+#[test]
+fn csharp_readme_session_runs_as_printed() {
+    if !have_mono() {
+        return;
+    }
+    let root = common::root();
+    let readme = readme();
+    let source = std::fs::read_to_string(root.join("bindings/csharp/example/Session.cs")).unwrap();
+    assert_eq!(
+        common::code_block_after(&readme, "## Sessions"),
+        source,
+        "the README's \"Sessions\" example is not bindings/csharp/example/Session.cs"
+    );
+    let printed = test_sh(&["--session"]);
+    assert_eq!(
+        common::code_block_after(&readme, "`bash test.sh --session` runs it"),
+        printed,
+        "the README does not show what example/Session.cs prints"
+    );
+    assert!(printed.starts_with("turn 1: first "), "{printed}");
+    assert!(
+        printed.contains("turn 2: append  [0 1 2 3 4], stable prefix 3 items (600 tokens)"),
+        "{printed}"
+    );
+    assert!(printed.contains("turn 3: compact "), "{printed}");
 }
 
 /// The directory of the README's install lines where they name the feed.

@@ -1,7 +1,7 @@
 //! The Go binding (bindings/go): go vet, the race-detector test suite, the
 //! contract table (tests/contract/contract.txt), the README's examples
-//! (the first one, "Counting tokens" and "Items that shrink") run as
-//! printed, and the module used from a fresh consumer module.
+//! (the first one, "Counting tokens", "Items that shrink" and "Sessions")
+//! run as printed, and the module used from a fresh consumer module.
 
 mod common;
 
@@ -57,6 +57,17 @@ fn go_vet_and_race_tests_pass() {
         "TestShrinkReadBack",
         "TestShrinkErrors",
         "TestItemsTruncate",
+        "TestSessionTurns",
+        "TestSessionVolatileFirstRun",
+        "TestSessionCompacts",
+        "TestSessionDuplicateKeysAndFailedRuns",
+        "TestSessionSlack",
+        "TestSessionOutlivesItsPipeline",
+        "TestSessionReport",
+        "TestSessionItemIdentity",
+        "TestSessionClosedAndNil",
+        "TestSessionNames",
+        "TestSessionFinalizer",
     ] {
         assert!(
             out.contains(&format!("--- PASS: {test} ")),
@@ -172,6 +183,40 @@ fn go_readme_shrink_example_runs_as_printed() {
         "{out}"
     );
     assert!(out.ends_with("1000 tokens selected\n"), "{out}");
+}
+
+/// The README's "Sessions" section: its example is
+/// bindings/go/example/session/main.go, and running it prints what the
+/// section says: a first run, an append keeping the first turn's prompt as
+/// the stable prefix, then a compaction, and the last run's breakpoints.
+#[test]
+fn go_readme_session_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let root = common::root();
+    let readme = readme();
+    let section = &readme[readme
+        .find("## Sessions")
+        .expect("the README has a \"## Sessions\" section")..];
+    let source = std::fs::read_to_string(root.join("bindings/go/example/session/main.go")).unwrap();
+    assert_eq!(
+        common::code_block_after(section, "## Sessions"),
+        source,
+        "the section's example is not bindings/go/example/session/main.go"
+    );
+    let out = go(&["run", "./example/session"]);
+    assert_eq!(
+        common::code_block_after(section, "prints:"),
+        out,
+        "the README does not show what the session example prints"
+    );
+    assert!(out.starts_with("turn 1: first "), "{out}");
+    assert!(
+        out.contains("turn 2: append  [0 1 2 3 4], stable prefix 3 items (600 tokens)"),
+        "{out}"
+    );
+    assert!(out.contains("turn 3: compact "), "{out}");
 }
 
 /// A fresh directory under the test scratch space (emptied first; the Go

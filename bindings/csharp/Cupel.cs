@@ -8,8 +8,9 @@
 // libcupel.dylib) where the runtime's loader finds it, e.g. LD_LIBRARY_PATH.
 //
 // Threads: Items, Budget and Slicer are read-only while slicing and may be
-// shared by many threads at once, and a Tokenizer is immutable; a Report or
-// Stream belongs to one thread at a time. Using a handle after Dispose throws ObjectDisposedException.
+// shared by many threads at once, and a Tokenizer is immutable; a Report,
+// Stream or Session belongs to one thread at a time. Using a handle after
+// Dispose throws ObjectDisposedException.
 //
 // Arguments: a null reference where an object is needed throws
 // ArgumentNullException, a negative or too large index
@@ -22,6 +23,12 @@
 // ArgumentNullException as for every other argument), Item.Variants and
 // Item.Truncatable, Pipeline.SetTokenizer, and each included Decision's
 // Variant, AddedTokens, cut (UTF-8 byte offsets) and Text(items).
+//
+// Sessions (cache-stable selection across the turns of a conversation):
+// Session (over a copy of a Pipeline) with Run, Slack, LastAction,
+// StablePrefix, Breakpoints and Reset; items' identity keys and volatile
+// flags (Items.SetKey, SetVolatile, SetKeys, SetVolatileMany; Item.Key and
+// Item.Volatile); Reason.Deferred.
 
 using System;
 using System.Collections.Generic;
@@ -286,6 +293,12 @@ namespace Cupel
         /// <summary>How a pipeline run may cut the item, or null when it is
         /// not truncatable; see <c>items.SetTruncatable</c>.</summary>
         public Truncatable? Truncatable { get; internal set; }
+        /// <summary>The identity key for sessions, 0 when none; see
+        /// <see cref="Items.SetKey"/>.</summary>
+        public ulong Key { get; internal set; }
+        /// <summary>Whether the item is volatile (a session places it last);
+        /// see <see cref="Items.SetVolatile"/>.</summary>
+        public bool Volatile { get; internal set; }
 
         internal Item() { }
 
@@ -318,6 +331,10 @@ namespace Cupel
         static readonly Args PrioritiesArgs = new Args("first#", "count=priorities#", "priorities");
         static readonly Args PinnedManyArgs = new Args("first#", "count=pinned#", "pinned");
         static readonly Args HintsArgs = new Args("first#", "count=hints#", "hints");
+        static readonly Args KeyArgs = new Args("index#", "key");
+        static readonly Args VolatileArgs = new Args("index#", "is_volatile");
+        static readonly Args KeysArgs = new Args("first#", "count=keys#", "keys");
+        static readonly Args VolatileManyArgs = new Args("first#", "count=isVolatile#", "is_volatile");
         static readonly Args ReadArgs = new Args("index#");
         static readonly Args PushTextArgs = new Args("tokenizer", "text", "len=text", "score", "kind");
         static readonly Args PushTextsArgs = new Args("tokenizer", "texts", "lens=texts", "scores", "kinds",
@@ -564,6 +581,58 @@ namespace Cupel
                 hints), HintsArgs);
         }
 
+        // ---- identity for sessions ----
+
+        /// <summary>Gives item index an identity key for sessions: any non-zero
+        /// number that names the same message, tool call or document from one
+        /// turn's list to the next (0, the default, is no key). A keyed item
+        /// is the same item as last turn when its key, tokens and content are
+        /// the same; a keyless one when its kind, tokens and content are. Keys
+        /// must be unique in a list for <see cref="Session.Run"/> (it throws
+        /// CupelArgumentException naming both indices);
+        /// <see cref="Pipeline.Run"/> ignores them.</summary>
+        public void SetKey(int index, ulong key)
+        {
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_key(h, Native.Index(index, "index"), key), KeyArgs);
+        }
+
+        /// <summary>Marks item index volatile (or not): expected to change
+        /// every turn (the open file in an editor, this turn's retrieved
+        /// documents). A session places every volatile item after every other
+        /// item, so its changes never break the cached prefix. A group is
+        /// volatile when any member is; an item with neither key nor content
+        /// is treated as volatile. <see cref="Pipeline.Run"/> ignores it.</summary>
+        public void SetVolatile(int index, bool isVolatile)
+        {
+            var h = Native.Live(Handle, this);
+            Native.Check(Native.cupel_items_set_volatile(h, Native.Index(index, "index"), isVolatile ? (byte)1 : (byte)0),
+                VolatileArgs);
+        }
+
+        /// <summary>Keys of items first .. first + keys.Length - 1, all or
+        /// nothing (duplicates are refused by <see cref="Session.Run"/>, not
+        /// here).</summary>
+        public void SetKeys(int first, ulong[] keys)
+        {
+            var h = Native.Live(Handle, this);
+            if (keys == null) throw Native.Null("keys");
+            Native.Check(Native.cupel_items_set_keys(h, Native.Index(first, "first"), (UIntPtr)keys.Length, keys),
+                KeysArgs);
+        }
+
+        /// <summary>Volatile flags of items first .. first + isVolatile.Length - 1,
+        /// all or nothing.</summary>
+        public void SetVolatileMany(int first, bool[] isVolatile)
+        {
+            var h = Native.Live(Handle, this);
+            if (isVolatile == null) throw Native.Null("isVolatile");
+            var at = Native.Index(first, "first");
+            var b = Native.Bytes(isVolatile.Length);
+            for (int i = 0; i < isVolatile.Length; i++) b[i] = isVolatile[i] ? (byte)1 : (byte)0;
+            Native.Check(Native.cupel_items_set_volatile_many(h, at, (UIntPtr)isVolatile.Length, b), VolatileManyArgs);
+        }
+
         /// <summary>Item index read back, every attribute (a copy). An index
         /// outside 0 .. Count - 1 throws ArgumentOutOfRangeException.</summary>
         public Item this[int index]
@@ -628,6 +697,12 @@ namespace Cupel
                 long minTokens;
                 Native.Check(Native.cupel_items_truncatable(h, ix, out truncatable, out keep, out minTokens), a);
                 item.Truncatable = truncatable != 0 ? new Truncatable((Keep)keep, minTokens) : (Truncatable?)null;
+                ulong key;
+                byte isVolatile;
+                Native.Check(Native.cupel_items_key(h, ix, out key), a);
+                item.Key = key;
+                Native.Check(Native.cupel_items_volatile(h, ix, out isVolatile), a);
+                item.Volatile = isVolatile != 0;
                 return item;
             }
         }
@@ -1672,6 +1747,7 @@ namespace Cupel
         internal static ScorerHandle Arg(Scorer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
         internal static PlacerHandle Arg(Placer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
         internal static TokenizerHandle Arg(Tokenizer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static PipelineHandle Arg(Pipeline x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
 
         /// <summary>The length of a live list.</summary>
         internal static int Len(ItemsHandle items) { return (int)cupel_items_len(items); }
@@ -2026,6 +2102,31 @@ namespace Cupel
         [DllImport(Lib)] internal static extern Status cupel_report_included_variant(ReportHandle report, UIntPtr i, out UIntPtr variant, out long tokens);
         [DllImport(Lib)] internal static extern Status cupel_report_included_cut(ReportHandle report, UIntPtr i, out UIntPtr headEnd, out UIntPtr tailStart);
         [DllImport(Lib)] internal static extern Status cupel_items_push_texts(ItemsHandle items, TokenizerHandle tokenizer, UIntPtr count, IntPtr[] texts, UIntPtr[] lens, double[] scores, IntPtr[] kinds);
+
+        [DllImport(Lib)] internal static extern Status cupel_items_set_key(ItemsHandle items, UIntPtr index, ulong key);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_volatile(ItemsHandle items, UIntPtr index, byte isVolatile);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_keys(ItemsHandle items, UIntPtr first, UIntPtr count, ulong[] keys);
+        [DllImport(Lib)] internal static extern Status cupel_items_set_volatile_many(ItemsHandle items, UIntPtr first, UIntPtr count, byte[] isVolatile);
+        [DllImport(Lib)] internal static extern Status cupel_items_key(ItemsHandle items, UIntPtr index, out ulong key);
+        [DllImport(Lib)] internal static extern Status cupel_items_volatile(ItemsHandle items, UIntPtr index, out byte isVolatile);
+        [DllImport(Lib)] internal static extern Status cupel_session_new(PipelineHandle pipeline, out SessionHandle session);
+        [DllImport(Lib)] internal static extern void cupel_session_free(IntPtr session);
+        [DllImport(Lib)] internal static extern Status cupel_session_set_slack(SessionHandle session, double fraction);
+        [DllImport(Lib)] internal static extern Status cupel_session_slack(SessionHandle session, out double fraction);
+        [DllImport(Lib)] internal static extern Status cupel_session_run(SessionHandle session, ItemsHandle items, BudgetHandle budget, [Out] UIntPtr[] outIndices, UIntPtr capacity, out UIntPtr outLen, ReportHandle report);
+        [DllImport(Lib)] internal static extern Status cupel_session_stable_prefix(SessionHandle session, out UIntPtr items, out long tokens);
+        [DllImport(Lib)] internal static extern Status cupel_session_reset(SessionHandle session);
+        [DllImport(Lib)] internal static extern Status cupel_session_last_action(SessionHandle session, out int action);
+        [DllImport(Lib)] internal static extern Status cupel_session_breakpoints(SessionHandle session, [Out] NativeBreakpoint[] outBreakpoints, UIntPtr capacity, out UIntPtr outLen);
+
+        /// <summary>cupel_breakpoint (blittable).</summary>
+        [StructLayout(LayoutKind.Sequential)]
+        internal struct NativeBreakpoint
+        {
+            public UIntPtr Items;
+            public long Tokens;
+            public int Mark;
+        }
     }
 
     // ---- the pipeline ----------------------------------------------------------
@@ -2066,6 +2167,11 @@ namespace Cupel
         Filtered = 17,
         /// <summary>Excluded: its kind reached its count cap.</summary>
         CountCapExceeded = 18,
+        /// <summary>Excluded by a session (<see cref="Session.Run"/>): the
+        /// pipeline takes it, but the session keeps the prompt's cached prefix
+        /// instead (an item it left out before stays out until the next
+        /// compaction, and a compaction leaves its slack free).</summary>
+        Deferred = 19,
     }
 
     /// <summary>Names of reasons, as the library (and its JSON report) spells them.</summary>
@@ -2521,6 +2627,291 @@ namespace Cupel
         }
 
         /// <summary>Frees the native pipeline; a second call does nothing.</summary>
+        public void Dispose() { Handle.Dispose(); }
+    }
+
+    // ---- sessions --------------------------------------------------------------
+
+    /// <summary>Which rule a session run took (<see cref="Session.LastAction"/>);
+    /// the numbers are the C ABI's (cupel_session_action).</summary>
+    public enum SessionAction
+    {
+        /// <summary>The first run, or the first after a reset (also before any
+        /// run): the pipeline's selection, volatile items last.</summary>
+        First = 0,
+        /// <summary>The previous output kept in its order, new items added at
+        /// its end.</summary>
+        Append = 1,
+        /// <summary>A fresh selection with room to spare (the slack), keeping
+        /// what it could of the previous output's prefix.</summary>
+        Compact = 2,
+    }
+
+    /// <summary>What a cache breakpoint marks (<see cref="Breakpoint.Mark"/>);
+    /// the numbers are the C ABI's (cupel_breakpoint_mark).</summary>
+    public enum BreakpointMark
+    {
+        /// <summary>After the leading pinned items (the system prompt, tool
+        /// definitions).</summary>
+        Pinned = 0,
+        /// <summary>After the prefix the last compaction kept (it moves only
+        /// when a compaction cuts earlier).</summary>
+        Compaction = 1,
+        /// <summary>After this run's stable prefix (<see cref="Session.StablePrefix"/>).</summary>
+        Stable = 2,
+        /// <summary>After the last non-volatile item: the prefix the next turn
+        /// reuses when it appends, where a cache write pays off.</summary>
+        End = 3,
+    }
+
+    /// <summary>Names of session actions and breakpoint marks, as the JSON
+    /// report spells them.</summary>
+    public static class SessionNames
+    {
+        /// <summary>"first", "append" or "compact" ("unknown" for another
+        /// number).</summary>
+        public static string Name(this SessionAction action)
+        {
+            switch (action)
+            {
+                case SessionAction.First: return "first";
+                case SessionAction.Append: return "append";
+                case SessionAction.Compact: return "compact";
+            }
+            return "unknown";
+        }
+
+        /// <summary>"pinned", "compaction", "stable" or "end" ("unknown" for
+        /// another number).</summary>
+        public static string Name(this BreakpointMark mark)
+        {
+            switch (mark)
+            {
+                case BreakpointMark.Pinned: return "pinned";
+                case BreakpointMark.Compaction: return "compaction";
+                case BreakpointMark.Stable: return "stable";
+                case BreakpointMark.End: return "end";
+            }
+            return "unknown";
+        }
+    }
+
+    /// <summary>The leading items of a session run's output that are unchanged
+    /// since the run before it (<see cref="Session.StablePrefix"/>).</summary>
+    public struct StablePrefix : IEquatable<StablePrefix>
+    {
+        /// <summary>How many leading items of the output.</summary>
+        public int Items;
+        /// <summary>Their tokens.</summary>
+        public long Tokens;
+
+        /// <summary>A prefix of items items and tokens tokens.</summary>
+        public StablePrefix(int items, long tokens)
+        {
+            Items = items;
+            Tokens = tokens;
+        }
+
+        /// <summary>Whether the two are the same prefix.</summary>
+        public bool Equals(StablePrefix other) { return Items == other.Items && Tokens == other.Tokens; }
+
+        /// <summary>Whether obj is the same prefix.</summary>
+        public override bool Equals(object obj) { return obj is StablePrefix && Equals((StablePrefix)obj); }
+
+        /// <summary>A hash of both fields.</summary>
+        public override int GetHashCode() { return (Items * 397) ^ Tokens.GetHashCode(); }
+
+        /// <summary>"items items (tokens tokens)".</summary>
+        public override string ToString() { return Items + " items (" + Tokens + " tokens)"; }
+    }
+
+    /// <summary>One cache breakpoint of a session run: after the first Items
+    /// items of its output, which add Tokens tokens.</summary>
+    public struct Breakpoint : IEquatable<Breakpoint>
+    {
+        /// <summary>How many leading items of the output it follows (at least 1).</summary>
+        public int Items;
+        /// <summary>Their tokens.</summary>
+        public long Tokens;
+        /// <summary>What it marks.</summary>
+        public BreakpointMark Mark;
+
+        /// <summary>A breakpoint after items items (tokens tokens) marking mark.</summary>
+        public Breakpoint(int items, long tokens, BreakpointMark mark)
+        {
+            Items = items;
+            Tokens = tokens;
+            Mark = mark;
+        }
+
+        /// <summary>Whether the two are the same breakpoint.</summary>
+        public bool Equals(Breakpoint other)
+        {
+            return Items == other.Items && Tokens == other.Tokens && Mark == other.Mark;
+        }
+
+        /// <summary>Whether obj is the same breakpoint.</summary>
+        public override bool Equals(object obj) { return obj is Breakpoint && Equals((Breakpoint)obj); }
+
+        /// <summary>A hash of the fields.</summary>
+        public override int GetHashCode() { return ((Items * 397) ^ Tokens.GetHashCode()) * 31 + (int)Mark; }
+
+        /// <summary>"mark after items items (tokens tokens)".</summary>
+        public override string ToString() { return Mark.Name() + " after " + Items + " items (" + Tokens + " tokens)"; }
+    }
+
+    /// <summary>Owns one native cupel_session (freed by cupel_session_free).</summary>
+    public sealed class SessionHandle : SafeHandle
+    {
+        /// <summary>An empty handle, for the marshaller to fill.</summary>
+        public SessionHandle() : base(IntPtr.Zero, true) { }
+        /// <summary>Whether no native session is held.</summary>
+        public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>Frees the native session.</summary>
+        protected override bool ReleaseHandle() { Native.cupel_session_free(handle); return true; }
+    }
+
+    /// <summary>Gives the context for each turn of a conversation, changing the
+    /// previous turn's prompt only at its end whenever it can, so that a model
+    /// provider's prefix cache keeps serving it (the rules: the C header's
+    /// cupel_session_new and docs/sessions.md). The first run is the
+    /// pipeline's selection (volatile items last); later runs append new items
+    /// after the previous output while everything fits, and otherwise compact
+    /// once, with room to spare (<see cref="Slack"/>), keeping the longest
+    /// prefix of the previous output that costs little score. Items are told
+    /// apart from one run to the next by their key (<see cref="Items.SetKey"/>;
+    /// else their kind, tokens and content), and volatile items
+    /// (<see cref="Items.SetVolatile"/>) go last. A session keeps its own copy
+    /// of the pipeline; it belongs to one thread at a time.</summary>
+    public sealed class Session : IDisposable
+    {
+        internal readonly SessionHandle Handle;
+
+        static readonly Args NewArgs = new Args("pipeline");
+        static readonly Args SlackArgs = new Args("fraction=value");
+        static readonly Args RunArgs = new Args("items", "budget", "report",
+            "cupel_pipeline_set_tokenizer=Pipeline.SetTokenizer@items", "cupel_items_set_content=Items.SetContent@items");
+
+        /// <summary>A session over a copy of pipeline (which may be disposed
+        /// right after: the session keeps working), with the default slack,
+        /// 0.2.</summary>
+        public Session(Pipeline pipeline)
+        {
+            var p = Native.Arg(pipeline, "pipeline");
+            Native.Check(Native.cupel_session_new(p, out Handle), NewArgs);
+        }
+
+        /// <summary>The share of the effective target a compaction leaves free
+        /// for the turns after it: its non-pinned, non-volatile items total at
+        /// most floor((1 - Slack) x target). In [0, 1) (0.2 by default); a
+        /// value outside it, or NaN, throws CupelArgumentException and the
+        /// session is unchanged.</summary>
+        public double Slack
+        {
+            get
+            {
+                double f;
+                Native.Check(Native.cupel_session_slack(Native.Live(Handle, this), out f));
+                return f;
+            }
+            set { Native.Check(Native.cupel_session_set_slack(Native.Live(Handle, this), value), SlackArgs); }
+        }
+
+        /// <summary>One turn: the context's item indices in prompt order, as
+        /// <see cref="Pipeline.Run"/> gives them (report may be null), with
+        /// every rule of the pipeline kept (budget, pinned items, groups,
+        /// variants and truncation, overflow). The rule it took is
+        /// <see cref="LastAction"/>, the prefix unchanged since the last run
+        /// <see cref="StablePrefix"/>, where to put cache breakpoints
+        /// <see cref="Breakpoints"/>. The report lists the output as included
+        /// (in its order) and every other item with the pipeline's reason, or
+        /// <see cref="Reason.Deferred"/> where the pipeline takes an item the
+        /// session left out; its JSON has a top-level "session" object (action,
+        /// stablePrefixItems, stablePrefixTokens, breakpoints). Two items with
+        /// the same non-zero key throw CupelArgumentException for items, naming
+        /// both indices. A failed run changes nothing: the next run behaves as
+        /// if it never happened.</summary>
+        public int[] Run(Items items, Budget budget, Report report = null)
+        {
+            var self = Native.Live(Handle, this);
+            var it = Native.Arg(items, "items");
+            var b = Native.Arg(budget, "budget");
+            var r = report == null ? Native.NoReport : Native.Arg(report, "report");
+            int count = Native.Len(it);
+            var buf = Native.IndexBuffer(count);
+            UIntPtr n;
+            Native.Check(Native.cupel_session_run(self, it, b, buf, (UIntPtr)count, out n, r), RunArgs);
+            return Native.Ints(buf, n);
+        }
+
+        /// <summary>The last run's stable prefix: how many leading items of its
+        /// output, and their tokens, are identical (by identity and option) to
+        /// the leading items of the run before it; where a host puts its cache
+        /// breakpoint. 0 items and 0 tokens before any run, after a first run
+        /// and after the first run that follows a reset.</summary>
+        public StablePrefix StablePrefix
+        {
+            get
+            {
+                UIntPtr n;
+                long tokens;
+                Native.Check(Native.cupel_session_stable_prefix(Native.Live(Handle, this), out n, out tokens));
+                return new StablePrefix((int)n, tokens);
+            }
+        }
+
+        /// <summary>Which rule the last successful run took
+        /// (<see cref="SessionAction.First"/> before any run and after a
+        /// reset).</summary>
+        public SessionAction LastAction
+        {
+            get
+            {
+                int a;
+                Native.Check(Native.cupel_session_last_action(Native.Live(Handle, this), out a));
+                return (SessionAction)a;
+            }
+        }
+
+        /// <summary>The most breakpoints a run has (providers allow up to four
+        /// per request).</summary>
+        public const int MaxBreakpoints = 4;
+
+        /// <summary>The last run's cache breakpoints, ascending and distinct, at
+        /// most <see cref="MaxBreakpoints"/>: after the leading pinned items
+        /// (Pinned), after the prefix the last compaction kept (Compaction),
+        /// after the stable prefix (Stable) and after the last non-volatile
+        /// item (End); a position at 0 items is left out, and where two fall
+        /// together one is given, with the later mark of that list. Empty
+        /// before any run.</summary>
+        public Breakpoint[] Breakpoints
+        {
+            get
+            {
+                var self = Native.Live(Handle, this);
+                var buf = new Native.NativeBreakpoint[MaxBreakpoints];
+                UIntPtr n;
+                var st = Native.cupel_session_breakpoints(self, buf, (UIntPtr)buf.Length, out n);
+                if (st == Status.BufferTooSmall && (int)n > buf.Length)
+                {
+                    // A buffer of four always suffices; should a library ever
+                    // need more, it says how many.
+                    buf = new Native.NativeBreakpoint[(int)n];
+                    st = Native.cupel_session_breakpoints(self, buf, (UIntPtr)buf.Length, out n);
+                }
+                Native.Check(st);
+                var result = new Breakpoint[(int)n];
+                for (int i = 0; i < result.Length; i++)
+                    result[i] = new Breakpoint((int)buf[i].Items, buf[i].Tokens, (BreakpointMark)buf[i].Mark);
+                return result;
+            }
+        }
+
+        /// <summary>Forgets every run: the next run is a first run (its output
+        /// is the pipeline's, its stable prefix 0). The slack stays.</summary>
+        public void Reset() { Native.Check(Native.cupel_session_reset(Native.Live(Handle, this))); }
+
+        /// <summary>Frees the native session; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }
     }
 }

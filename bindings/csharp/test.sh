@@ -7,6 +7,7 @@
 #   bash test.sh --example    runs example/Example.cs (the README's example)
 #   bash test.sh --tokens     runs example/Tokens.cs (the README's "Counting tokens")
 #   bash test.sh --shrink     runs example/Shrink.cs (the README's "Items that shrink")
+#   bash test.sh --session    runs example/Session.cs (the README's "Sessions")
 #   bash test.sh --contract   runs the contract table (tests/contract/contract.txt,
 #                             or $CUPEL_CONTRACT): "contract cs: N passed, M failed"
 #   bash test.sh --demo | --cross FILE | --bench N   (see tests/*.rs)
@@ -42,6 +43,9 @@ case "${1:-}" in
   --shrink)
     build -out:"$out/Shrink.exe" "$here/example/Shrink.cs"
     exec mono "$out/Shrink.exe" ;;
+  --session)
+    build -out:"$out/Session.exe" "$here/example/Session.cs"
+    exec mono "$out/Session.exe" ;;
   --contract)
     build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
     exec mono --debug "$out/Contract.exe" ;;
@@ -62,6 +66,7 @@ build -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
 build -out:"$out/Example.exe" "$here/example/Example.cs"
 build -out:"$out/Tokens.exe" "$here/example/Tokens.cs"
 build -out:"$out/Shrink.exe" "$here/example/Shrink.cs"
+build -out:"$out/Session.exe" "$here/example/Session.cs"
 build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
 build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"

@@ -136,6 +136,7 @@ type fixture struct {
 	pipeline      *cupel.Pipeline
 	stream        *cupel.Stream
 	tokenizer     *cupel.Tokenizer
+	session       *cupel.Session // over pipeline, made before any op closes a handle
 	// want is what the items must read back as after a failed call: the
 	// fixture's items, with what an op itself set up before its call
 	// (pipeline.run_cut makes item 1 truncatable).
@@ -169,6 +170,7 @@ func newFixture() (*fixture, error) {
 			f.pipeline, err = cupel.NewPipeline(cupel.PipelineOptions{Scorer: f.recency, Slicer: f.greedy,
 				Placer: f.chronological})
 		},
+		func() { f.session, err = cupel.NewSession(f.pipeline) },
 		func() { f.stream, err = cupel.NewStream(100, 0) },
 		func() { f.tokenizer, err = cupel.NewTokenizer(cupel.O200kBase) },
 	}
@@ -184,6 +186,7 @@ func newFixture() (*fixture, error) {
 func (f *fixture) close() {
 	f.tokenizer.Close()
 	f.stream.Close()
+	f.session.Close()
 	f.pipeline.Close()
 	f.chronological.Close()
 	f.kind.Close()
@@ -599,10 +602,93 @@ func call(f *fixture, a *args) (o outcome, ok bool) {
 		if placed, o.err = p.Run(items, budget, nil); o.err == nil {
 			o.result = strconv.Itoa(len(placed))
 		}
+	case "items.set_key":
+		items := handle(a, "items", f.items)
+		index, key := a.index("index", 0), a.u64("key", 7)
+		if o.err = items.SetKey(index, key); o.err == nil {
+			f.want[index].Key = key
+			o.check = checkIdentity(f.items, index, key, false)
+		}
+	case "items.set_volatile":
+		items := handle(a, "items", f.items)
+		index, v := a.index("index", 0), a.boolean("is_volatile", true)
+		if o.err = items.SetVolatile(index, v); o.err == nil {
+			f.want[index].Volatile = v
+			o.check = checkIdentity(f.items, index, 0, v)
+		}
+	case "session.new":
+		var s *cupel.Session
+		s, o.err = cupel.NewSession(handle(a, "pipeline", f.pipeline))
+		s.Close()
+	case "session.set_slack":
+		s, fraction := handle(a, "session", f.session), a.f64("fraction", 0.3)
+		if o.err = s.SetSlack(fraction); o.err == nil {
+			if got, err := s.Slack(); err != nil || got != fraction {
+				o.check = fmt.Sprintf("the slack (%v, %v)", got, err)
+			}
+		}
+	case "session.run":
+		// `pipeline` closed: the pipeline the session was made from, closed
+		// after NewSession and before the run.
+		handle(a, "pipeline", f.pipeline)
+		s, items, budget := handle(a, "session", f.session), handle(a, "items", f.items), handle(a, "budget", f.budget)
+		var placed []int
+		if placed, o.err = s.Run(items, budget, nil); o.err == nil {
+			o.result = strconv.Itoa(len(placed))
+		}
+	case "session.run_keyed":
+		// Before the run: the items keyed 1, 2 and `key` (3).
+		keys := []uint64{1, 2, a.u64("key", 3)}
+		if o.err = f.items.SetKeys(0, keys); o.err != nil {
+			break
+		}
+		for i, k := range keys {
+			f.want[i].Key = k
+		}
+		var placed []int
+		if placed, o.err = f.session.Run(f.items, f.budget, nil); o.err == nil {
+			o.result = strconv.Itoa(len(placed))
+		}
+	case "session.run_twice":
+		// The same items twice: the second run's stable prefix is the whole
+		// output, as [items, tokens].
+		s, items, budget := handle(a, "session", f.session), handle(a, "items", f.items), handle(a, "budget", f.budget)
+		if _, o.err = s.Run(items, budget, nil); o.err != nil {
+			break
+		}
+		var placed []int
+		if placed, o.err = s.Run(items, budget, nil); o.err != nil {
+			break
+		}
+		n, tokens, err := s.StablePrefix()
+		if o.err = err; err == nil {
+			o.result = numbers(int64(n), tokens)
+			if action, err := s.LastAction(); err != nil || action != cupel.ActionAppend || n != len(placed) {
+				o.check = fmt.Sprintf("the second run (action %v, %v; stable %d of %d items)", action, err, n,
+					len(placed))
+			}
+		}
 	default:
 		return o, false
 	}
 	return o, true
+}
+
+// checkIdentity is "" when item index reads back with key and volatile
+// (through Items.Key, Items.Volatile and Items.Get).
+func checkIdentity(items *cupel.Items, index int, key uint64, volatile bool) string {
+	k, err := items.Key(index)
+	if err != nil || k != key {
+		return fmt.Sprintf("the key (%d, %v)", k, err)
+	}
+	v, err := items.Volatile(index)
+	if err != nil || v != volatile {
+		return fmt.Sprintf("the volatile flag (%v, %v)", v, err)
+	}
+	if item, err := items.Get(index); err != nil || item.Key != key || item.Volatile != volatile {
+		return fmt.Sprintf("the item's Key and Volatile (%+v, %v)", item, err)
+	}
+	return ""
 }
 
 // checkVariants is "" when item index reads back with the one variant v

@@ -7,11 +7,11 @@
 //	import cupel "github.com/libcupel/libcupel/bindings/go"
 //
 // Handles (Items, Budget, Slicer, Scorer, Placer, Pipeline, Report, Stream,
-// Tokenizer) own native memory: call Close when done (idempotent; a finalizer frees a
-// forgotten handle as a backstop). Items, Budget and Slicer are read-only
-// while slicing, so many goroutines may slice with the same ones at once; a
-// Report or Stream must be used by one goroutine at a time, and nothing may
-// be used during its Close.
+// Tokenizer, Session) own native memory: call Close when done (idempotent; a
+// finalizer frees a forgotten handle as a backstop). Items, Budget and
+// Slicer are read-only while slicing, so many goroutines may slice with the
+// same ones at once; a Report, Stream or Session must be used by one
+// goroutine at a time, and nothing may be used during its Close.
 //
 // Every failure is an *Error carrying a status and a message that names the
 // argument at fault as this package spells it (maxTokens, pinnedTokens,

@@ -74,6 +74,7 @@ func (p *Placer) optional(name string) error {
 func (p *Pipeline) need(name string) error {
 	return handleError(name, p == nil, p != nil && p.p == nil)
 }
+func (s *Session) need(name string) error { return handleError(name, s == nil, s != nil && s.p == nil) }
 
 // indexError refuses a negative index (a C size_t cannot hold it) with the
 // index as the caller passed it; indices past the end are the library's to

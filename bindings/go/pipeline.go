@@ -156,14 +156,22 @@ type Item struct {
 	// Truncatable says how a pipeline run may cut the item down to fit
 	// (Items.SetTruncatable); nil = never cut.
 	Truncatable *Truncatable
+	// Key is the item's identity for sessions (Items.SetKey): the same
+	// non-zero key names the same message, tool call or document from one
+	// turn's list to the next; 0 = none (the item is then told apart by
+	// its kind, tokens and content).
+	Key uint64
+	// Volatile marks an item expected to change every turn
+	// (Items.SetVolatile): a session places it after every other item.
+	Volatile bool
 }
 
 // pushScratch holds PushItems' columns between calls (see pushScratchPool).
 type pushScratch struct {
 	tokens, ts, prios column[int64]
 	scores, hints     column[float64]
-	pinned            column[bool]
-	groups            column[uint64]
+	pinned, volatile  column[bool]
+	groups, keys      column[uint64]
 	kinds, contents   column[byte]
 }
 
@@ -193,11 +201,12 @@ func (c *column[T]) zeroed(n int) []T {
 
 // PushItems adds items with all their attributes: one native call per
 // column (push, contents, timestamps, priorities, pinned flags, hints,
-// groups), plus one per tag, metadata entry, source, variant or truncation
-// actually given. All or nothing: every value is checked before the first
-// item is added (and should a later call fail all the same, the list is
-// truncated back), and an error names it as list[i].Field
-// ("list[3].Kind \"\" is empty ...", "list[1].Variants[0].Value is 0 ...").
+// groups, keys, volatile flags), plus one per tag, metadata entry, source,
+// variant or truncation actually given. All or nothing: every value is
+// checked before the first item is added (and should a later call fail all
+// the same, the list is truncated back), and an error names it as
+// list[i].Field ("list[3].Kind \"\" is empty ...", "list[1].Variants[0].Value
+// is 0 ...").
 func (it *Items) PushItems(list []Item) error {
 	if err := it.need("items"); err != nil {
 		return err
@@ -235,8 +244,8 @@ func (it *Items) pushItems(list []Item, first int) error {
 	// Kinds and contents packed: NUL-terminated strings back to back in one
 	// Go byte slice each (no C copy, no per-string allocation).
 	kinds, contents := sc.kinds.take(0), sc.contents.take(0)
-	var pinned []bool
-	var groups []uint64
+	var pinned, volatile []bool
+	var groups, keys []uint64
 	perItem := false
 	for i := range list {
 		x := &list[i]
@@ -254,6 +263,18 @@ func (it *Items) pushItems(list []Item, first int) error {
 				groups = sc.groups.zeroed(n)
 			}
 			groups[i] = x.Group
+		}
+		if x.Key != 0 {
+			if keys == nil {
+				keys = sc.keys.zeroed(n)
+			}
+			keys[i] = x.Key
+		}
+		if x.Volatile {
+			if volatile == nil {
+				volatile = sc.volatile.zeroed(n)
+			}
+			volatile[i] = true
 		}
 		kinds = append(append(kinds, x.Kind...), 0)
 		contents = append(append(contents, x.Content...), 0)
@@ -309,6 +330,16 @@ func (it *Items) pushItems(list []Item, first int) error {
 	}
 	if groups != nil {
 		if err := it.SetGroups(first, groups); err != nil {
+			return err
+		}
+	}
+	if keys != nil {
+		if err := it.SetKeys(first, keys); err != nil {
+			return err
+		}
+	}
+	if volatile != nil {
+		if err := it.SetVolatileMany(first, volatile); err != nil {
 			return err
 		}
 	}
@@ -955,6 +986,11 @@ const (
 	ReasonPinnedOverride        Reason = C.CUPEL_REASON_PINNED_OVERRIDE
 	ReasonFiltered              Reason = C.CUPEL_REASON_FILTERED
 	ReasonCountCapExceeded      Reason = C.CUPEL_REASON_COUNT_CAP_EXCEEDED
+	// ReasonDeferred: excluded by a session (Session.Run): the pipeline
+	// takes it, but the session keeps the prompt's cached prefix instead
+	// (an item it left out before stays out until the next compaction,
+	// and a compaction leaves its slack free).
+	ReasonDeferred Reason = C.CUPEL_REASON_DEFERRED
 )
 
 // String is the specification's name of the reason, as the library's

@@ -51,6 +51,8 @@ typedef struct {
 	bool truncatable;
 	int keep;
 	int64_t min_tokens;
+	uint64_t key;
+	bool is_volatile;
 } go_item;
 
 static cupel_status go_items_get(const cupel_items *it, size_t i, go_item *o, char *err) {
@@ -68,6 +70,8 @@ static cupel_status go_items_get(const cupel_items *it, size_t i, go_item *o, ch
 	if (st == CUPEL_OK) st = cupel_items_metadata_count(it, i, &o->metadata_count);
 	if (st == CUPEL_OK) st = cupel_items_variant_count(it, i, &o->variant_count);
 	if (st == CUPEL_OK) st = cupel_items_truncatable(it, i, &o->truncatable, &o->keep, &o->min_tokens);
+	if (st == CUPEL_OK) st = cupel_items_key(it, i, &o->key);
+	if (st == CUPEL_OK) st = cupel_items_volatile(it, i, &o->is_volatile);
 	return keep3(st, err);
 }
 static cupel_status go_items_tag(const cupel_items *it, size_t i, size_t k, const char **s, size_t *n, char *err) {
@@ -209,8 +213,9 @@ func goText(p *C.char, n C.size_t) string {
 // compare with ASCII case folding), Content "" when the item has none,
 // Source "Chat" unless set, Timestamp, Priority and Hint nil when absent,
 // Tags in the order added, Metadata nil when the item has none, Variants
-// nil when it has none, Truncatable nil when it is not. An index
-// out of range (negative included) is ErrInvalidArgument naming it.
+// nil when it has none, Truncatable nil when it is not, Key 0 when it has
+// none. An index out of range (negative included) is ErrInvalidArgument
+// naming it.
 func (it *Items) Get(index int) (Item, error) {
 	if err := firstError(it.need("items"), it.indexError("index", index)); err != nil {
 		return Item{}, err
@@ -223,13 +228,15 @@ func (it *Items) Get(index int) (Item, error) {
 		return Item{}, err
 	}
 	x := Item{
-		Tokens:  int64(o.tokens),
-		Score:   float64(o.score),
-		Kind:    goText(o.kind, o.kind_len),
-		Content: goText(o.content, o.content_len),
-		Source:  goText(o.source, o.source_len),
-		Pinned:  bool(o.pinned),
-		Group:   uint64(o.group),
+		Tokens:   int64(o.tokens),
+		Score:    float64(o.score),
+		Kind:     goText(o.kind, o.kind_len),
+		Content:  goText(o.content, o.content_len),
+		Source:   goText(o.source, o.source_len),
+		Pinned:   bool(o.pinned),
+		Group:    uint64(o.group),
+		Key:      uint64(o.key),
+		Volatile: bool(o.is_volatile),
 	}
 	if o.has_timestamp {
 		v := int64(o.timestamp)

@@ -17,7 +17,7 @@ func TestGetReadsEveryAttributeBack(t *testing.T) {
 	defer it.Close()
 	full := Item{Tokens: 120, Score: 0.75, Kind: "ToolOutput", Content: "ls -l", Timestamp: i64(-5),
 		Priority: i64(3), Pinned: true, Hint: f64p(0.25), Source: "Tool", Tags: []string{"fs", "FS", "fs"},
-		Metadata: map[string]string{"cupel:trust": "0.9", "k": ""}, Group: 42}
+		Metadata: map[string]string{"cupel:trust": "0.9", "k": ""}, Group: 42, Key: 77, Volatile: true}
 	bare := Item{Tokens: -3, Score: 0, Kind: DefaultKind}
 	if err := it.PushItems([]Item{full, bare}); err != nil {
 		t.Fatal(err)
@@ -112,13 +112,14 @@ func TestReasonNames(t *testing.T) {
 		ReasonDeduplicated: "Deduplicated", ReasonQuotaCapExceeded: "QuotaCapExceeded",
 		ReasonQuotaRequireDisplaced: "QuotaRequireDisplaced", ReasonNegativeTokens: "NegativeTokens",
 		ReasonPinnedOverride: "PinnedOverride", ReasonFiltered: "Filtered", ReasonCountCapExceeded: "CountCapExceeded",
+		ReasonDeferred: "Deferred",
 	}
 	for r, name := range want {
 		if r.String() != name {
 			t.Errorf("Reason(%d) is %q, want %q", int(r), r.String(), name)
 		}
 	}
-	for _, r := range []Reason{-1, 5, 9, 19, 1 << 20, 1 << 32, math.MaxInt, math.MinInt} {
+	for _, r := range []Reason{-1, 5, 9, 20, 1 << 20, 1 << 32, math.MaxInt, math.MinInt} {
 		if r.String() != "Unknown" {
 			t.Errorf("Reason(%d) is %q, want Unknown", int(r), r.String())
 		}

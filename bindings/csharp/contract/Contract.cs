@@ -62,6 +62,15 @@ static class Contract
         // items (the truncatable item it names is theirs): Run has no
         // tokenizer parameter.
         { "pipeline.run_cut tokenizer", "items" },
+        { "items.set_key items", "Items" },
+        { "items.set_volatile items", "Items" },
+        { "session.run session", "Session" },
+        { "session.set_slack session", "Session" },
+        // Session.Slack is a property: its setter's parameter is value.
+        { "session.set_slack fraction", "value" },
+        // Duplicate keys are an ArgumentException for the items (both
+        // indices named): Run has no key parameter.
+        { "session.run_keyed key", "items" },
     };
 
     static readonly string[] Sentinels = { "18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295" };
@@ -97,6 +106,8 @@ static class Contract
         public readonly Scorer Recency = Scorer.Recency(), Priority = Scorer.Priority(), Kind = Scorer.Kind();
         public readonly Placer Chronological = Placer.Chronological();
         public readonly Pipeline Pipeline;
+        /// <summary>A session over Pipeline, made before any op disposes a handle.</summary>
+        public readonly Session Session;
         public readonly Cupel.Stream Stream = new Cupel.Stream(100, 0);
         public readonly Tokenizer Tokenizer = new Tokenizer("o200k_base");
         public readonly List<IDisposable> Made = new List<IDisposable>();
@@ -110,6 +121,7 @@ static class Contract
                 Items.SetTimestamp(i, 1000L * (i + 1));
             }
             Pipeline = new Pipeline(Recency, Greedy, Chronological);
+            Session = new Session(Pipeline);
         }
 
         public T Keep<T>(T made) where T : IDisposable
@@ -121,7 +133,7 @@ static class Contract
         public void Dispose()
         {
             foreach (var d in Made) d.Dispose();
-            foreach (var d in new IDisposable[] { Tokenizer, Stream, Pipeline, Chronological, Kind, Priority, Recency, Greedy, Budget, Items })
+            foreach (var d in new IDisposable[] { Tokenizer, Stream, Session, Pipeline, Chronological, Kind, Priority, Recency, Greedy, Budget, Items })
                 d.Dispose();
         }
     }
@@ -318,6 +330,15 @@ static class Contract
                     ", not " + want;
         }
 
+        /// <summary>items.set_key, items.set_volatile: item `index` reads back
+        /// that key and volatile flag.</summary>
+        public void Identity(Items items, int index, ulong key, bool isVolatile)
+        {
+            var item = items[index];
+            if (item.Key != key || item.Volatile != isVolatile)
+                CheckFailed = "item " + index + " reads back key " + item.Key + ", volatile " + item.Volatile;
+        }
+
         /// <summary>Runs the row's op; false when the op is unknown.</summary>
         public bool Run()
         {
@@ -499,6 +520,65 @@ static class Contract
                     var report = f.Keep(new Report());
                     pipeline.Run(H("items", f.Items), H("budget", f.Budget), report);
                     Result = report.Included.Length.ToString(CultureInfo.InvariantCulture);
+                    return true;
+                }
+                case "items.set_key":
+                {
+                    var items = H("items", f.Items);
+                    int index = I("index", 0);
+                    var key = U64("key", 7);
+                    items.SetKey(index, key);
+                    Identity(f.Items, index, key, false);
+                    return true;
+                }
+                case "items.set_volatile":
+                {
+                    var items = H("items", f.Items);
+                    int index = I("index", 0);
+                    var v = B("is_volatile", true);
+                    items.SetVolatile(index, v);
+                    Identity(f.Items, index, 0, v);
+                    return true;
+                }
+                case "session.new":
+                    f.Keep(new Session(H("pipeline", f.Pipeline)));
+                    return true;
+                case "session.set_slack":
+                {
+                    var session = H("session", f.Session);
+                    var fraction = D("fraction", 0.3);
+                    session.Slack = fraction;
+                    if (session.Slack != fraction) CheckFailed = "the slack reads back " + session.Slack;
+                    return true;
+                }
+                case "session.run":
+                {
+                    // `pipeline` closed: the session's pipeline, disposed
+                    // after the session was made and before the run.
+                    H("pipeline", f.Pipeline);
+                    var placed = H("session", f.Session).Run(H("items", f.Items), H("budget", f.Budget));
+                    Result = placed.Length.ToString(CultureInfo.InvariantCulture);
+                    return true;
+                }
+                case "session.run_keyed":
+                {
+                    // Before the run: the items keyed 1, 2 and `key` (3).
+                    f.Items.SetKeys(0, new ulong[] { 1, 2, U64("key", 3) });
+                    Result = f.Session.Run(f.Items, f.Budget).Length.ToString(CultureInfo.InvariantCulture);
+                    return true;
+                }
+                case "session.run_twice":
+                {
+                    // The same items twice: the second run's stable prefix is
+                    // the whole output, as [items, tokens].
+                    var session = H("session", f.Session);
+                    session.Run(H("items", f.Items), H("budget", f.Budget));
+                    var placed = session.Run(f.Items, f.Budget);
+                    var prefix = session.StablePrefix;
+                    List(new long[] { prefix.Items, prefix.Tokens });
+                    if (session.LastAction != SessionAction.Append || prefix.Items != placed.Length)
+                        CheckFailed = "the second run: " + session.LastAction + ", stable " + prefix + " of " +
+                            placed.Length + " items";
                     return true;
                 }
             }
