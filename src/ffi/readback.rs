@@ -389,7 +389,7 @@ mod tests {
             let s = unsafe { CStr::from_ptr(cupel_reason_str(r as i32)) };
             assert_eq!(s.to_str().unwrap(), r.name());
         }
-        for bad in [-1, 5, 9, 19, i32::MAX, i32::MIN] {
+        for bad in [-1, 5, 9, 20, i32::MAX, i32::MIN] {
             // SAFETY: as above.
             let s = unsafe { CStr::from_ptr(cupel_reason_str(bad)) };
             assert_eq!(s.to_str().unwrap(), "Unknown");
