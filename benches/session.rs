@@ -24,6 +24,14 @@ use cupel::{Knapsack, Slicer};
 const SLACKS: [f64; 6] = [0.05, 0.1, 0.15, 0.2, 0.3, 0.4];
 const BUDGETS: [i64; 3] = [16_000, 32_000, 64_000];
 const SEEDS: [u64; 4] = [1, 2, 3, 4];
+
+/// The seeds of the run: `SIM_SEEDS=5,6,7` or [`SEEDS`].
+fn seeds() -> Vec<u64> {
+    match std::env::var("SIM_SEEDS") {
+        Ok(v) => v.split(',').map(|x| x.trim().parse().unwrap()).collect(),
+        Err(_) => SEEDS.to_vec(),
+    }
+}
 /// Per token: uncached input (a cache write), cached input.
 const UNCACHED: f64 = 1.25;
 const CACHED: f64 = 0.1;
@@ -246,6 +254,8 @@ struct Figures {
     fresh_ratio: f64,
     compactions: usize,
     turns: usize,
+    /// Session run time over the fresh run's, summed over every turn.
+    time: f64,
 }
 
 /// Session against fresh over every seed, at one pipeline, budget, slack.
@@ -255,7 +265,8 @@ fn simulate(slicer: &Slicer, budget: i64, slack: f64) -> Figures {
     let (mut cost_s, mut cost_f) = (0.0, 0.0);
     let (mut sent_s, mut cached_s, mut sent_f, mut cached_f) = (0i64, 0i64, 0i64, 0i64);
     let mut compactions = 0;
-    for seed in SEEDS {
+    let (mut time_s, mut time_f) = (0.0, 0.0);
+    for seed in seeds() {
         let tr = trace(seed);
         let p = pipeline(slicer.clone());
         let mut session = Session::new(p.clone());
@@ -264,9 +275,13 @@ fn simulate(slicer: &Slicer, budget: i64, slack: f64) -> Figures {
         for t in 0..tr.ends.len() {
             let items = list(&tr, t);
             let mut rf = Report::default();
+            let clock = std::time::Instant::now();
             p.run(&items, &b, Some(&mut rf)).unwrap();
+            time_f += clock.elapsed().as_secs_f64();
             let mut rs = Report::default();
+            let clock = std::time::Instant::now();
             session.run(&items, &b, Some(&mut rs)).unwrap();
+            time_s += clock.elapsed().as_secs_f64();
             if session.last_action() == cupel::session::Action::Compact {
                 compactions += 1;
             }
@@ -299,6 +314,7 @@ fn simulate(slicer: &Slicer, budget: i64, slack: f64) -> Figures {
         fresh_ratio: cached_f as f64 / sent_f as f64,
         compactions,
         turns,
+        time: time_s / time_f,
     }
 }
 
@@ -317,12 +333,12 @@ fn main() {
             Err(_) => vec![DEFAULT_SLACK],
         },
     };
-    let sizes: Vec<usize> = SEEDS.iter().map(|&s| trace(s).ends.len()).collect();
-    println!("conversations: seeds {SEEDS:?}, turns {sizes:?}");
+    let sizes: Vec<usize> = seeds().iter().map(|&s| trace(s).ends.len()).collect();
+    println!("conversations: seeds {:?}, turns {sizes:?}", seeds());
     println!(
-        "| pipeline | budget | slack | relevance | cost | cached-prefix ratio | fresh ratio | compactions / turns |"
+        "| pipeline | budget | slack | relevance | cost | cached-prefix ratio | fresh ratio | compactions / turns | time, session / fresh |"
     );
-    println!("|---|---|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|---|");
     let mut missed = 0;
     for slack in slacks {
         for (name, slicer) in &slicers {
@@ -336,7 +352,7 @@ fn main() {
                     missed += 1;
                 }
                 println!(
-                    "| {name} | {}k | {slack:.2} | {:.3} | {:.3} | {:.3} | {:.3} | {} / {} |{}",
+                    "| {name} | {}k | {slack:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {} / {} | {:.1}x |{}",
                     budget / 1000,
                     f.relevance,
                     f.cost,
@@ -344,6 +360,7 @@ fn main() {
                     f.fresh_ratio,
                     f.compactions,
                     f.turns,
+                    f.time,
                     if ok { "" } else { " missed" }
                 );
             }

@@ -12,9 +12,9 @@
 //!   left is kept for the turns to come (docs/sessions.md says why).
 //! - **Compaction**: otherwise a fresh selection of the non-pinned,
 //!   non-volatile items within `floor((1 - slack) x T)` tokens that keeps
-//!   the longest prefix of P it can (a forced prefix) while its score stays
-//!   within [`KEEP_PREFIX_SCORE`] of the best selection at that budget
-//!   without it; volatile items as F selects them, last.
+//!   a prefix of P (a forced prefix) where the tokens it keeps cached are
+//!   worth more than the score it costs ([`PREFIX_WEIGHT`]); volatile items
+//!   as F selects them, last.
 //!
 //! Identity: an item's key with its tokens and content, or, without a key,
 //! its kind, tokens and content ([`Ident`]); equal keyless items match the
@@ -36,10 +36,18 @@ use crate::pipeline::{Pipeline, Restrict, Run};
 /// "Sessions" give the figures it was chosen from).
 pub const DEFAULT_SLACK: f64 = 0.2;
 
-/// A compaction keeps the longest prefix of the previous output whose
-/// forced selection scores at least this share of the best selection at
-/// the same budget without it.
-pub const KEEP_PREFIX_SCORE: f64 = 0.99;
+/// What a compaction weighs a kept prefix by: a prefix of the previous
+/// output that stays cached is worth this share of the selection's score
+/// per effective target of tokens (docs/sessions.md).
+pub const PREFIX_WEIGHT: f64 = 0.03;
+
+/// A compaction never keeps a prefix whose selection scores under this
+/// share of the plain selection's.
+pub const MIN_PREFIX_SCORE: f64 = 0.9;
+
+/// How many prefix ends of the previous output a compaction tries (evenly
+/// spread; each is one restricted pipeline run).
+pub const PREFIX_SAMPLES: usize = 32;
 
 /// Which rule a session run took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -573,21 +581,25 @@ impl Session {
             }
             Ok((out, score))
         };
+        // The prefix whose selection is worth most: its score (over the
+        // plain selection's) plus PREFIX_WEIGHT per effective target of
+        // tokens it keeps cached, at up to PREFIX_SAMPLES prefix ends spread
+        // evenly over P; never one that loses more than 1 - MIN_PREFIX_SCORE
+        // of the score.
         let (mut best, base) = select(0)?;
         let mut kept = 0;
-        // The longest prefix whose selection keeps its score: a binary
-        // search over the prefix ends (the score falls as the prefix grows).
-        let (mut lo, mut hi) = (1usize, ends.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let k = ends[mid].0;
+        let mut best_value = 1.0;
+        let last = ends.len() - 1;
+        let samples = PREFIX_SAMPLES.min(last);
+        for q in 1..=samples {
+            let (k, tokens) = ends[1 + (last - 1) * (q - 1) / (samples - 1).max(1)];
             let (out, score) = select(k)?;
-            if score >= KEEP_PREFIX_SCORE * base {
-                best = out;
-                kept = k;
-                lo = mid + 1;
-            } else {
-                hi = mid;
+            let value = match base > 0.0 {
+                true => score / base + PREFIX_WEIGHT * tokens as f64 / target.max(1) as f64,
+                false => 1.0 + tokens as f64,
+            };
+            if value > best_value && score >= MIN_PREFIX_SCORE * base {
+                (best, kept, best_value) = (out, k, value);
             }
         }
         let dup = dup_of(cur, &self.pipeline, &best);
