@@ -19,6 +19,7 @@ use cupel::pipeline::{Engine, Pipeline, Report};
 use cupel::placer::Placer;
 use cupel::scorer::{Scorer, DEFAULT_KIND_WEIGHTS};
 use cupel::session::{Session, DEFAULT_SLACK};
+use cupel::testing::Rng;
 use cupel::{Knapsack, Slicer};
 
 const SLACKS: [f64; 6] = [0.05, 0.1, 0.15, 0.2, 0.3, 0.4];
@@ -36,29 +37,16 @@ fn seeds() -> Vec<u64> {
 const UNCACHED: f64 = 1.25;
 const CACHED: f64 = 0.1;
 
-/// splitmix64.
-struct Rng(u64);
+/// A uniform number in [0, 1).
+fn unit(rng: &mut Rng) -> f64 {
+    (rng.next() >> 11) as f64 / (1u64 << 53) as f64
+}
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    /// Lognormal with the given median and sigma, clamped to [lo, hi].
-    fn lognormal(&mut self, median: f64, sigma: f64, lo: i64, hi: i64) -> i64 {
-        let (u1, u2) = (self.unit().max(1e-12), self.unit());
-        let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-        ((median * (sigma * z).exp()) as i64).clamp(lo, hi)
-    }
+/// Lognormal with the given median and sigma, clamped to [lo, hi].
+fn lognormal(rng: &mut Rng, median: f64, sigma: f64, lo: i64, hi: i64) -> i64 {
+    let (u1, u2) = (unit(rng).max(1e-12), unit(rng));
+    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+    ((median * (sigma * z).exp()) as i64).clamp(lo, hi)
 }
 
 /// One candidate of the conversation.
@@ -128,7 +116,7 @@ fn trace(seed: u64) -> Trace {
             placeholder: None,
         };
         history.push(msg(
-            rng.lognormal(80.0, 0.8, 5, 2_000),
+            lognormal(&mut rng, 80.0, 0.8, 5, 2_000),
             "Message",
             "user",
             0,
@@ -137,21 +125,21 @@ fn trace(seed: u64) -> Trace {
         let calls = rng.below(4) as i64;
         for c in 0..calls {
             group += 1;
-            let call = rng.lognormal(60.0, 0.5, 10, 400);
-            let result = rng.lognormal(600.0, 1.1, 20, 12_000);
+            let call = lognormal(&mut rng, 60.0, 0.5, 10, 400);
+            let result = lognormal(&mut rng, 600.0, 1.1, 20, 12_000);
             history.push(msg(call, "ToolCall", "call", 1 + 2 * c, group));
             let mut r = msg(result, "ToolOutput", "result", 2 + 2 * c, group);
             r.placeholder = Some(12);
             history.push(r);
         }
-        let reply = rng.lognormal(250.0, 0.7, 10, 3_000);
+        let reply = lognormal(&mut rng, 250.0, 0.7, 10, 3_000);
         history.push(msg(reply, "Message", "assistant", 100, 0));
         ends.push(history.len());
         let turn_docs = (0..3)
             .map(|d| {
                 let doc = rng.below(50);
                 let mut m = msg(
-                    rng.lognormal(400.0, 0.5, 50, 2_000),
+                    lognormal(&mut rng, 400.0, 0.5, 50, 2_000),
                     "Document",
                     "doc",
                     d,
