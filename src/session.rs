@@ -47,7 +47,7 @@ pub const MIN_PREFIX_SCORE: f64 = 0.9;
 
 /// How many prefix ends of the previous output a compaction tries (evenly
 /// spread; each is one restricted pipeline run).
-pub const PREFIX_SAMPLES: usize = 32;
+pub const PREFIX_SAMPLES: usize = 16;
 
 /// Which rule a session run took.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -363,7 +363,7 @@ impl Session {
         let mut fresh_report = report.as_ref().map(|_| Report::default());
         let fresh = self
             .pipeline
-            .run_full(items, budget, fresh_report.as_mut(), None)?;
+            .run_full(items, budget, fresh_report.as_mut())?;
         let (action, out, point) = match &self.state {
             None => (Action::First, first(&cur, &fresh), 0),
             Some(state) => match self.append(&cur, &fresh, state) {
@@ -559,23 +559,23 @@ impl Session {
                 skip: &skip,
                 cap: cap - used,
             };
-            let run = self
+            let (placed, outcome) = self
                 .pipeline
-                .run_full(items, budget, None, Some(&restrict))?;
+                .run_restricted(items, budget, fresh, &restrict)?;
             let mut score: f64 = forced
                 .iter()
                 .filter(|&&(i, _)| !items.pinned(i))
-                .map(|(i, o)| cur.score(&fresh.scores, *i, o))
+                .map(|(i, o)| cur.score(&fresh.prepared.scores, *i, o))
                 .sum();
             let mut out = forced;
-            for &i in &run.placed {
+            for &i in &placed {
                 let u = i as usize;
                 if cur.volatile[u] || is_forced[u] {
                     continue;
                 }
-                let opt = cur.opt(i, &run.outcome);
+                let opt = cur.opt(i, &outcome);
                 if !items.pinned(i) {
-                    score += cur.score(&fresh.scores, i, &opt);
+                    score += cur.score(&fresh.prepared.scores, i, &opt);
                 }
                 out.push((i, opt));
             }
@@ -705,7 +705,7 @@ fn session_report(
     for &(i, opt) in out {
         included_at[i as usize] = true;
         let tokens = view.tokens(i);
-        let pinned = items.pinned(i) && fresh.pinned.contains(&i);
+        let pinned = items.pinned(i) && fresh.prepared.classes.pinned.contains(&i);
         if !pinned {
             selected_tokens = selected_tokens.saturating_add(opt.tokens);
         }
@@ -722,7 +722,7 @@ fn session_report(
             score: if pinned {
                 crate::pipeline::place::PINNED_SCORE
             } else {
-                cur.score(&fresh.scores, i, &opt)
+                cur.score(&fresh.prepared.scores, i, &opt)
             },
             reason,
             item_tokens: tokens,
@@ -747,7 +747,7 @@ fn session_report(
             let (g, gt) = group(d.item);
             excluded.push(Decision {
                 item: d.item,
-                score: fresh.scores[d.item as usize],
+                score: fresh.prepared.scores[d.item as usize],
                 reason: Reason::Deferred,
                 item_tokens: d.item_tokens,
                 available_tokens: 0,

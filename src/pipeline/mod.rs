@@ -44,9 +44,17 @@ pub(crate) struct Run {
     pub placed: Vec<u32>,
     /// The Slice stage's outcome (with the options chosen).
     pub outcome: Outcome,
+    pub prepared: Prepared,
+}
+
+/// What stages 1-4 give stages 5 and 6.
+pub(crate) struct Prepared {
+    pub groups: Option<Groups>,
+    pub classes: classify::Classes,
     /// The Score stage's scores, by item index (0 for unscored items).
     pub scores: Vec<f64>,
-    pub pinned: Vec<u32>,
+    /// The Sort stage's order (after Deduplicate).
+    pub sorted: Vec<u32>,
 }
 
 /// A configured pipeline: scorer (`None`: the pushed scores), slicer,
@@ -82,28 +90,59 @@ impl Pipeline {
         budget: &Budget,
         report: Option<&mut Report>,
     ) -> Result<Vec<u32>> {
-        self.run_full(items, budget, report, None).map(|r| r.placed)
+        self.run_full(items, budget, report).map(|r| r.placed)
     }
 
     /// [`Pipeline::run`] with what a session needs of it: the Slice
-    /// stage's outcome (the options chosen), the Score stage's scores and
-    /// the pinned items. With `restrict`, the slicer sees only the sorted
-    /// items `restrict.skip` leaves, with at most `restrict.cap` tokens.
+    /// stage's outcome (the options chosen) and stages 1-4's results, which
+    /// [`Pipeline::run_restricted`] reuses.
     pub(crate) fn run_full(
         &self,
         items: &Items,
         budget: &Budget,
         report: Option<&mut Report>,
-        restrict: Option<&Restrict<'_>>,
     ) -> Result<Run> {
-        crate::choice::fill::check(items, self.tokenizer.as_ref())?;
         let mut log = report::Log::new(report.is_some());
+        let prepared = self.prepare(items, budget, &mut log)?;
+        let (placed, outcome) = self.slice_and_place(items, budget, &prepared, None, &mut log)?;
+        let outcome = match report {
+            Some(report) => {
+                let kept = outcome.clone();
+                let (pinned, groups) = (&prepared.classes.pinned, prepared.groups.as_ref());
+                *report = log.finish(items, &placed, pinned, outcome, groups);
+                kept
+            }
+            None => outcome,
+        };
+        Ok(Run {
+            placed,
+            outcome,
+            prepared,
+        })
+    }
+
+    /// Stages 5 and 6 again on `run`'s stages 1-4, the slicer seeing only
+    /// the sorted items `restrict.skip` leaves, with at most `restrict.cap`
+    /// tokens: the placed items and the Slice stage's outcome.
+    pub(crate) fn run_restricted(
+        &self,
+        items: &Items,
+        budget: &Budget,
+        run: &Run,
+        restrict: &Restrict<'_>,
+    ) -> Result<(Vec<u32>, Outcome)> {
+        let mut log = report::Log::new(false);
+        self.slice_and_place(items, budget, &run.prepared, Some(restrict), &mut log)
+    }
+
+    /// Stages 1-4: Classify, Score, Deduplicate, Sort.
+    fn prepare(&self, items: &Items, budget: &Budget, log: &mut report::Log) -> Result<Prepared> {
+        crate::choice::fill::check(items, self.tokenizer.as_ref())?;
         // Keep-together groups (none: nothing is built).
         let groups = Groups::of(items);
-        let groups = groups.as_ref();
         // 1. Classify: negative-token items out, pinned ones aside (a group
         // goes as one).
-        let classes = classify::classify(items, budget, groups, &mut log)?;
+        let classes = classify::classify(items, budget, groups.as_ref(), log)?;
         // 2. Score the scoreable items (scores by item index).
         let scores = match &self.scorer {
             Some(scorer) => scorer.score_all(items, &classes.scoreable),
@@ -112,22 +151,54 @@ impl Pipeline {
         log.stage("Score", classes.scoreable.len());
         // 3. Deduplicate (byte-exact content, highest score wins; grouped
         // items take no part).
-        let unique = if self.deduplication {
-            deduplicate::deduplicate(items, &classes.scoreable, &scores, &mut log)
-        } else {
-            classes.scoreable
+        let unique = match self.deduplication {
+            true => deduplicate::deduplicate(items, &classes.scoreable, &scores, log),
+            false => classes.scoreable.clone(),
         };
         log.stage("Deduplicate", unique.len());
         // 4. Sort: score descending, ties in their order after deduplication.
-        let mut sorted: Vec<u32> = by_value_desc(unique.iter().map(|&i| scores[i as usize]))
+        let sorted: Vec<u32> = by_value_desc(unique.iter().map(|&i| scores[i as usize]))
             .into_iter()
             .map(|p| unique[p as usize])
             .collect();
-        if let Some(r) = restrict {
-            sorted.retain(|&i| !r.skip[i as usize]);
-        }
+        Ok(Prepared {
+            groups,
+            classes,
+            scores,
+            sorted,
+        })
+    }
+
+    /// Stages 5 and 6: Slice (and the fill step), Place.
+    fn slice_and_place(
+        &self,
+        items: &Items,
+        budget: &Budget,
+        prepared: &Prepared,
+        restrict: Option<&Restrict<'_>>,
+        log: &mut report::Log,
+    ) -> Result<(Vec<u32>, Outcome)> {
+        let Prepared {
+            groups,
+            classes,
+            scores,
+            sorted,
+        } = prepared;
+        let groups = groups.as_ref();
+        let restricted: Vec<u32>;
+        let sorted = match restrict {
+            Some(r) => {
+                restricted = sorted
+                    .iter()
+                    .copied()
+                    .filter(|&i| !r.skip[i as usize])
+                    .collect();
+                &restricted
+            }
+            None => sorted,
+        };
         // 5. Slice with the budget left after the pinned items.
-        let view = items.view_scored(&scores);
+        let view = items.view_scored(scores);
         let mut effective = budget.effective(classes.pinned_tokens)?;
         if let Some(r) = restrict {
             effective.target = effective.target.min(r.cap.max(0));
@@ -136,10 +207,10 @@ impl Pipeline {
         let variants = items.has_variants().then_some(items);
         let mut outcome = self
             .engine
-            .slice_sorted(view, &sorted, effective, groups, variants)?;
+            .slice_sorted(view, sorted, effective, groups, variants)?;
         // Truncatable items fill what the slicer left.
         let tokenizer = self.tokenizer.as_ref();
-        crate::choice::fill::fill(items, view, tokenizer, &sorted, &mut outcome);
+        crate::choice::fill::fill(items, view, tokenizer, sorted, &mut outcome);
         let pinned = (classes.pinned.first()).map(|&p| {
             (
                 p,
@@ -147,32 +218,19 @@ impl Pipeline {
                 budget.target_tokens() - budget.output_reserve(),
             )
         });
-        log.slice(view, &sorted, &outcome, pinned, groups);
+        log.slice(view, sorted, &outcome, pinned, groups);
         // 6. Place: merge, overflow, order.
         let placed = place::place(
             items,
             &classes.pinned,
             &outcome,
-            &scores,
+            scores,
             budget.target_tokens(),
             self.overflow,
             self.placer.as_ref(),
             groups,
-            &mut log,
+            log,
         )?;
-        let outcome = match report {
-            Some(report) => {
-                let kept = outcome.clone();
-                *report = log.finish(items, &placed, &classes.pinned, outcome, groups);
-                kept
-            }
-            None => outcome,
-        };
-        Ok(Run {
-            placed,
-            outcome,
-            scores,
-            pinned: classes.pinned,
-        })
+        Ok((placed, outcome))
     }
 }
