@@ -6,6 +6,10 @@
 //! cached-prefix ratio) for the session at the default slack and the fresh
 //! pipeline's cached-prefix ratio; `-- --sweep` adds every slack of
 //! `SLACKS`; `-- --check` exits non-zero when a figure misses its goal.
+//! `SIM_ONLY=greedy|knapsack` runs one slicer, `SIM_SLACK=0.15` one slack,
+//! `SIM_SEEDS=11,12` other conversations; `SIM_TRACE=1` prints a line a
+//! turn (seed, turn, action, relevance, uncached tokens, tokens sent) to
+//! stderr.
 //!
 //! A conversation (seeded): a pinned system prompt and tool definitions;
 //! 40-200 turns, each a user message, 0-3 tool calls each grouped with its
@@ -291,6 +295,15 @@ fn simulate(slicer: &Slicer, budget: i64, slack: f64) -> Figures {
             if rf_ > 0.0 {
                 rel_sum += rs_ / rf_;
                 turns += 1;
+                if std::env::var("SIM_TRACE").is_ok() {
+                    eprintln!(
+                        "trace {seed} {t} {:?} {:.3} {} {}",
+                        session.last_action(),
+                        rs_ / rf_,
+                        ts - cs,
+                        ts
+                    );
+                }
             }
             prev_f = now_f;
         }
