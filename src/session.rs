@@ -110,10 +110,17 @@ pub struct Info {
     pub breakpoints: Vec<Breakpoint>,
 }
 
-/// An item's identity from one run to the next (a 128-bit fingerprint of
-/// key, tokens and content, or kind, tokens and content).
+/// An item's identity from one run to the next: a 128-bit fingerprint (two
+/// salted SipHash digests) of key, tokens and content, or of kind, tokens
+/// and content.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Ident(u128);
+struct Ident(u64, u64);
+
+impl Ident {
+    fn of<T: Hash>(salt: u8, value: &T) -> Ident {
+        Ident(print_of(salt, value), print_of(salt + 1, value))
+    }
+}
 
 /// The option an output item was included with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,21 +196,11 @@ impl<'a> Current<'a> {
                 keys.insert(key, i as usize);
             }
             let content = items.content(i);
+            let t = view.tokens(i);
             let id = match (key, content) {
                 (0, None) => None,
-                (0, Some(c)) => {
-                    let kind = items.kind_name(i);
-                    let t = view.tokens(i);
-                    let a = print_of(1, &(kind, t, c));
-                    let b = print_of(2, &(kind, t, c));
-                    Some(Ident(((a as u128) << 64) | b as u128))
-                }
-                (k, c) => {
-                    let t = view.tokens(i);
-                    let a = print_of(3, &(k, t, c));
-                    let b = print_of(4, &(k, t, c));
-                    Some(Ident(((a as u128) << 64) | b as u128))
-                }
+                (0, Some(c)) => Some(Ident::of(1, &(items.kind_name(i), t, c))),
+                (k, c) => Some(Ident::of(3, &(k, t, c))),
             };
             volatile.push(items.is_volatile(i) || id.is_none());
             ids.push(id);
@@ -273,13 +270,8 @@ impl<'a> Current<'a> {
                 return false;
             }
         }
-        if let Some((head, tail)) = opt.cut {
-            let len = items.content(i).map_or(0, str::len);
-            if items.truncatable(i).is_none() || items.pinned(i) || head > tail || tail > len {
-                return false;
-            }
-        }
-        true
+        // The same identity is the same content: the cut still fits it.
+        !(opt.cut.is_some() && (items.truncatable(i).is_none() || items.pinned(i)))
     }
 
     fn entry(&self, i: u32, opt: Opt) -> Entry {
@@ -376,10 +368,11 @@ impl Session {
         };
         // Everything that can fail has run: remember this run.
         let entries: Vec<Entry> = out.iter().map(|&(i, o)| cur.entry(i, o)).collect();
-        let stable = match (&self.state, action) {
-            (Some(state), a) if a != Action::First => common_prefix(&state.out, &entries),
-            _ => 0,
-        };
+        // A first run has no state: its stable prefix is 0.
+        let stable = self
+            .state
+            .as_ref()
+            .map_or(0, |state| common_prefix(&state.out, &entries));
         let tokens_to = |k: usize| -> i64 {
             entries[..k]
                 .iter()

@@ -8,11 +8,12 @@ mod common;
 
 use common::Rng;
 use cupel::budget::Budget;
-use cupel::items::{Items, NewItem};
+use cupel::items::{Items, NewItem, Truncatable};
 use cupel::pipeline::{Engine, Pipeline, Reason, Report};
 use cupel::placer::Placer;
 use cupel::scorer::Scorer;
 use cupel::session::{Action, Mark, Session};
+use cupel::text::tokenizer::{Keep, Tokenizer};
 use cupel::{Knapsack, Slicer};
 
 /// One message of a random conversation.
@@ -26,6 +27,8 @@ struct Msg {
     group: u64,
     variant: Option<i64>,
     volatile: bool,
+    /// Truncatable (keep the head, at least 5 tokens).
+    cut: bool,
 }
 
 fn conversation(rng: &mut Rng, turns: usize) -> (Vec<Msg>, Vec<usize>, Vec<Vec<Msg>>) {
@@ -39,6 +42,7 @@ fn conversation(rng: &mut Rng, turns: usize) -> (Vec<Msg>, Vec<usize>, Vec<Vec<M
         group: 0,
         variant: None,
         volatile: false,
+        cut: false,
     }];
     key += 1;
     let (mut ends, mut docs) = (Vec::new(), Vec::new());
@@ -52,15 +56,22 @@ fn conversation(rng: &mut Rng, turns: usize) -> (Vec<Msg>, Vec<usize>, Vec<Vec<M
                 group += 1;
             }
             let tokens = 10 + rng.below(if tool { 900 } else { 200 }) as i64;
+            // Some long messages may be cut (a log, a file): real text.
+            let cut = !tool && tokens > 100 && rng.below(3) == 0;
+            let content = match cut {
+                true => format!("turn {t} log {k}:{}", " one more line of output".repeat(30)),
+                false => format!("turn {t} message {k}"),
+            };
             msgs.push(Msg {
                 key,
                 tokens,
                 kind: if tool { "ToolOutput" } else { "Message" },
-                content: format!("turn {t} message {k}"),
+                content,
                 pinned: false,
                 group: if tool { group } else { 0 },
                 variant: (tool && rng.below(2) == 0).then_some(5),
                 volatile: false,
+                cut,
             });
             if tool {
                 key += 1;
@@ -73,6 +84,7 @@ fn conversation(rng: &mut Rng, turns: usize) -> (Vec<Msg>, Vec<usize>, Vec<Vec<M
                     group,
                     variant: None,
                     volatile: false,
+                    cut: false,
                 });
             }
         }
@@ -93,6 +105,7 @@ fn conversation(rng: &mut Rng, turns: usize) -> (Vec<Msg>, Vec<usize>, Vec<Vec<M
                     group: 0,
                     variant: None,
                     volatile: true,
+                    cut: false,
                 }
             })
             .collect();
@@ -123,6 +136,13 @@ fn list(msgs: &[Msg], end: usize, docs: &[Msg], keyed: bool) -> Items {
         if let Some(v) = m.variant {
             items.add_variant(i, v, 0.2, Some("[cleared]")).unwrap();
         }
+        if m.cut {
+            let cut = Truncatable {
+                keep: Keep::Head,
+                min_tokens: 5,
+            };
+            items.set_truncatable(i, Some(cut)).unwrap();
+        }
     }
     items
 }
@@ -132,11 +152,10 @@ fn pipelines() -> Vec<Pipeline> {
     let mut out = Vec::new();
     for slicer in [Slicer::Greedy, Slicer::Knapsack(Knapsack::new(10).unwrap())] {
         for placer in [Some(Placer::Chronological), None] {
-            out.push(Pipeline::new(
-                Some(scorer.clone()),
-                Engine::new(slicer.clone()),
-                placer,
-            ));
+            let mut p = Pipeline::new(Some(scorer.clone()), Engine::new(slicer.clone()), placer);
+            // Truncatable items fill what is left.
+            p.tokenizer = Some(Tokenizer::builtin("o200k_base").unwrap());
+            out.push(p);
         }
     }
     out
@@ -269,6 +288,20 @@ fn check_run(
     if stable > 0 {
         assert!(b.iter().any(|bp| bp.items == stable));
     }
+    // The last breakpoint ends the non-volatile items.
+    let stay = out.iter().take_while(|&&i| !items.is_volatile(i)).count();
+    if stay > 0 {
+        assert_eq!(
+            b.last().map(|bp| (bp.items, bp.mark)),
+            Some((stay, Mark::End))
+        );
+    }
+    let pinned_lead = out.iter().take_while(|&&i| items.pinned(i)).count();
+    if pinned_lead > 0 && pinned_lead < stay && pinned_lead != stable {
+        assert!(b
+            .iter()
+            .any(|bp| bp.items == pinned_lead && bp.mark == Mark::Pinned));
+    }
     assert!(b
         .iter()
         .all(|bp| bp.mark != Mark::Stable || bp.items == stable));
@@ -278,6 +311,7 @@ fn check_run(
 fn every_rule_holds_turn_by_turn_on_random_conversations() {
     let mut rng = Rng(28);
     let (mut appends, mut compactions, mut deferred) = (0, 0, 0);
+    let (mut cuts, mut variants) = (0, 0);
     for round in 0..24 {
         let (msgs, ends, docs) = conversation(&mut rng, 30);
         let pipeline = pipelines()[round % 4].clone();
@@ -292,14 +326,38 @@ fn every_rule_holds_turn_by_turn_on_random_conversations() {
             let mut report = Report::default();
             let out = session.run(&items, &budget, Some(&mut report)).unwrap();
             check_run(&items, &out, &report, &session, prev.as_deref(), &prev_list);
-            // First: the pipeline's output, volatile items moved last.
+            let mut fresh_report = Report::default();
+            let fresh = pipeline
+                .run(&items, &budget, Some(&mut fresh_report))
+                .unwrap();
+            // First: the pipeline's output, volatile items moved last, with
+            // the pipeline's decisions.
             if t == 0 {
-                let fresh = pipeline.run(&items, &budget, None).unwrap();
                 let (stay, vol): (Vec<u32>, Vec<u32>) =
                     fresh.iter().partition(|&&i| !items.is_volatile(i));
                 assert_eq!(out, [stay, vol].concat());
                 assert_eq!(session.last_action(), Action::First);
+                let mut a = report.included.clone();
+                let mut b = fresh_report.included.clone();
+                a.sort_by_key(|d| d.item);
+                b.sort_by_key(|d| d.item);
+                assert_eq!(a, b);
             }
+            // Append: every new non-volatile item the pipeline takes is in
+            // (unless a copy of one already there).
+            if session.last_action() == Action::Append {
+                for &i in &fresh {
+                    let new = !prev_list.contains(&items.key(i));
+                    let copy = out
+                        .iter()
+                        .any(|&j| j != i && items.content(j) == items.content(i));
+                    if new && !items.is_volatile(i) && !copy {
+                        assert!(out.contains(&i), "new item {i} left out of an append");
+                    }
+                }
+            }
+            cuts += report.included.iter().filter(|d| d.cut.is_some()).count();
+            variants += report.included.iter().filter(|d| d.variant > 0).count();
             match session.last_action() {
                 Action::Append => appends += 1,
                 Action::Compact => compactions += 1,
@@ -319,6 +377,10 @@ fn every_rule_holds_turn_by_turn_on_random_conversations() {
         "{appends} appends, {compactions} compactions"
     );
     assert!(deferred > 0);
+    assert!(
+        cuts > 50 && variants > 50,
+        "{cuts} cuts, {variants} variants"
+    );
 }
 
 #[test]
@@ -432,4 +494,282 @@ fn report_json_carries_the_session_object() {
         .run(&items, &budget, Some(&mut report))
         .unwrap();
     assert!(!report.json(&items).contains("\"session\""));
+}
+
+/// A list of `n` plain items of `tokens` tokens each (content "item k",
+/// key k + 1, timestamps in order), the pushed score `score`.
+fn plain(n: usize, tokens: i64, score: f64) -> Items {
+    let mut items = Items::new();
+    for k in 0..n {
+        items
+            .push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+        items.set_content(k, &format!("item {k}")).unwrap();
+        items.set_timestamp(k, k as i64).unwrap();
+        items.set_key(k, k as u64 + 1).unwrap();
+    }
+    items
+}
+
+fn greedy_given() -> Pipeline {
+    Pipeline::new(
+        None,
+        Engine::new(Slicer::Greedy),
+        Some(Placer::Chronological),
+    )
+}
+
+#[test]
+fn an_item_with_neither_key_nor_content_is_volatile() {
+    let mut items = plain(3, 10, 0.5);
+    items
+        .push(NewItem {
+            tokens: 10,
+            score: 0.9,
+            kind: None,
+        })
+        .unwrap();
+    let budget = Budget::new(1_000, 1_000).unwrap();
+    let mut s = Session::new(greedy_given());
+    // Chronological: item 3 has no timestamp, no key, no content; it goes last.
+    assert_eq!(s.run(&items, &budget, None).unwrap(), vec![0, 1, 2, 3]);
+    items.set_timestamp(3, -1).unwrap();
+    s.reset();
+    assert_eq!(s.run(&items, &budget, None).unwrap(), vec![0, 1, 2, 3]);
+    // With content it is an item like the others, first in time.
+    items.set_content(3, "early").unwrap();
+    s.reset();
+    assert_eq!(s.run(&items, &budget, None).unwrap(), vec![3, 0, 1, 2]);
+}
+
+#[test]
+fn an_append_may_fill_the_target_exactly_beside_pinned_items() {
+    // A 600-token pinned prompt, a 1,000-token target: 400 for the rest.
+    let mut big = Items::new();
+    for k in 0..5usize {
+        let tokens = if k == 0 { 600 } else { 100 };
+        big.push(NewItem {
+            tokens,
+            score: 0.5,
+            kind: None,
+        })
+        .unwrap();
+        big.set_content(k, &format!("item {k}")).unwrap();
+        big.set_timestamp(k, k as i64).unwrap();
+    }
+    big.set_pinned(0, true).unwrap();
+    let mut list = big;
+    let budget = Budget::new(1_000, 1_000).unwrap();
+    let mut s = Session::new(greedy_given());
+    s.set_slack(0.0).unwrap();
+    let out = s.run(&list, &budget, None).unwrap();
+    assert_eq!(out, vec![0, 1, 2, 3, 4]);
+    // The same list again: 400 non-pinned tokens, exactly the 400 left.
+    let again = s.run(&list, &budget, None).unwrap();
+    assert_eq!((s.last_action(), again), (Action::Append, out));
+    assert_eq!(s.stable_prefix(), (5, 1_000));
+    // One more item the pipeline takes does not fit: a compaction (slack
+    // 0: 400 again).
+    list.push(NewItem {
+        tokens: 100,
+        score: 0.9,
+        kind: None,
+    })
+    .unwrap();
+    list.set_content(5, "item 5").unwrap();
+    list.set_timestamp(5, 5).unwrap();
+    let third = s.run(&list, &budget, None).unwrap();
+    assert_eq!(s.last_action(), Action::Compact);
+    assert_eq!(third.len(), 5);
+}
+
+#[test]
+fn a_compaction_leaves_exactly_its_slack_and_counts_only_unpinned_volatile_tokens() {
+    // 30 items of 100 tokens, all equal; a pinned volatile item of 500.
+    let mut items = plain(30, 100, 0.5);
+    items
+        .push(NewItem {
+            tokens: 500,
+            score: 0.5,
+            kind: None,
+        })
+        .unwrap();
+    items.set_content(30, "the open file").unwrap();
+    items.set_pinned(30, true).unwrap();
+    items.set_volatile(30, true).unwrap();
+    let budget = Budget::new(2_500, 2_500).unwrap();
+    let mut s = Session::new(greedy_given());
+    s.set_slack(0.5).unwrap();
+    let first = s.run(&items, &budget, None).unwrap();
+    // T = 2,500 - 500 pinned = 2,000: 20 items, then the volatile one.
+    assert_eq!(first.len(), 21);
+    assert_eq!(*first.last().unwrap(), 30);
+    // Change the first item: P is broken, a compaction to (1 - 0.5) x 2,000.
+    items.set_content(0, "item 0, edited").unwrap();
+    let mut report = Report::default();
+    let out = s.run(&items, &budget, Some(&mut report)).unwrap();
+    assert_eq!(s.last_action(), Action::Compact);
+    let stay: i64 = out
+        .iter()
+        .filter(|&&i| !items.pinned(i))
+        .map(|&i| items.view().tokens(i))
+        .sum();
+    assert_eq!(stay, 1_000);
+    assert_eq!(*out.last().unwrap(), 30);
+    assert_eq!(report.outcome.selected_tokens, 1_000);
+    let deferred = report
+        .excluded
+        .iter()
+        .filter(|d| d.reason == Reason::Deferred)
+        .count();
+    assert_eq!(deferred, 10);
+}
+
+#[test]
+fn equal_scores_keep_the_longest_prefix() {
+    // Every score 0: no prefix costs anything, the longest one is kept.
+    let mut items = plain(40, 100, 0.0);
+    let budget = Budget::new(2_000, 2_000).unwrap();
+    let mut s = Session::new(greedy_given());
+    let first = s.run(&items, &budget, None).unwrap();
+    assert_eq!(first, (0..20).collect::<Vec<u32>>());
+    // Item 25 changes (it was out): P is intact, but nothing new fits.
+    // Item 19 changes: P is broken at its end.
+    items.set_content(19, "item 19, edited").unwrap();
+    s.run(&items, &budget, None).unwrap();
+    assert_eq!(s.last_action(), Action::Compact);
+    // The cap is 0.8 x 2,000 = 1,600: a prefix of 16 items, all kept.
+    assert_eq!(s.stable_prefix(), (16, 1_600));
+    assert!(s
+        .breakpoints()
+        .iter()
+        .any(|b| b.items == 16 && b.tokens == 1_600));
+}
+
+/// Eight items of 100 tokens (score 0.9) and a 900-token one (score 0.1,
+/// oldest) with a 10-token variant `variant`; `cut`: the big one is
+/// truncatable instead and has no variant.
+fn with_big_item(variant: &str, cut: bool, pinned: bool) -> Items {
+    let mut items = plain(8, 100, 0.9);
+    items
+        .push(NewItem {
+            tokens: 900,
+            score: 0.1,
+            kind: None,
+        })
+        .unwrap();
+    let text = format!("a long log:{}", " one more line of output".repeat(200));
+    items.set_content(8, &text).unwrap();
+    items.set_timestamp(8, -1).unwrap();
+    items.set_key(8, 100).unwrap();
+    if cut {
+        let t = Truncatable {
+            keep: Keep::Head,
+            min_tokens: 5,
+        };
+        items.set_truncatable(8, Some(t)).unwrap();
+    } else {
+        items.add_variant(8, 10, 0.5, Some(variant)).unwrap();
+    }
+    items.set_pinned(8, pinned).unwrap();
+    items
+}
+
+#[test]
+fn a_changed_option_breaks_the_prefix_the_same_one_does_not() {
+    let budget = Budget::new(1_000, 1_000).unwrap();
+    let mut pipeline = greedy_given();
+    pipeline.tokenizer = Some(Tokenizer::builtin("o200k_base").unwrap());
+    let second = |first: &Items, then: &Items| -> (Action, usize) {
+        let mut s = Session::new(pipeline.clone());
+        let mut report = Report::default();
+        s.run(first, &budget, Some(&mut report)).unwrap();
+        // The big item leads, as its variant or cut to the 200 left.
+        let lead = report.included[0];
+        assert_eq!(lead.item, 8);
+        assert!(lead.variant == 1 || lead.cut.is_some());
+        s.run(then, &budget, None).unwrap();
+        (s.last_action(), s.stable_prefix().0)
+    };
+    let plain_variant = with_big_item("[cleared]", false, false);
+    assert_eq!(second(&plain_variant, &plain_variant), (Action::Append, 9));
+    // The variant's text changed: its bytes in the prompt changed.
+    let other = with_big_item("[output cleared]", false, false);
+    assert_eq!(second(&plain_variant, &other).0, Action::Compact);
+    // Now pinned: a pinned item is never shrunk.
+    let pinned = with_big_item("[cleared]", false, true);
+    assert_eq!(second(&plain_variant, &pinned).0, Action::Compact);
+    // Cut, then the same cut again; then no longer truncatable.
+    let cut = with_big_item("", true, false);
+    assert_eq!(second(&cut, &cut), (Action::Append, 9));
+    let mut not_cut = cut.clone();
+    not_cut.set_truncatable(8, None).unwrap();
+    assert_eq!(second(&cut, &not_cut).0, Action::Compact);
+    let mut pinned_cut = cut.clone();
+    pinned_cut.set_pinned(8, true).unwrap();
+    assert_eq!(second(&cut, &pinned_cut).0, Action::Compact);
+}
+
+/// FNV-1a, 64 bits: a stable digest of a run.
+fn fnv(s: &str) -> u64 {
+    s.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+/// One digest per session run over random conversations (every pipeline of
+/// this file, three slacks): the action, the output, the stable prefix, the
+/// breakpoints and the report's JSON but its timings.
+fn digests() -> Vec<u64> {
+    let mut rng = Rng(0x5E55_1011);
+    let mut out = Vec::new();
+    for (p, pipeline) in pipelines().into_iter().enumerate() {
+        for slack in [0.1, 0.2, 0.4] {
+            let (msgs, ends, docs) = conversation(&mut rng, 25);
+            let mut s = Session::new(pipeline.clone());
+            s.set_slack(slack).unwrap();
+            let budget = Budget::new(3_000, 1_500 + 500 * p as i64).unwrap();
+            for (t, &end) in ends.iter().enumerate() {
+                let items = list(&msgs, end, &docs[t], true);
+                let mut report = Report::default();
+                let placed = s.run(&items, &budget, Some(&mut report)).unwrap();
+                let mut json: serde_json::Value =
+                    serde_json::from_str(&report.json(&items)).unwrap();
+                json["events"] = serde_json::Value::Null;
+                let text = format!(
+                    "{:?} {placed:?} {:?} {:?} {json}",
+                    s.last_action(),
+                    s.stable_prefix(),
+                    s.breakpoints()
+                );
+                out.push(fnv(&text));
+            }
+        }
+    }
+    out
+}
+
+/// The runs give the results recorded in tests/golden/sessions.txt
+/// (`RECORD=<file>` writes them): any change to what a session selects,
+/// reports or marks shows here, and must be explained where it is made.
+#[test]
+fn session_runs_give_their_recorded_results() {
+    let got = digests();
+    if let Ok(path) = std::env::var("RECORD") {
+        let text: String = got.iter().map(|d| format!("{d:016x}\n")).collect();
+        std::fs::write(path, text).unwrap();
+        return;
+    }
+    let want: Vec<u64> = include_str!("golden/sessions.txt")
+        .lines()
+        .map(|l| u64::from_str_radix(l, 16).unwrap())
+        .collect();
+    assert_eq!(want.len(), got.len());
+    for (k, (w, g)) in want.iter().zip(&got).enumerate() {
+        assert_eq!(w, g, "run {k} differs from its recorded result");
+    }
 }
