@@ -175,6 +175,9 @@ struct Current<'a> {
     ids: Vec<Option<Ident>>,
     volatile: Vec<bool>,
     groups: Option<Groups>,
+    /// Pinned as Classify has it (a group with a pinned member is pinned
+    /// whole); set from the fresh run.
+    pinned: Vec<bool>,
 }
 
 impl<'a> Current<'a> {
@@ -224,14 +227,8 @@ impl<'a> Current<'a> {
             ids,
             volatile,
             groups,
+            pinned: vec![false; n],
         })
-    }
-
-    fn unit(&self, i: u32) -> Vec<u32> {
-        match &self.groups {
-            Some(g) => g.unit(&i).to_vec(),
-            None => vec![i],
-        }
     }
 
     /// The option item `i` has in `outcome`.
@@ -266,12 +263,14 @@ impl<'a> Current<'a> {
             let Some(var) = items.variants(i).get(opt.variant as usize - 1) else {
                 return false;
             };
-            if print_of(5, &(var.tokens, var.content.as_deref())) != opt.print || items.pinned(i) {
+            if print_of(5, &(var.tokens, var.content.as_deref())) != opt.print
+                || self.pinned[i as usize]
+            {
                 return false;
             }
         }
         // The same identity is the same content: the cut still fits it.
-        !(opt.cut.is_some() && (items.truncatable(i).is_none() || items.pinned(i)))
+        !(opt.cut.is_some() && (items.truncatable(i).is_none() || self.pinned[i as usize]))
     }
 
     fn entry(&self, i: u32, opt: Opt) -> Entry {
@@ -279,8 +278,15 @@ impl<'a> Current<'a> {
             id: self.ids[i as usize],
             opt,
             volatile: self.volatile[i as usize],
-            pinned: self.items.pinned(i),
+            pinned: self.pinned[i as usize],
         }
+    }
+
+    /// The tokens the unpinned entries of `list` add.
+    fn unpinned_tokens(&self, list: &[(u32, Opt)]) -> i64 {
+        list.iter()
+            .filter(|&&(i, _)| !self.pinned[i as usize])
+            .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens))
     }
 
     /// Score `i` adds with `opt` (the scorer's score times the share kept).
@@ -351,17 +357,20 @@ impl Session {
         budget: &Budget,
         report: Option<&mut Report>,
     ) -> Result<Vec<u32>> {
-        let cur = Current::of(items)?;
+        let mut cur = Current::of(items)?;
         let mut fresh_report = report.as_ref().map(|_| Report::default());
         let fresh = self
             .pipeline
             .run_full(items, budget, fresh_report.as_mut())?;
+        for &i in &fresh.prepared.classes.pinned {
+            cur.pinned[i as usize] = true;
+        }
         let (action, out, point) = match &self.state {
             None => (Action::First, first(&cur, &fresh), 0),
             Some(state) => match self.append(&cur, &fresh, state) {
                 Some(out) => (Action::Append, out, state.compaction_point),
                 None => {
-                    let (out, k) = self.compact(&cur, items, budget, &fresh, state)?;
+                    let (out, k) = self.compact(&cur, items, budget, &fresh, state);
                     (Action::Compact, out, k)
                 }
             },
@@ -427,21 +436,18 @@ impl Session {
     fn append(&self, cur: &Current<'_>, fresh: &Run, state: &State) -> Option<Vec<(u32, Opt)>> {
         let items = cur.items;
         let p = match_previous(cur, state);
-        let mut in_p = vec![false; items.len()];
+        let mut taken = vec![false; items.len()];
         let mut out: Vec<(u32, Opt)> = Vec::with_capacity(fresh.placed.len() + p.len());
         for (i, opt) in p {
             let i = i?;
-            in_p[i as usize] = true;
+            taken[i as usize] = true;
             out.push((i, opt));
         }
-        // No group straddles P.
-        if let Some(g) = &cur.groups {
-            for &(i, _) in &out {
-                if g.unit(&i).iter().any(|&m| !in_p[m as usize]) {
-                    return None;
-                }
-            }
+        // Every group of P whole and together in it.
+        if !groups_whole_and_together(cur, &out, &taken) {
+            return None;
         }
+        let in_p = out.len();
         let dup = dup_of(cur, &self.pipeline, &out);
         let mut seen: HashMap<Ident, u32> = HashMap::new();
         let mut new = vec![false; items.len()];
@@ -455,22 +461,31 @@ impl Session {
         let mut volatile = Vec::new();
         for &i in &fresh.placed {
             let u = i as usize;
-            if in_p[u] || dup(i) {
+            if taken[u] || dup(i) {
                 continue;
             }
             let opt = cur.opt(i, &fresh.outcome);
             if cur.volatile[u] {
                 volatile.push((i, opt));
-            } else if items.pinned(i) || new[u] {
+            } else if cur.pinned[u] || new[u] {
                 out.push((i, opt));
+            } else {
+                continue;
+            }
+            taken[u] = true;
+        }
+        // Every group of N and V whole (F places each group together).
+        let added = out[in_p..].iter().chain(&volatile);
+        if let Some(g) = &cur.groups {
+            for &(i, _) in added {
+                if g.unit(&i).iter().any(|&m| !taken[m as usize]) {
+                    return None;
+                }
             }
         }
-        let tokens = |list: &[(u32, Opt)]| {
-            list.iter()
-                .filter(|&&(i, _)| !items.pinned(i))
-                .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens))
-        };
-        let used = tokens(&out).saturating_add(tokens(&volatile));
+        let used = cur
+            .unpinned_tokens(&out)
+            .saturating_add(cur.unpinned_tokens(&volatile));
         if used > fresh.outcome.effective_target {
             return None;
         }
@@ -487,7 +502,7 @@ impl Session {
         budget: &Budget,
         fresh: &Run,
         state: &State,
-    ) -> Result<(Vec<(u32, Opt)>, usize)> {
+    ) -> (Vec<(u32, Opt)>, usize) {
         let n = items.len();
         let target = fresh.outcome.effective_target;
         // Volatile items as F selects them.
@@ -497,45 +512,49 @@ impl Session {
             .filter(|&&i| cur.volatile[i as usize])
             .map(|&i| (i, cur.opt(i, &fresh.outcome)))
             .collect();
-        let volatile_tokens = volatile
-            .iter()
-            .filter(|&&(i, _)| !items.pinned(i))
-            .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens));
         let room = ((1.0 - self.slack) * target as f64).floor() as i64;
-        let cap = room.min(target.saturating_sub(volatile_tokens)).max(0);
+        let cap = room
+            .min(target.saturating_sub(cur.unpinned_tokens(&volatile)))
+            .max(0);
         // The prefixes of P that can be kept: every item there with its
-        // option, each group whole, within the cap.
+        // option, each group whole and together; `ends` has those within
+        // the cap, `all_ends` every one.
         let p = match_previous(cur, state);
-        let mut in_prefix = vec![false; n];
         let mut ends: Vec<(usize, i64)> = vec![(0, 0)];
         let mut forced_tokens = 0i64;
-        let mut open_members = 0usize;
+        // The group being walked through and its members in push order (the
+        // order the pipeline places them in), and how many are behind.
+        let (mut open, mut seen): (&[u32], usize) = (&[], 0);
         for (k, &(i, opt)) in p.iter().enumerate() {
             let Some(i) = i else { break };
-            if in_prefix[i as usize] {
-                break;
-            }
-            in_prefix[i as usize] = true;
-            if !items.pinned(i) {
+            if !cur.pinned[i as usize] {
                 forced_tokens = forced_tokens.saturating_add(opt.tokens);
             }
-            if forced_tokens > cap {
-                break;
+            if seen == open.len() {
+                open = match &cur.groups {
+                    Some(g) => g.group(i).map_or(&[][..], |gi| g.members(gi)),
+                    None => &[],
+                };
+                seen = 0;
             }
-            let unit = cur.unit(i);
-            if unit.len() > 1 {
-                // Count the members still to come; the prefix closes when none are.
-                if unit.iter().filter(|&&m| in_prefix[m as usize]).count() == 1 {
-                    open_members += unit.len() - 1;
-                } else {
-                    open_members -= 1;
+            // Inside a group: only its next member may follow.
+            if !open.is_empty() {
+                if open[seen] != i {
+                    break;
                 }
+                seen += 1;
             }
-            if open_members == 0 {
+            let open_left = open.len() - seen;
+            if open_left == 0 {
                 ends.push((k + 1, forced_tokens));
             }
         }
-        let select = |k: usize| -> Result<(Vec<(u32, Opt)>, f64)> {
+        // The selection that forces the first k items of P: those items,
+        // then the rest the pipeline selects from every other candidate
+        // within the cap less their tokens, in the placer's order; and its
+        // score. None when the slicer cannot select so (a count it cannot
+        // meet without the forced items).
+        let select = |k: usize, used: i64| -> Option<(Vec<(u32, Opt)>, f64)> {
             let mut skip = cur.volatile.clone();
             let forced: Vec<(u32, Opt)> = p[..k].iter().map(|&(i, o)| (i.unwrap(), o)).collect();
             let mut is_forced = vec![false; n];
@@ -547,58 +566,104 @@ impl Session {
             for (i, s) in skip.iter_mut().enumerate() {
                 *s |= dup(i as u32);
             }
-            let used = ends.iter().find(|e| e.0 == k).map_or(0, |e| e.1);
             let restrict = Restrict {
                 skip: &skip,
                 cap: cap - used,
             };
             let (placed, outcome) = self
                 .pipeline
-                .run_restricted(items, budget, fresh, &restrict)?;
-            let mut score: f64 = forced
-                .iter()
-                .filter(|&&(i, _)| !items.pinned(i))
-                .map(|(i, o)| cur.score(&fresh.prepared.scores, *i, o))
-                .sum();
+                .run_restricted(items, budget, fresh, &restrict)
+                .ok()?;
+            // The restricted run places every pinned item too.
             let mut out = forced;
             for &i in &placed {
-                let u = i as usize;
-                if cur.volatile[u] || is_forced[u] {
-                    continue;
+                if !cur.volatile[i as usize] && !is_forced[i as usize] {
+                    out.push((i, cur.opt(i, &outcome)));
                 }
-                let opt = cur.opt(i, &outcome);
-                if !items.pinned(i) {
-                    score += cur.score(&fresh.prepared.scores, i, &opt);
-                }
-                out.push((i, opt));
             }
-            Ok((out, score))
+            let score = out
+                .iter()
+                .filter(|&&(i, _)| !cur.pinned[i as usize])
+                .map(|(i, o)| cur.score(&fresh.prepared.scores, *i, o))
+                .sum();
+            Some((out, score))
         };
         // The prefix whose selection is worth most: its score (over the
         // plain selection's) plus PREFIX_WEIGHT per effective target of
         // tokens it keeps cached, at up to PREFIX_SAMPLES prefix ends spread
         // evenly over P; never one that loses more than 1 - MIN_PREFIX_SCORE
         // of the score.
-        let (mut best, base) = select(0)?;
-        let mut kept = 0;
+        let all_ends = ends;
+        let within = all_ends.iter().take_while(|e| e.1 <= cap).count();
+        let ends = &all_ends[..within];
+        let (mut best, base) = match select(0, 0) {
+            Some(plain) => plain,
+            // The slicer cannot select within the slack (a count it cannot
+            // meet there): the pipeline's own selection.
+            None => {
+                let stay = first(cur, fresh)
+                    .into_iter()
+                    .filter(|e| !cur.volatile[e.0 as usize]);
+                (stay.collect(), 0.0)
+            }
+        };
         let mut best_value = 1.0;
         let last = ends.len() - 1;
         let samples = PREFIX_SAMPLES.min(last);
         for q in 1..=samples {
             let (k, tokens) = ends[1 + (last - 1) * (q - 1) / (samples - 1).max(1)];
-            let (out, score) = select(k)?;
-            let value = match base > 0.0 {
-                true => score / base + PREFIX_WEIGHT * tokens as f64 / target.max(1) as f64,
-                false => 1.0 + tokens as f64,
+            let Some((out, score)) = select(k, tokens) else {
+                continue;
             };
+            let ratio = if base > 0.0 { score / base } else { 1.0 };
+            let value = ratio + PREFIX_WEIGHT * tokens as f64 / target.max(1) as f64;
             if value > best_value && score >= MIN_PREFIX_SCORE * base {
-                (best, kept, best_value) = (out, k, value);
+                (best, best_value) = (out, value);
             }
         }
-        let dup = dup_of(cur, &self.pipeline, &best);
-        best.extend(volatile.into_iter().filter(|&(i, _)| !dup(i)));
-        Ok((best, kept))
+        // The output leads with the longest prefix of P the selection holds
+        // (same items, same options, groups whole), in P's order.
+        let mut chosen: HashMap<u32, Opt> = best.iter().copied().collect();
+        let kept = all_ends
+            .iter()
+            .map(|e| e.0)
+            .take_while(|&k| {
+                p[..k]
+                    .iter()
+                    .all(|&(i, o)| i.and_then(|i| chosen.get(&i)) == Some(&o))
+            })
+            .last()
+            .unwrap_or(0);
+        let mut out: Vec<(u32, Opt)> = p[..kept].iter().map(|&(i, o)| (i.unwrap(), o)).collect();
+        for &(i, _) in &out {
+            chosen.remove(&i);
+        }
+        out.extend(best.into_iter().filter(|e| chosen.contains_key(&e.0)));
+        let dup = dup_of(cur, &self.pipeline, &out);
+        out.extend(volatile.into_iter().filter(|&(i, _)| !dup(i)));
+        (out, kept)
     }
+}
+
+/// Whether every group with a member in `list` has all its members in it
+/// (`taken` marks them) and next to each other.
+fn groups_whole_and_together(cur: &Current<'_>, list: &[(u32, Opt)], taken: &[bool]) -> bool {
+    let Some(g) = &cur.groups else { return true };
+    let mut k = 0;
+    while k < list.len() {
+        let unit = g.unit(&list[k].0);
+        if unit.iter().any(|&m| !taken[m as usize]) {
+            return false;
+        }
+        // The next unit.len() entries are the group's members, in push
+        // order (as the pipeline places them).
+        let end = k + unit.len();
+        if end > list.len() || list[k..end].iter().zip(unit).any(|(e, &m)| e.0 != m) {
+            return false;
+        }
+        k = end;
+    }
+    true
 }
 
 /// The First rule: F with its volatile items moved last.
@@ -653,7 +718,7 @@ fn dup_of<'c>(
     }
     move |i: u32| {
         items.group(i) == 0
-            && !items.pinned(i)
+            && !cur.pinned[i as usize]
             && items
                 .content(i)
                 .and_then(|c| contents.get(c))
@@ -698,7 +763,7 @@ fn session_report(
     for &(i, opt) in out {
         included_at[i as usize] = true;
         let tokens = view.tokens(i);
-        let pinned = items.pinned(i) && fresh.prepared.classes.pinned.contains(&i);
+        let pinned = cur.pinned[i as usize];
         if !pinned {
             selected_tokens = selected_tokens.saturating_add(opt.tokens);
         }

@@ -8,6 +8,14 @@ mod driver;
 mod common;
 
 use common::Rng;
+use std::sync::{Mutex, MutexGuard};
+
+/// One test that makes handles at a time: `abi_program` checks that the
+/// process's count of live handles is back where it started.
+fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn corpus(target: &str) -> Vec<Vec<u8>> {
     let dir = common::root().join("fuzz/corpus").join(target);
@@ -31,6 +39,7 @@ fn random_inputs(seed: u64, count: usize, max_len: u64) -> Vec<Vec<u8>> {
 
 #[test]
 fn abi_calls_corpus_and_random_programs() {
+    let _one = one_at_a_time();
     let corpus = corpus("abi_calls");
     assert!(corpus.len() >= 10, "the abi_calls corpus is missing");
     for input in corpus.iter().chain(&random_inputs(1, 20_000, 800)) {
@@ -48,6 +57,24 @@ fn abi_calls_corpus_and_random_programs() {
         ("pipelines run", get(&s.pipelines_run), 1000),
         ("variants chosen", get(&s.variants_chosen), 200),
         ("items cut", get(&s.items_cut), 50),
+        ("session runs", get(&s.session_runs), 10000),
+        ("first session runs", get(&s.session_firsts), 3000),
+        ("session appends", get(&s.session_appends), 5000),
+        ("session compactions", get(&s.session_compactions), 500),
+        ("stable prefixes", get(&s.session_stable), 2000),
+        ("volatile tails", get(&s.session_volatile_tails), 1000),
+        (
+            "runs after the pipeline was freed",
+            get(&s.session_orphan_runs),
+            3000,
+        ),
+        ("failed session runs", get(&s.session_failures), 1000),
+        ("session buffers too small", get(&s.session_too_small), 1000),
+        (
+            "runs refused for duplicate keys",
+            get(&s.session_duplicate_keys),
+            20,
+        ),
     ];
     eprintln!("{seen:?}");
     for (what, n, least) in seen {
@@ -60,6 +87,7 @@ fn abi_calls_corpus_and_random_programs() {
 
 #[test]
 fn versus_reference_corpus_and_random_cases() {
+    let _one = one_at_a_time();
     let corpus = corpus("versus_reference");
     assert!(corpus.len() >= 10, "the versus_reference corpus is missing");
     for input in corpus.iter().chain(&random_inputs(2, 10_000, 200)) {
@@ -118,6 +146,7 @@ fn random_texts(seed: u64, count: usize, max_chars: u64) -> Vec<Vec<u8>> {
 
 #[test]
 fn tokenize_corpus_and_random_texts() {
+    let _one = one_at_a_time();
     let corpus = corpus("tokenize");
     assert!(corpus.len() >= 10, "the tokenize corpus is missing");
     for input in corpus

@@ -1,6 +1,8 @@
 //! The threading promise (docs/c-api.md, Threads): many threads slicing at once on the same
 //! const handles (each with its own report), every slicer at once, get the
-//! single-threaded results; budget simulation too.
+//! single-threaded results; budget simulation too; and many sessions at
+//! once (one a thread, all from one shared pipeline) run their
+//! conversations as they do one at a time.
 
 mod common;
 
@@ -195,4 +197,235 @@ fn threads_count_with_one_tokenizer() {
             });
         }
     });
+}
+
+/// One message of a simulated agent conversation.
+struct Msg {
+    key: u64,
+    tokens: i64,
+    score: f64,
+    kind: &'static std::ffi::CStr,
+    content: CString,
+    pinned: bool,
+    /// A tool call and its result share a group.
+    group: u64,
+    timestamp: i64,
+}
+
+/// Conversation `c`: a pinned system prompt, then per turn a user message,
+/// now and then a tool call with its result (grouped), an assistant
+/// message; the whole history soon far over the budget.
+fn conversation(c: u64, turns: usize) -> Vec<Vec<Msg>> {
+    let mut rng = Rng(0x5E55_1000 + c);
+    let mut key = 0u64;
+    let mut msg = |rng: &mut Rng, kind, group, turn: usize| {
+        key += 1;
+        Msg {
+            key,
+            tokens: 20 + rng.below(300) as i64,
+            score: rng.below(1000) as f64 / 1000.0,
+            kind,
+            content: CString::new(format!("conversation {c} message {key}")).unwrap(),
+            pinned: false,
+            group,
+            timestamp: 1_700_000_000_000 + turn as i64 * 60_000 + key as i64,
+        }
+    };
+    let mut system = msg(&mut rng, c"SystemPrompt", 0, 0);
+    system.pinned = true;
+    let mut out = vec![vec![system]];
+    for turn in 1..turns {
+        let mut this = vec![msg(&mut rng, c"Message", 0, turn)];
+        if rng.chance(50) {
+            let group = 1000 + turn as u64;
+            this.push(msg(&mut rng, c"ToolOutput", group, turn));
+            this.push(msg(&mut rng, c"ToolOutput", group, turn));
+        }
+        this.push(msg(&mut rng, c"Message", 0, turn));
+        out.push(this);
+    }
+    out
+}
+
+/// The list a host builds for turn `turn` of a conversation: every message
+/// so far (keyed), then this turn's retrieved documents (volatile, new
+/// content every turn).
+unsafe fn turn_list(turns: &[Vec<Msg>], turn: usize, c: u64) -> *mut cupel_items {
+    let mut items = ptr::null_mut();
+    assert_eq!(cupel_items_new(&mut items), CUPEL_OK);
+    let push = |m: &Msg| {
+        let status = cupel_items_push(items, m.tokens, m.score, m.kind.as_ptr());
+        assert_eq!(status, CUPEL_OK);
+        let i = cupel_items_len(items) - 1;
+        assert_eq!(cupel_items_set_key(items, i, m.key), CUPEL_OK);
+        assert_eq!(
+            cupel_items_set_content(items, i, m.content.as_ptr()),
+            CUPEL_OK
+        );
+        assert_eq!(cupel_items_set_pinned(items, i, m.pinned), CUPEL_OK);
+        assert_eq!(cupel_items_set_group(items, i, m.group), CUPEL_OK);
+        assert_eq!(cupel_items_set_timestamp(items, i, m.timestamp), CUPEL_OK);
+        i
+    };
+    for m in turns[..=turn].iter().flatten() {
+        push(m);
+    }
+    let mut rng = Rng(0xD0C5 + c * 1000 + turn as u64);
+    let docs: Vec<Msg> = (0..1 + rng.below(3))
+        .map(|d| Msg {
+            key: 1 << 40 | d,
+            tokens: 50 + rng.below(200) as i64,
+            score: 0.5 + rng.below(500) as f64 / 1000.0,
+            kind: c"Document",
+            content: CString::new(format!("turn {turn} document {d}")).unwrap(),
+            pinned: false,
+            group: 0,
+            timestamp: 1_700_000_000_000 + turn as i64 * 60_000,
+        })
+        .collect();
+    for d in &docs {
+        let i = push(d);
+        assert_eq!(cupel_items_set_volatile(items, i, true), CUPEL_OK);
+    }
+    items
+}
+
+/// What one turn of a session gave.
+#[derive(Debug, PartialEq)]
+struct Turn {
+    out: Vec<usize>,
+    action: cupel_session_action,
+    stable: (usize, i64),
+    breakpoints: Vec<cupel_breakpoint>,
+}
+
+/// The shared handles of the session test.
+#[derive(Clone, Copy)]
+struct SessionShared {
+    pipeline: *const cupel_pipeline,
+    budget: *const cupel_budget,
+}
+unsafe impl Send for SessionShared {}
+unsafe impl Sync for SessionShared {}
+
+/// Conversation `c` through a session of its own made from the shared
+/// pipeline (a report every other turn), turn by turn.
+unsafe fn run_conversation(h: SessionShared, c: u64, turns: usize) -> Vec<Turn> {
+    let msgs = conversation(c, turns);
+    let mut session = ptr::null_mut();
+    assert_eq!(cupel_session_new(h.pipeline, &mut session), CUPEL_OK);
+    let mut report = ptr::null_mut();
+    assert_eq!(cupel_report_new(&mut report), CUPEL_OK);
+    let mut got = vec![];
+    for turn in 0..turns {
+        let items = turn_list(&msgs, turn, c);
+        let n = cupel_items_len(items);
+        let mut out = vec![0usize; n];
+        let mut len = 0;
+        let status = cupel_session_run(
+            session,
+            items,
+            h.budget,
+            out.as_mut_ptr(),
+            n,
+            &mut len,
+            if turn % 2 == 0 {
+                report
+            } else {
+                ptr::null_mut()
+            },
+        );
+        assert_eq!(status, CUPEL_OK, "conversation {c}, turn {turn}");
+        out.truncate(len);
+        let mut action = CUPEL_SESSION_FIRST;
+        assert_eq!(cupel_session_last_action(session, &mut action), CUPEL_OK);
+        let mut stable = (0, 0);
+        assert_eq!(
+            cupel_session_stable_prefix(session, &mut stable.0, &mut stable.1),
+            CUPEL_OK
+        );
+        let mut breakpoints = [cupel_breakpoint {
+            items: 0,
+            tokens: 0,
+            mark: 0,
+        }; 4];
+        let mut count = 0;
+        assert_eq!(
+            cupel_session_breakpoints(session, breakpoints.as_mut_ptr(), 4, &mut count),
+            CUPEL_OK
+        );
+        got.push(Turn {
+            out,
+            action,
+            stable,
+            breakpoints: breakpoints[..count].to_vec(),
+        });
+        cupel_items_free(items);
+    }
+    cupel_report_free(report);
+    cupel_session_free(session);
+    got
+}
+
+#[test]
+fn sixteen_threads_run_sessions_from_one_pipeline_like_one() {
+    const CONVERSATIONS: u64 = 6;
+    const TURNS: usize = 40;
+    unsafe {
+        let mut scorer = ptr::null_mut();
+        assert_eq!(cupel_scorer_new_recency(&mut scorer), CUPEL_OK);
+        let mut slicer = ptr::null_mut();
+        assert_eq!(cupel_slicer_new_greedy(&mut slicer), CUPEL_OK);
+        let mut placer = ptr::null_mut();
+        assert_eq!(cupel_placer_new_chronological(&mut placer), CUPEL_OK);
+        let mut pipeline = ptr::null_mut();
+        assert_eq!(
+            cupel_pipeline_new(scorer, slicer, placer, &mut pipeline),
+            CUPEL_OK
+        );
+        cupel_scorer_free(scorer);
+        cupel_slicer_free(slicer);
+        cupel_placer_free(placer);
+        let mut budget = ptr::null_mut();
+        assert_eq!(cupel_budget_new(4000, 3000, &mut budget), CUPEL_OK);
+        let h = SessionShared { pipeline, budget };
+
+        // One at a time first.
+        let want: Vec<Vec<Turn>> = (0..CONVERSATIONS)
+            .map(|c| run_conversation(h, c, TURNS))
+            .collect();
+        let seen = |a| want.iter().flatten().filter(|t| t.action == a).count();
+        assert!(
+            seen(CUPEL_SESSION_APPEND) >= 50 && seen(CUPEL_SESSION_COMPACT) >= 5,
+            "the conversations append and compact ({} and {})",
+            seen(CUPEL_SESSION_APPEND),
+            seen(CUPEL_SESSION_COMPACT)
+        );
+        assert!(want.iter().flatten().any(|t| t.stable.0 > 0));
+
+        // Then sixteen at once, each with a session of its own (made at
+        // the same time from the shared pipeline), several on the same
+        // conversation.
+        let start = std::sync::Barrier::new(16);
+        let got: Vec<(u64, Vec<Turn>)> = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..16u64)
+                .map(|t| {
+                    let start = &start;
+                    s.spawn(move || {
+                        let c = t % CONVERSATIONS;
+                        start.wait();
+                        (c, run_conversation(h, c, TURNS))
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).collect()
+        });
+        for (c, turns) in got {
+            for (turn, (g, w)) in turns.iter().zip(&want[c as usize]).enumerate() {
+                assert_eq!(g, w, "conversation {c}, turn {turn}");
+            }
+        }
+        cupel_pipeline_free(pipeline);
+        cupel_budget_free(budget);
+    }
 }

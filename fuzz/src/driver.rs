@@ -18,6 +18,21 @@
 //! report's included list is the placed output, no negative-token item is
 //! selected, and a second run gives the same output.
 //!
+//! Sessions (docs/sessions.md, ../shared/abi-session.md): the program sets
+//! keys and volatile flags (single and bulk, duplicates and 0 included),
+//! keeps some of its pipelines, makes sessions from them (now and then
+//! freeing the pipeline at once), sets slacks (valid and not), runs
+//! sessions over the growing list (with and without reports, with buffers
+//! too small), reads their stable prefix, last action and breakpoints,
+//! resets and frees them. Every session has a twin made from the same
+//! pipeline that sees only the successful runs, always with a report: a
+//! failed run must change nothing, so the twin must agree run by run. Each
+//! successful run is checked against the contract, with F (the pipeline's
+//! own selection, from a copy of the pipeline the driver keeps) and the
+//! previous output: see `checked_session_run`. At the end of a program no
+//! handle is left alive (`cupel_live_handles`; callers run one program at a
+//! time).
+//!
 //! `versus_reference` builds small well-formed cases and compares libcupel
 //! with the published cupel 1.2.0 crate (order for Greedy and Knapsack,
 //! sets for the decorators, whose kind order differs by design), and whole
@@ -49,6 +64,21 @@ pub struct Stats {
     /// Items included as a variant, and included cut (issue 27).
     pub variants_chosen: AtomicUsize,
     pub items_cut: AtomicUsize,
+    /// Successful session runs, by the rule they took.
+    pub session_runs: AtomicUsize,
+    pub session_firsts: AtomicUsize,
+    pub session_appends: AtomicUsize,
+    pub session_compactions: AtomicUsize,
+    /// Successful runs whose stable prefix was not empty.
+    pub session_stable: AtomicUsize,
+    /// Successful runs whose output had volatile items after others.
+    pub session_volatile_tails: AtomicUsize,
+    /// Successful runs of a session whose pipeline was already freed.
+    pub session_orphan_runs: AtomicUsize,
+    /// Failed session runs: any, a buffer too small, duplicate keys.
+    pub session_failures: AtomicUsize,
+    pub session_too_small: AtomicUsize,
+    pub session_duplicate_keys: AtomicUsize,
 }
 
 pub static STATS: Stats = Stats {
@@ -62,6 +92,16 @@ pub static STATS: Stats = Stats {
     pipelines_run: AtomicUsize::new(0),
     variants_chosen: AtomicUsize::new(0),
     items_cut: AtomicUsize::new(0),
+    session_runs: AtomicUsize::new(0),
+    session_firsts: AtomicUsize::new(0),
+    session_appends: AtomicUsize::new(0),
+    session_compactions: AtomicUsize::new(0),
+    session_stable: AtomicUsize::new(0),
+    session_volatile_tails: AtomicUsize::new(0),
+    session_orphan_runs: AtomicUsize::new(0),
+    session_failures: AtomicUsize::new(0),
+    session_too_small: AtomicUsize::new(0),
+    session_duplicate_keys: AtomicUsize::new(0),
 };
 
 fn bump(counter: &AtomicUsize, by: usize) {
@@ -233,9 +273,21 @@ struct State {
     tokens: Vec<i64>,
     /// Each item's keep-together group (0: none), as set through the ABI.
     groups: Vec<u64>,
+    /// Each item's session key (0: none) and volatile flag, as set.
+    keys: Vec<u64>,
+    volatile: Vec<bool>,
     budget: *mut cupel_budget,
     slicers: Slicers,
     report: *mut cupel_report,
+    /// The twin sessions' report, and the oracle pipelines' (F's).
+    report_twin: *mut cupel_report,
+    report_f: *mut cupel_report,
+    /// Pipelines kept for sessions, and the sessions.
+    pipelines: Vec<PipelineSlot>,
+    sessions: Vec<SessionSlot>,
+    /// The last key handed out by a run's bulk keying (far from the
+    /// attribute ops' small keys).
+    next_key: u64,
 }
 
 impl Drop for State {
@@ -244,6 +296,8 @@ impl Drop for State {
             cupel_items_free(self.items);
             cupel_budget_free(self.budget);
             cupel_report_free(self.report);
+            cupel_report_free(self.report_twin);
+            cupel_report_free(self.report_f);
         }
     }
 }
@@ -426,7 +480,7 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
     };
     const CONTENTS: [&CStr; 6] = [c"a", c"b", c"same", c"", c"xÿ", c"Ã¼"];
     let text = |input: &mut Input| CONTENTS[input.below(CONTENTS.len())].as_ptr();
-    let op = input.u8() % 12;
+    let op = input.u8() % 16;
     // The items an OK call may change: `i` alone, or first..first + count.
     let mut end = i + 1;
     // Few ids, so that groups form; now and then a huge one.
@@ -490,6 +544,43 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
             }
             cupel_items_set_truncatable(st.items, i, keep, min)
         }
+        12 | 13 => {
+            // Session keys: few values (duplicates and 0 are common), a
+            // fresh one now and then; single or bulk.
+            let key = |input: &mut Input| match input.u8() % 8 {
+                0 => input.i64() as u64,
+                1 => u64::MAX,
+                _ => input.below(5) as u64,
+            };
+            let keys: Vec<u64> = match op {
+                12 => vec![key(input)],
+                _ => (0..input.below(6)).map(|_| key(input)).collect(),
+            };
+            end = i + keys.len();
+            let status = match op {
+                12 => cupel_items_set_key(st.items, i, keys[0]),
+                _ => cupel_items_set_keys(st.items, i, keys.len(), keys.as_ptr()),
+            };
+            if status == CUPEL_OK {
+                st.keys[i..end].copy_from_slice(&keys);
+            }
+            status
+        }
+        14 | 15 => {
+            let flags: Vec<bool> = match op {
+                14 => vec![input.one_in(2)],
+                _ => (0..input.below(6)).map(|_| input.one_in(2)).collect(),
+            };
+            end = i + flags.len();
+            let status = match op {
+                14 => cupel_items_set_volatile(st.items, i, flags[0]),
+                _ => cupel_items_set_volatile_many(st.items, i, flags.len(), flags.as_ptr()),
+            };
+            if status == CUPEL_OK {
+                st.volatile[i..end].copy_from_slice(&flags);
+            }
+            status
+        }
         0 => cupel_items_set_content(st.items, i, text(input)),
         1 => cupel_items_set_timestamp(st.items, i, input.i64()),
         2 => cupel_items_set_priority(st.items, i, input.i64()),
@@ -514,6 +605,15 @@ unsafe fn fuzz_attribute(input: &mut Input, st: &mut State) {
         "an attribute changed the item count"
     );
     read_back(st, i);
+    if op >= 12 {
+        // Keys and flags, set or refused whole: every item as shadowed.
+        for j in 0..n {
+            let (mut key, mut v) = (7u64, false);
+            assert_eq!(cupel_items_key(st.items, j, &mut key), CUPEL_OK);
+            assert_eq!(cupel_items_volatile(st.items, j, &mut v), CUPEL_OK);
+            assert_eq!((key, v), (st.keys[j], st.volatile[j]), "item {j} of {n}");
+        }
+    }
 }
 
 /// The variant count of item `i`, `None` out of range.
@@ -529,14 +629,24 @@ unsafe fn variant_count(st: &State, i: usize) -> Option<usize> {
 /// with, checked against the item: variant 0 adds the item's own tokens
 /// unless it was cut; variant v is one the item has, adding its tokens.
 unsafe fn checked_choice(st: &State, k: usize, i: usize) -> (usize, i64) {
+    checked_choice_in(st, st.report, k, i)
+}
+
+/// `checked_choice` on a given report.
+unsafe fn checked_choice_in(
+    st: &State,
+    report: *const cupel_report,
+    k: usize,
+    i: usize,
+) -> (usize, i64) {
     let (mut v, mut t) = (usize::MAX, i64::MIN);
     assert_eq!(
-        cupel_report_included_variant(st.report, k, &mut v, &mut t),
+        cupel_report_included_variant(report, k, &mut v, &mut t),
         CUPEL_OK
     );
     let (mut head, mut tail) = (usize::MAX, usize::MAX);
     assert_eq!(
-        cupel_report_included_cut(st.report, k, &mut head, &mut tail),
+        cupel_report_included_cut(report, k, &mut head, &mut tail),
         CUPEL_OK
     );
     let (mut content, mut len) = (ptr::null(), 0usize);
@@ -549,7 +659,7 @@ unsafe fn checked_choice(st: &State, k: usize, i: usize) -> (usize, i64) {
         "cut {head}..{tail} of {len} bytes"
     );
     let mut d = std::mem::zeroed::<cupel_decision>();
-    assert_eq!(cupel_report_included(st.report, k, &mut d), CUPEL_OK);
+    assert_eq!(cupel_report_included(report, k, &mut d), CUPEL_OK);
     if v == 0 {
         assert_ne!(d.reason, CUPEL_REASON_VARIANT as i32);
         if d.reason == CUPEL_REASON_TRUNCATED as i32 {
@@ -613,6 +723,8 @@ unsafe fn read_back(st: &State, i: usize) {
         cupel_items_group(st.items, i, &mut g),
         cupel_items_tag_count(st.items, i, &mut count),
         cupel_items_metadata_count(st.items, i, &mut count),
+        cupel_items_key(st.items, i, &mut g),
+        cupel_items_volatile(st.items, i, &mut b),
     ];
     for status in statuses {
         documented(status);
@@ -630,6 +742,10 @@ unsafe fn read_back(st: &State, i: usize) {
     assert_eq!(t, st.tokens[i], "item {i}'s tokens read back");
     assert_eq!(cupel_items_group(st.items, i, &mut g), CUPEL_OK);
     assert_eq!(g, st.groups[i], "item {i}'s group read back");
+    assert_eq!(cupel_items_key(st.items, i, &mut g), CUPEL_OK);
+    assert_eq!(g, st.keys[i], "item {i}'s key read back");
+    assert_eq!(cupel_items_volatile(st.items, i, &mut b), CUPEL_OK);
+    assert_eq!(b, st.volatile[i], "item {i}'s volatile flag read back");
     for get in [cupel_items_kind, cupel_items_content, cupel_items_source] {
         assert_eq!(get(st.items, i, &mut p, &mut len), CUPEL_OK);
         text(p, len);
@@ -691,34 +807,45 @@ fn check_groups(out: &[usize], groups: &[u64], placed: bool) {
     }
 }
 
-/// One pipeline run with a random configuration, checked.
-unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
+/// One pipeline run with a random configuration, checked. The pipeline
+/// is then kept for sessions (always with `keep`, now and then without).
+unsafe fn fuzz_pipeline(input: &mut Input, st: &mut State, keep: bool) {
     let n = st.tokens.len();
     let scorer = if input.one_in(4) {
         ptr::null_mut()
     } else {
         fuzz_scorer(input, 0)
     };
-    let slicer = st.slicers.0[input.below(st.slicers.0.len())].0;
+    let (slicer, has_count) = st.slicers.0[input.below(st.slicers.0.len())];
     let mut placer = ptr::null_mut();
     match input.u8() % 3 {
         0 => assert_eq!(cupel_placer_new_chronological(&mut placer), CUPEL_OK),
         1 => assert_eq!(cupel_placer_new_u_shaped(&mut placer), CUPEL_OK),
         _ => {}
     }
-    let mut p = ptr::null_mut();
-    assert_eq!(cupel_pipeline_new(scorer, slicer, placer, &mut p), CUPEL_OK);
-    // Truncatable items need a tokenizer: mostly given, now and then not.
-    if !input.one_in(4) {
-        assert_eq!(cupel_pipeline_set_tokenizer(p, tokenizer()), CUPEL_OK);
+    let (with_tokenizer, dedup, overflow) =
+        (!input.one_in(4), input.one_in(2), (input.u8() % 4) as i32);
+    // Two alike: the one the program uses (and may free), and the oracle
+    // the driver keeps to compute F for the sessions made from it.
+    let mut made = [ptr::null_mut(); 2];
+    for p in &mut made {
+        assert_eq!(cupel_pipeline_new(scorer, slicer, placer, p), CUPEL_OK);
+        // Truncatable items need a tokenizer: mostly given, now and then not.
+        if with_tokenizer {
+            assert_eq!(cupel_pipeline_set_tokenizer(*p, tokenizer()), CUPEL_OK);
+        }
+        assert_eq!(cupel_pipeline_set_deduplication(*p, dedup), CUPEL_OK);
+        documented(cupel_pipeline_set_overflow(*p, overflow));
     }
     cupel_scorer_free(scorer);
     cupel_placer_free(placer);
-    assert_eq!(
-        cupel_pipeline_set_deduplication(p, input.one_in(2)),
-        CUPEL_OK
-    );
-    documented(cupel_pipeline_set_overflow(p, (input.u8() % 4) as i32));
+    let [p, oracle] = made;
+    let oracle = std::rc::Rc::new(Oracle {
+        p: oracle,
+        has_count,
+        dedup,
+        proceed: overflow == CUPEL_OVERFLOW_PROCEED as i32,
+    });
     let capacity = if input.one_in(8) {
         input.below(n + 1)
     } else {
@@ -788,7 +915,1214 @@ unsafe fn fuzz_pipeline(input: &mut Input, st: &State) {
             assert!(len > capacity && out.iter().all(|&x| x == usize::MAX));
         }
     }
-    cupel_pipeline_free(p);
+    if keep || input.one_in(3) {
+        if st.pipelines.len() >= 4 {
+            st.pipelines.remove(0);
+        }
+        st.pipelines.push(PipelineSlot { p, oracle });
+    } else {
+        cupel_pipeline_free(p);
+    }
+}
+
+// ---------------------------------------------------------------- sessions
+
+/// A pipeline copy the driver keeps to compute F (the pipeline's own
+/// selection) for the sessions made from its twin.
+struct Oracle {
+    p: *mut cupel_pipeline,
+    has_count: bool,
+    dedup: bool,
+    /// Its overflow strategy is CUPEL_OVERFLOW_PROCEED (over the target).
+    proceed: bool,
+}
+
+impl Drop for Oracle {
+    fn drop(&mut self) {
+        unsafe { cupel_pipeline_free(self.p) };
+    }
+}
+
+/// A pipeline the program keeps for sessions, with its oracle.
+struct PipelineSlot {
+    p: *mut cupel_pipeline,
+    oracle: std::rc::Rc<Oracle>,
+}
+
+impl Drop for PipelineSlot {
+    fn drop(&mut self) {
+        unsafe { cupel_pipeline_free(self.p) };
+    }
+}
+
+/// An item's identity from one session run to the next, as the contract
+/// defines it: its key with its tokens and content, or, keyless, its kind,
+/// tokens and content. An item with neither key nor content has none (and
+/// is volatile).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Ident {
+    Keyed(u64, i64, Option<Vec<u8>>),
+    Keyless(Vec<u8>, i64, Vec<u8>),
+}
+
+/// The option an output item was included with (from a report).
+#[derive(Debug, Clone, PartialEq)]
+struct Opt {
+    variant: usize,
+    /// The tokens it adds.
+    tokens: i64,
+    cut: Option<(usize, usize)>,
+    /// The variant's content (a variant is its tokens and content).
+    variant_content: Option<Vec<u8>>,
+}
+
+impl Opt {
+    fn plain(&self) -> bool {
+        self.variant == 0 && self.cut.is_none()
+    }
+}
+
+/// One item of a session's output, as the driver remembers it.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    item: usize,
+    id: Option<Ident>,
+    opt: Opt,
+    volatile: bool,
+}
+
+/// Whether two output entries are the same item with the same option
+/// (the stable prefix's test).
+fn same(a: &Entry, b: &Entry) -> bool {
+    a.id.is_some() && a.id == b.id && a.opt == b.opt
+}
+
+/// What a session's getters say.
+#[derive(Debug, Clone, PartialEq)]
+struct Seen {
+    action: cupel_session_action,
+    stable: (usize, i64),
+    breakpoints: Vec<cupel_breakpoint>,
+    slack: f64,
+}
+
+impl Seen {
+    /// A new or reset session's.
+    fn fresh(slack: f64) -> Seen {
+        Seen {
+            action: CUPEL_SESSION_FIRST,
+            stable: (0, 0),
+            breakpoints: vec![],
+            slack,
+        }
+    }
+}
+
+/// The previous successful run of a session.
+struct Prev {
+    out: Vec<Entry>,
+    /// The identities of its list, with their counts.
+    list: std::collections::HashMap<Ident, usize>,
+}
+
+/// A session of the program, its twin (same pipeline, only the successful
+/// runs, always with a report) and what the driver expects of both.
+struct SessionSlot {
+    s: *mut cupel_session,
+    twin: *mut cupel_session,
+    oracle: std::rc::Rc<Oracle>,
+    seen: Seen,
+    prev: Option<Prev>,
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        unsafe {
+            cupel_session_free(self.s);
+            cupel_session_free(self.twin);
+        }
+    }
+}
+
+/// Reads every getter of a session (each buffer rule on the way).
+unsafe fn seen(s: *const cupel_session) -> Seen {
+    let mut action = CUPEL_SESSION_COMPACT;
+    assert_eq!(cupel_session_last_action(s, &mut action), CUPEL_OK);
+    let (mut items, mut tokens) = (usize::MAX, i64::MIN);
+    assert_eq!(
+        cupel_session_stable_prefix(s, &mut items, &mut tokens),
+        CUPEL_OK
+    );
+    let (mut only_items, mut only_tokens) = (usize::MAX, i64::MIN);
+    assert_eq!(
+        cupel_session_stable_prefix(s, &mut only_items, ptr::null_mut()),
+        CUPEL_OK
+    );
+    assert_eq!(
+        cupel_session_stable_prefix(s, ptr::null_mut(), &mut only_tokens),
+        CUPEL_OK
+    );
+    assert_eq!((only_items, only_tokens), (items, tokens));
+    const UNSET: cupel_breakpoint = cupel_breakpoint {
+        items: 7,
+        tokens: 7,
+        mark: 7,
+    };
+    let mut needed = usize::MAX;
+    let status = cupel_session_breakpoints(s, ptr::null_mut(), 0, &mut needed);
+    assert!(needed <= 4, "{needed} breakpoints");
+    assert_eq!(
+        status,
+        if needed == 0 {
+            CUPEL_OK
+        } else {
+            CUPEL_ERROR_BUFFER_TOO_SMALL
+        }
+    );
+    let mut bps = [UNSET; 4];
+    if needed > 0 {
+        let mut len = usize::MAX;
+        let status = cupel_session_breakpoints(s, bps.as_mut_ptr(), needed - 1, &mut len);
+        assert_eq!((status, len), (CUPEL_ERROR_BUFFER_TOO_SMALL, needed));
+        assert!(bps.iter().all(|b| *b == UNSET), "buffer written on failure");
+    }
+    let mut len = usize::MAX;
+    assert_eq!(
+        cupel_session_breakpoints(s, bps.as_mut_ptr(), 4, &mut len),
+        CUPEL_OK
+    );
+    assert_eq!(len, needed);
+    let mut slack = f64::NAN;
+    assert_eq!(cupel_session_slack(s, &mut slack), CUPEL_OK);
+    Seen {
+        action,
+        stable: (items, tokens),
+        breakpoints: bps[..len].to_vec(),
+        slack,
+    }
+}
+
+unsafe fn bytes(p: *const c_char, len: usize) -> Option<Vec<u8>> {
+    (!p.is_null()).then(|| std::slice::from_raw_parts(p as *const u8, len).to_vec())
+}
+
+/// Every item as a session sees it now.
+struct Now {
+    ids: Vec<Option<Ident>>,
+    /// Volatile as a session places it: marked, or with neither key nor
+    /// content, or in a group with such a member.
+    volatile: Vec<bool>,
+    /// Marked pinned (`cupel_items_set_pinned`).
+    marked: Vec<bool>,
+    /// Pinned as the pipeline takes it: marked, or in a group with a
+    /// marked member (docs/groups.md).
+    pinned: Vec<bool>,
+    content: Vec<Option<Vec<u8>>>,
+}
+
+unsafe fn now(st: &State) -> Now {
+    let n = st.tokens.len();
+    let mut w = Now {
+        ids: Vec::with_capacity(n),
+        volatile: Vec::with_capacity(n),
+        marked: Vec::with_capacity(n),
+        pinned: Vec::with_capacity(n),
+        content: Vec::with_capacity(n),
+    };
+    for i in 0..n {
+        let (mut p, mut len) = (ptr::null(), 0usize);
+        assert_eq!(cupel_items_content(st.items, i, &mut p, &mut len), CUPEL_OK);
+        let content = bytes(p, len);
+        let id = match (st.keys[i], &content) {
+            (0, None) => None,
+            (0, Some(c)) => {
+                assert_eq!(cupel_items_kind(st.items, i, &mut p, &mut len), CUPEL_OK);
+                let kind = bytes(p, len).unwrap_or_default();
+                Some(Ident::Keyless(kind, st.tokens[i], c.clone()))
+            }
+            (key, c) => Some(Ident::Keyed(key, st.tokens[i], c.clone())),
+        };
+        let (mut pinned, mut volatile) = (false, false);
+        assert_eq!(cupel_items_pinned(st.items, i, &mut pinned), CUPEL_OK);
+        assert_eq!(cupel_items_volatile(st.items, i, &mut volatile), CUPEL_OK);
+        assert_eq!(volatile, st.volatile[i], "item {i}'s volatile flag");
+        w.volatile.push(st.volatile[i] || id.is_none());
+        w.ids.push(id);
+        w.marked.push(pinned);
+        w.content.push(content);
+    }
+    let pinned_groups: std::collections::HashSet<u64> = (0..n)
+        .filter(|&i| st.groups[i] != 0 && w.marked[i])
+        .map(|i| st.groups[i])
+        .collect();
+    w.pinned = (0..n)
+        .map(|i| w.marked[i] || pinned_groups.contains(&st.groups[i]))
+        .collect();
+    let volatile_groups: std::collections::HashSet<u64> = (0..n)
+        .filter(|&i| st.groups[i] != 0 && w.volatile[i])
+        .map(|i| st.groups[i])
+        .collect();
+    for i in 0..n {
+        w.volatile[i] |= volatile_groups.contains(&st.groups[i]);
+    }
+    w
+}
+
+/// A report's included list: each item with its option.
+unsafe fn options(st: &State, report: *const cupel_report) -> Vec<(usize, Opt)> {
+    (0..cupel_report_included_count(report))
+        .map(|k| {
+            let mut d = std::mem::zeroed::<cupel_decision>();
+            assert_eq!(cupel_report_included(report, k, &mut d), CUPEL_OK);
+            let i = d.item_index;
+            let (variant, tokens) = checked_choice_in(st, report, k, i);
+            let cut = (d.reason == CUPEL_REASON_TRUNCATED as i32).then(|| {
+                let (mut head, mut tail) = (0, 0);
+                assert_eq!(
+                    cupel_report_included_cut(report, k, &mut head, &mut tail),
+                    CUPEL_OK
+                );
+                (head, tail)
+            });
+            let variant_content = match variant {
+                0 => None,
+                v => {
+                    let (mut t, mut value, mut p, mut len) = (0, 0.0, ptr::null(), 0);
+                    let status =
+                        cupel_items_variant(st.items, i, v, &mut t, &mut value, &mut p, &mut len);
+                    assert_eq!(status, CUPEL_OK);
+                    bytes(p, len)
+                }
+            };
+            let opt = Opt {
+                variant,
+                tokens,
+                cut,
+                variant_content,
+            };
+            (i, opt)
+        })
+        .collect()
+}
+
+/// The first pair of items with the same non-zero key.
+fn duplicate_keys(keys: &[u64]) -> Option<(usize, usize)> {
+    let mut first = std::collections::HashMap::new();
+    for (i, &k) in keys.iter().enumerate() {
+        if k != 0 {
+            if let Some(&j) = first.get(&k) {
+                return Some((j, i));
+            }
+            first.insert(k, i);
+        }
+    }
+    None
+}
+
+/// The sum of the tokens `list` adds, `pinned` items aside.
+fn unpinned_tokens<'a>(pinned: &[bool], list: impl IntoIterator<Item = (usize, &'a Opt)>) -> i64 {
+    list.into_iter()
+        .filter(|&(i, _)| !pinned[i])
+        .fold(0i64, |a, (_, o)| a.saturating_add(o.tokens))
+}
+
+/// Why Append fails when N takes a group's new members without the others.
+const SPLIT_GROUP: &str = "P, N and V do not hold every group whole";
+
+/// What the contract's Append rule says of this run.
+enum AppendRule {
+    /// It applies: the output is P, then N, then (maybe more) V.
+    Applies {
+        p: Vec<usize>,
+        n: Vec<usize>,
+        v: Vec<usize>,
+    },
+    /// It does not: the run compacts.
+    Fails(&'static str),
+}
+
+/// The Append rule from the contract, on its own: P (the previous output's
+/// non-volatile items, matched to this list by identity, equal keyless
+/// items in push order), N (F's non-volatile items not in P that are
+/// pinned or new), V (F's volatile items), deduplication against P, and
+/// whether they fit the effective target.
+unsafe fn append_rule(
+    st: &State,
+    w: &Now,
+    prev: &Prev,
+    f: &[(usize, Opt)],
+    dedup: bool,
+    target: i64,
+) -> AppendRule {
+    let n = st.tokens.len();
+    let mut by_id: std::collections::HashMap<&Ident, std::collections::VecDeque<usize>> =
+        Default::default();
+    for (i, id) in w.ids.iter().enumerate() {
+        if let Some(id) = id {
+            by_id.entry(id).or_default().push_back(i);
+        }
+    }
+    let mut p = vec![];
+    for e in prev.out.iter().filter(|e| !e.volatile) {
+        let matched =
+            e.id.as_ref()
+                .and_then(|id| by_id.get_mut(id).and_then(|q| q.pop_front()));
+        let Some(i) = matched else {
+            return AppendRule::Fails("an item of P left the list");
+        };
+        if w.volatile[i] {
+            return AppendRule::Fails("an item of P is volatile now");
+        }
+        if e.opt.variant > 0 {
+            let (mut t, mut value, mut c, mut len) = (0, 0.0, ptr::null(), 0);
+            let status = cupel_items_variant(
+                st.items,
+                i,
+                e.opt.variant,
+                &mut t,
+                &mut value,
+                &mut c,
+                &mut len,
+            );
+            let same_variant =
+                status == CUPEL_OK && t == e.opt.tokens && bytes(c, len) == e.opt.variant_content;
+            if w.pinned[i] || !same_variant {
+                return AppendRule::Fails("an item of P can no longer have its variant");
+            }
+        }
+        if let Some((head, tail)) = e.opt.cut {
+            let (mut truncatable, mut keep, mut min) = (false, 0, 0);
+            let status =
+                cupel_items_truncatable(st.items, i, &mut truncatable, &mut keep, &mut min);
+            assert_eq!(status, CUPEL_OK);
+            let len = w.content[i].as_ref().map_or(0, Vec::len);
+            if !truncatable || w.pinned[i] || head > tail || tail > len {
+                return AppendRule::Fails("an item of P can no longer be cut as it was");
+            }
+        }
+        p.push(i);
+    }
+    let mut in_p = vec![false; n];
+    for &i in &p {
+        in_p[i] = true;
+    }
+    for &i in &p {
+        let g = st.groups[i];
+        if g != 0 && (0..n).any(|m| st.groups[m] == g && !in_p[m]) {
+            return AppendRule::Fails("a group straddles P");
+        }
+    }
+    // Every group of P next to itself in P (a group is placed as one).
+    for (k, &i) in p.iter().enumerate() {
+        let g = st.groups[i];
+        let at: Vec<usize> = (0..p.len()).filter(|&x| st.groups[p[x]] == g).collect();
+        let in_order = at.windows(2).all(|w| p[w[0]] < p[w[1]]);
+        if g != 0 && at[0] == k && (at.last().unwrap() - k + 1 != at.len() || !in_order) {
+            return AppendRule::Fails("a group of P is not together, in push order");
+        }
+    }
+    let mut contents = std::collections::HashMap::new();
+    if dedup {
+        for &i in &p {
+            if let (0, Some(c)) = (st.groups[i], &w.content[i]) {
+                contents.insert(c.clone(), i);
+            }
+        }
+    }
+    let dup = |i: usize| {
+        st.groups[i] == 0
+            && !w.pinned[i]
+            && w.content[i]
+                .as_ref()
+                .and_then(|c| contents.get(c))
+                .is_some_and(|&k| k != i)
+    };
+    // New: beyond the count of its identity in the previous list (equal
+    // items in push order).
+    let mut counts: std::collections::HashMap<&Ident, usize> = Default::default();
+    let new: Vec<bool> = w
+        .ids
+        .iter()
+        .map(|id| match id {
+            None => false,
+            Some(id) => {
+                let c = counts.entry(id).or_insert(0);
+                *c += 1;
+                *c > prev.list.get(id).copied().unwrap_or(0)
+            }
+        })
+        .collect();
+    let mut n_items = vec![];
+    let mut v_items = vec![];
+    for &(i, _) in f {
+        if in_p[i] || dup(i) {
+            continue;
+        }
+        if w.volatile[i] {
+            v_items.push(i);
+        } else if w.pinned[i] || new[i] {
+            n_items.push(i);
+        }
+    }
+    let mut chosen = in_p.clone();
+    for &i in n_items.iter().chain(&v_items) {
+        chosen[i] = true;
+    }
+    for i in (0..n).filter(|&i| chosen[i] && st.groups[i] != 0) {
+        if (0..n).any(|m| st.groups[m] == st.groups[i] && !chosen[m]) {
+            return AppendRule::Fails(SPLIT_GROUP);
+        }
+    }
+    let prev_opts = prev.out.iter().filter(|e| !e.volatile).map(|e| &e.opt);
+    let f_opt = |i: usize| &f.iter().find(|x| x.0 == i).unwrap().1;
+    // Pinned as Classify has it: a group with a pinned member is pinned.
+    let pinned = &w.pinned;
+    let used = unpinned_tokens(pinned, p.iter().copied().zip(prev_opts))
+        .saturating_add(unpinned_tokens(
+            pinned,
+            n_items.iter().map(|&i| (i, f_opt(i))),
+        ))
+        .saturating_add(unpinned_tokens(
+            pinned,
+            v_items.iter().map(|&i| (i, f_opt(i))),
+        ));
+    if used > target {
+        return AppendRule::Fails("P, N and V do not fit");
+    }
+    AppendRule::Applies {
+        p,
+        n: n_items,
+        v: v_items,
+    }
+}
+
+/// One session operation from the input.
+unsafe fn fuzz_session(input: &mut Input, st: &mut State) {
+    let op = input.u8() % 16;
+    if st.sessions.is_empty() || op < 2 {
+        return new_session(input, st);
+    }
+    let k = input.below(st.sessions.len());
+    match op {
+        2 => {
+            const SLACKS: [f64; 12] = [
+                0.0,
+                -0.0,
+                0.1,
+                0.2,
+                0.5,
+                0.9,
+                0.999,
+                1.0,
+                -0.1,
+                f64::NAN,
+                f64::INFINITY,
+                1e-300,
+            ];
+            let v = match input.one_in(4) {
+                true => input.f64(),
+                false => SLACKS[input.below(SLACKS.len())],
+            };
+            let slot = &mut st.sessions[k];
+            let status = cupel_session_set_slack(slot.s, v);
+            documented(status);
+            assert_eq!(
+                status == CUPEL_OK,
+                (0.0..1.0).contains(&v),
+                "slack {v}: {status:?}"
+            );
+            if status == CUPEL_OK {
+                assert_eq!(cupel_session_set_slack(slot.twin, v), CUPEL_OK);
+                slot.seen.slack = v;
+            }
+            assert_eq!(seen(slot.s), slot.seen, "after setting the slack to {v}");
+        }
+        3 => {
+            let slot = &mut st.sessions[k];
+            assert_eq!(cupel_session_reset(slot.s), CUPEL_OK);
+            assert_eq!(cupel_session_reset(slot.twin), CUPEL_OK);
+            slot.seen = Seen::fresh(slot.seen.slack);
+            slot.prev = None;
+            assert_eq!(seen(slot.s), slot.seen, "after a reset");
+        }
+        4 => {
+            st.sessions.swap_remove(k);
+        }
+        5 if !st.pipelines.is_empty() => {
+            // Free a pipeline: its sessions keep working.
+            st.pipelines.remove(input.below(st.pipelines.len()));
+        }
+        6 => null_session_calls(st, k),
+        7..=9 => {
+            // A few turns of a conversation: each pushes some items (with
+            // contents now and then, a pinned or grouped one rarely) and
+            // runs the session.
+            for _ in 0..1 + input.below(4) {
+                for _ in 0..1 + input.below(3) {
+                    if st.tokens.len() >= MAX_ITEMS {
+                        break;
+                    }
+                    let t = input.below(400) as i64;
+                    let status = cupel_items_push(st.items, t, input.f64(), kind_ptr(input.kind()));
+                    documented(status);
+                    if status != CUPEL_OK {
+                        continue;
+                    }
+                    let i = st.tokens.len();
+                    st.tokens.push(t);
+                    st.groups.push(0);
+                    st.keys.push(0);
+                    st.volatile.push(false);
+                    bump(&STATS.items_pushed, 1);
+                    match input.u8() % 16 {
+                        0..=3 => {
+                            const TEXTS: [&CStr; 3] = [c"turn", c"tool result", c"same"];
+                            let text = TEXTS[input.below(TEXTS.len())];
+                            assert_eq!(
+                                cupel_items_set_content(st.items, i, text.as_ptr()),
+                                CUPEL_OK
+                            );
+                        }
+                        4 => assert_eq!(cupel_items_set_pinned(st.items, i, true), CUPEL_OK),
+                        5 | 6 => {
+                            // Grouped with the item before it.
+                            let g = match st.groups.get(i.wrapping_sub(1)) {
+                                Some(&g) if g != 0 => g,
+                                _ => 1 + input.below(3) as u64,
+                            };
+                            assert_eq!(cupel_items_set_group(st.items, i, g), CUPEL_OK);
+                            st.groups[i] = g;
+                        }
+                        _ => {}
+                    }
+                }
+                checked_session_run(input, st, k);
+            }
+        }
+        _ => checked_session_run(input, st, k),
+    }
+}
+
+/// A session from one of the kept pipelines (a new one now and then), with
+/// its twin; sometimes the pipeline is freed at once.
+unsafe fn new_session(input: &mut Input, st: &mut State) {
+    if st.pipelines.is_empty() || input.one_in(4) {
+        fuzz_pipeline(input, st, true);
+    }
+    let at = input.below(st.pipelines.len());
+    let (mut s, mut twin) = (ptr::null_mut(), ptr::null_mut());
+    assert_eq!(cupel_session_new(st.pipelines[at].p, &mut s), CUPEL_OK);
+    assert_eq!(cupel_session_new(st.pipelines[at].p, &mut twin), CUPEL_OK);
+    let slot = SessionSlot {
+        s,
+        twin,
+        oracle: st.pipelines[at].oracle.clone(),
+        seen: Seen::fresh(0.2),
+        prev: None,
+    };
+    assert_eq!(seen(s), slot.seen, "a new session");
+    if input.one_in(3) {
+        st.pipelines.remove(at);
+    }
+    if st.sessions.len() >= 3 {
+        st.sessions.swap_remove(input.below(3));
+    }
+    st.sessions.push(slot);
+}
+
+/// NULL where a handle or out-pointer is required: documented failures
+/// that change nothing.
+unsafe fn null_session_calls(st: &State, k: usize) {
+    let slot = &st.sessions[k];
+    let mut s = ptr::null_mut();
+    let mut len = 7usize;
+    let mut out = [0usize; 1];
+    let mut action = CUPEL_SESSION_APPEND;
+    let mut bp = [cupel_breakpoint {
+        items: 0,
+        tokens: 0,
+        mark: 0,
+    }];
+    let statuses = [
+        cupel_session_new(ptr::null(), &mut s),
+        cupel_session_run(
+            ptr::null_mut(),
+            st.items,
+            st.budget,
+            out.as_mut_ptr(),
+            1,
+            &mut len,
+            ptr::null_mut(),
+        ),
+        cupel_session_run(
+            slot.s,
+            ptr::null(),
+            st.budget,
+            out.as_mut_ptr(),
+            1,
+            &mut len,
+            st.report,
+        ),
+        cupel_session_run(
+            slot.s,
+            st.items,
+            ptr::null(),
+            out.as_mut_ptr(),
+            1,
+            &mut len,
+            ptr::null_mut(),
+        ),
+        cupel_session_run(
+            slot.s,
+            st.items,
+            st.budget,
+            out.as_mut_ptr(),
+            1,
+            ptr::null_mut(),
+            ptr::null_mut(),
+        ),
+        cupel_session_set_slack(ptr::null_mut(), 0.5),
+        cupel_session_stable_prefix(ptr::null(), &mut len, ptr::null_mut()),
+        cupel_session_reset(ptr::null_mut()),
+        cupel_session_last_action(ptr::null(), &mut action),
+        cupel_session_last_action(slot.s, ptr::null_mut()),
+        cupel_session_breakpoints(slot.s, ptr::null_mut(), 1, &mut len),
+        cupel_session_breakpoints(slot.s, bp.as_mut_ptr(), 1, ptr::null_mut()),
+        cupel_session_slack(slot.s, ptr::null_mut()),
+        cupel_items_set_key(ptr::null_mut(), 0, 1),
+        cupel_items_set_keys(st.items, 0, 1, ptr::null()),
+        cupel_items_set_volatile(ptr::null_mut(), 0, true),
+        cupel_items_set_volatile_many(st.items, 0, 1, ptr::null()),
+        cupel_items_key(st.items, 0, ptr::null_mut()),
+        cupel_items_volatile(ptr::null(), 0, ptr::null_mut()),
+    ];
+    for (at, status) in statuses.into_iter().enumerate() {
+        documented(status);
+        assert_eq!(status, CUPEL_ERROR_NULL_POINTER, "call {at}");
+    }
+    assert!(s.is_null());
+    assert_eq!(len, 7, "written on failure");
+    assert_eq!(action, CUPEL_SESSION_APPEND, "written on failure");
+    cupel_session_free(ptr::null_mut());
+    assert_eq!(seen(slot.s), slot.seen, "a failed call changed the session");
+}
+
+/// One session run, checked: the failures change nothing (the getters
+/// read the same, and the twin, which never sees them, agrees on the next
+/// run); a success agrees with the twin (with its report), and obeys the
+/// contract (`check_session_output`).
+unsafe fn checked_session_run(input: &mut Input, st: &mut State, k: usize) {
+    let n = st.tokens.len();
+    // Usually every keyless item gets a key of its own first: keyless items
+    // without content would all be volatile.
+    if n > 0 && !input.one_in(3) {
+        let mut keys = st.keys.clone();
+        for key in keys.iter_mut().filter(|k| **k == 0) {
+            st.next_key += 1;
+            *key = st.next_key;
+        }
+        assert_eq!(
+            cupel_items_set_keys(st.items, 0, n, keys.as_ptr()),
+            CUPEL_OK
+        );
+        st.keys = keys;
+        // And now and then the newest items are marked volatile.
+        if input.one_in(3) {
+            let count = input.below(4).min(n);
+            let flags = vec![true; count];
+            let status = cupel_items_set_volatile_many(st.items, n - count, count, flags.as_ptr());
+            assert_eq!(status, CUPEL_OK);
+            st.volatile[n - count..].fill(true);
+        }
+    }
+    let capacity = match input.u8() % 8 {
+        0 => input.below(n + 1),
+        1 => 0,
+        _ => n,
+    };
+    let report = match input.one_in(3) {
+        true => ptr::null_mut(),
+        false => st.report,
+    };
+    let slot = &st.sessions[k];
+    let before = seen(slot.s);
+    assert_eq!(before, slot.seen, "the session changed between runs");
+    // F: the pipeline's own selection, and how it failed if it did.
+    let mut f_out = vec![usize::MAX; n];
+    let mut f_len = usize::MAX;
+    let f_status = cupel_pipeline_run(
+        slot.oracle.p,
+        st.items,
+        st.budget,
+        f_out.as_mut_ptr(),
+        n,
+        &mut f_len,
+        st.report_f,
+    );
+    documented(f_status);
+    let dup = duplicate_keys(&st.keys);
+    let mut capacity = capacity;
+    const SENTINEL: usize = 0xDEAD_BEEF;
+    let (status, out, message) = loop {
+        let mut out = vec![SENTINEL; capacity];
+        let mut len = usize::MAX;
+        let status = cupel_session_run(
+            slot.s,
+            st.items,
+            st.budget,
+            if capacity == 0 {
+                ptr::null_mut()
+            } else {
+                out.as_mut_ptr()
+            },
+            capacity,
+            &mut len,
+            report,
+        );
+        documented(status);
+        if status == CUPEL_OK {
+            assert!(len <= capacity);
+            out.truncate(len);
+            break (status, out, String::new());
+        }
+        let message = last_error();
+        assert_eq!(
+            seen(slot.s),
+            before,
+            "a failed run ({message}) changed the session"
+        );
+        if !report.is_null() {
+            assert_eq!(cupel_report_included_count(report), 0, "report not emptied");
+            assert_eq!(cupel_report_excluded_count(report), 0, "report not emptied");
+        }
+        bump(&STATS.session_failures, 1);
+        if status != CUPEL_ERROR_BUFFER_TOO_SMALL {
+            break (status, out, message);
+        }
+        // Too small: the needed length, nothing written; then exactly that.
+        assert!(
+            len > capacity && out.iter().all(|&x| x == SENTINEL),
+            "needed {len} with capacity {capacity}"
+        );
+        assert!(
+            dup.is_none(),
+            "a run with duplicate keys {dup:?} got as far as the buffer"
+        );
+        bump(&STATS.session_too_small, 1);
+        capacity = len;
+    };
+    if status != CUPEL_OK {
+        match dup {
+            Some((a, b)) => {
+                bump(&STATS.session_duplicate_keys, 1);
+                if f_status == CUPEL_OK {
+                    assert_eq!(status, CUPEL_ERROR_INVALID_ARGUMENT, "{message}");
+                }
+                if status == CUPEL_ERROR_INVALID_ARGUMENT && f_status == CUPEL_OK {
+                    assert!(
+                        message.contains(&a.to_string()) && message.contains(&b.to_string()),
+                        "duplicate keys at {a} and {b}: {message}"
+                    );
+                }
+            }
+            None => assert_eq!(
+                status, f_status,
+                "the session failed ({message}) where its pipeline did not, or otherwise"
+            ),
+        }
+        return;
+    }
+    assert!(dup.is_none(), "a run with duplicate keys {dup:?} succeeded");
+    assert_eq!(
+        f_status, CUPEL_OK,
+        "the session ran where its pipeline failed"
+    );
+    f_out.truncate(f_len);
+    // The twin: only the successful runs, full buffer, always a report.
+    let mut twin_out = vec![SENTINEL; n];
+    let mut twin_len = usize::MAX;
+    let status = cupel_session_run(
+        slot.twin,
+        st.items,
+        st.budget,
+        twin_out.as_mut_ptr(),
+        n,
+        &mut twin_len,
+        st.report_twin,
+    );
+    assert_eq!(status, CUPEL_OK, "the twin failed: {}", last_error());
+    assert_eq!(
+        &twin_out[..twin_len],
+        &out[..],
+        "the twin (which saw no failed run, with a report) placed differently"
+    );
+    let after = seen(slot.s);
+    assert_eq!(seen(slot.twin), after, "the twin's getters differ");
+    let opts = options(st, st.report_twin);
+    if !report.is_null() {
+        assert_eq!(options(st, report), opts, "the reports differ");
+        assert_eq!(
+            cupel_report_excluded_count(report),
+            cupel_report_excluded_count(st.report_twin)
+        );
+    }
+    check_session_output(st, k, &out, &f_out, &after);
+    bump(&STATS.session_runs, 1);
+    let slot = &st.sessions[k];
+    if !st
+        .pipelines
+        .iter()
+        .any(|p| std::rc::Rc::ptr_eq(&p.oracle, &slot.oracle))
+    {
+        bump(&STATS.session_orphan_runs, 1);
+    }
+}
+
+/// A successful session run's output `out` against the contract, with F
+/// (`f`, the pipeline's selection, its report in `report_f`), the twin's
+/// report (`report_twin`), the previous output and what the getters say
+/// now (`after`); then remembers the run.
+unsafe fn check_session_output(st: &mut State, k: usize, out: &[usize], f: &[usize], after: &Seen) {
+    let n = st.tokens.len();
+    let r = st.report_twin;
+    let slot = &st.sessions[k];
+    let w = now(st);
+    let f_opts = options(st, st.report_f);
+    assert_eq!(f_opts.iter().map(|x| x.0).collect::<Vec<_>>(), f);
+    let target = cupel_report_effective_target_tokens(st.report_f);
+    let rule = slot
+        .prev
+        .as_ref()
+        .map(|prev| append_rule(st, &w, prev, &f_opts, slot.oracle.dedup, target));
+    // Like any pipeline output: distinct indices in range, no negative
+    // tokens, groups whole and together in push order.
+    let mut sorted = out.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), out.len(), "duplicate indices {out:?}");
+    assert!(
+        out.iter().all(|&i| i < n && st.tokens[i] >= 0),
+        "index out of range or negative tokens {out:?}"
+    );
+    check_groups(out, &st.groups, false);
+    check_groups(out, &st.groups, true);
+    let mut in_out = vec![false; n];
+    for &i in out {
+        in_out[i] = true;
+    }
+    let mut in_f = vec![false; n];
+    for &i in f {
+        in_f[i] = true;
+    }
+    // The report: the output as included, in its order, every other item
+    // excluded once; Deferred exactly for what F takes and the session
+    // does not.
+    let opts = options(st, r);
+    assert_eq!(
+        opts.iter().map(|x| x.0).collect::<Vec<_>>(),
+        out,
+        "the report's included list is the output"
+    );
+    let mut decided = vec![0u8; n];
+    for &i in out {
+        decided[i] += 1;
+    }
+    for e in 0..cupel_report_excluded_count(r) {
+        let mut d = std::mem::zeroed::<cupel_decision>();
+        assert_eq!(cupel_report_excluded(r, e, &mut d), CUPEL_OK);
+        let i = d.item_index;
+        decided[i] += 1;
+        assert_eq!(
+            d.reason == CUPEL_REASON_DEFERRED as i32,
+            in_f[i] && !in_out[i],
+            "item {i} excluded with reason {}",
+            d.reason
+        );
+    }
+    assert!(
+        decided.iter().all(|&c| c == 1),
+        "every item decided once: {decided:?}"
+    );
+    let entries: Vec<Entry> = opts
+        .iter()
+        .map(|(i, opt)| Entry {
+            item: *i,
+            id: w.ids[*i].clone(),
+            opt: opt.clone(),
+            volatile: w.volatile[*i],
+        })
+        .collect();
+    let tokens_to = |m: usize| {
+        entries[..m]
+            .iter()
+            .fold(0i64, |a, e| a.saturating_add(e.opt.tokens))
+    };
+    assert_eq!(
+        cupel_report_effective_target_tokens(r),
+        target,
+        "the session's effective target is F's"
+    );
+    let included_pinned = |k: usize| {
+        let mut d = std::mem::zeroed::<cupel_decision>();
+        assert_eq!(cupel_report_included(r, k, &mut d), CUPEL_OK);
+        d.reason == CUPEL_REASON_PINNED as i32
+    };
+    let selected = (0..out.len())
+        .filter(|&k| !included_pinned(k))
+        .fold(0i64, |a, k| a.saturating_add(entries[k].opt.tokens));
+    assert_eq!(cupel_report_selected_tokens(r), selected);
+    // Volatile items after every other.
+    let end = entries.iter().take_while(|e| !e.volatile).count();
+    assert!(
+        entries[end..].iter().all(|e| e.volatile),
+        "volatile items not last: {out:?} (volatile {:?})",
+        entries.iter().map(|e| e.volatile).collect::<Vec<_>>()
+    );
+    if end > 0 && end < out.len() {
+        bump(&STATS.session_volatile_tails, 1);
+    }
+    // F's volatile items (the tail holds them, less deduplicated copies).
+    let f_volatile: Vec<(usize, &Opt)> = f_opts
+        .iter()
+        .filter(|(i, _)| w.volatile[*i])
+        .map(|(i, o)| (*i, o))
+        .collect();
+    let tail: Vec<(usize, &Opt)> = entries[end..].iter().map(|e| (e.item, &e.opt)).collect();
+    let mut rest = f_volatile.iter();
+    assert!(
+        tail.iter().all(|t| rest.any(|x| x == t)),
+        "the volatile tail {tail:?} is not F's volatile items {f_volatile:?} in order"
+    );
+    if !slot.oracle.dedup {
+        assert_eq!(tail, f_volatile, "the volatile items are F's");
+    }
+    // Pinned items: those F has.
+    let pinned_of = |list: &[usize]| {
+        let mut v: Vec<usize> = list.iter().copied().filter(|&i| w.pinned[i]).collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(pinned_of(out), pinned_of(f), "pinned items: F's");
+    // The budget, when no count slicer commits items past it and the
+    // overflow strategy does not let them past.
+    let bounded = !slot.oracle.has_count && !slot.oracle.proceed;
+    let unpinned = unpinned_tokens(&w.pinned, entries.iter().map(|e| (e.item, &e.opt)));
+    if bounded {
+        assert!(
+            unpinned <= target.max(0),
+            "{unpinned} unpinned tokens, target {target}"
+        );
+    }
+    // The rule taken.
+    let action = after.action;
+    let (stable, stable_tokens) = after.stable;
+    match &slot.prev {
+        None => {
+            assert_eq!(
+                action, CUPEL_SESSION_FIRST,
+                "the first run since new or reset"
+            );
+            let mut want: Vec<(usize, &Opt)> = f_opts
+                .iter()
+                .filter(|(i, _)| !w.volatile[*i])
+                .map(|(i, o)| (*i, o))
+                .collect();
+            want.extend(f_volatile.iter().copied());
+            let got: Vec<(usize, &Opt)> = entries.iter().map(|e| (e.item, &e.opt)).collect();
+            assert_eq!(got, want, "a first run is F, volatile items last");
+            assert_eq!(
+                (stable, stable_tokens),
+                (0, 0),
+                "a first run's stable prefix"
+            );
+            bump(&STATS.session_firsts, 1);
+        }
+        Some(prev) => {
+            assert_ne!(action, CUPEL_SESSION_FIRST, "a later run took First");
+            let rule = rule.unwrap();
+            if let AppendRule::Fails(why) = &rule {
+                assert_eq!(action, CUPEL_SESSION_COMPACT, "appended though {why}");
+            }
+            if let AppendRule::Applies { .. } = &rule {
+                assert_eq!(
+                    action, CUPEL_SESSION_APPEND,
+                    "compacted though Append applies"
+                );
+            }
+            let p: Vec<&Entry> = prev.out.iter().filter(|e| !e.volatile).collect();
+            if action == CUPEL_SESSION_APPEND {
+                bump(&STATS.session_appends, 1);
+                // P, in its order, with its options.
+                assert!(out.len() >= p.len(), "an append dropped items of P");
+                for (a, b) in entries.iter().zip(&p) {
+                    assert!(same(a, b), "an append changed P: {a:?} for {b:?}");
+                }
+                assert!(
+                    unpinned <= target.max(0),
+                    "appended {unpinned} unpinned tokens, target {target}"
+                );
+                if let AppendRule::Applies {
+                    p: pi,
+                    n: ni,
+                    v: vi,
+                } = &rule
+                {
+                    let start = pi.len();
+                    assert!(out.len() >= start + ni.len() + vi.len(), "P, N and V");
+                    assert_eq!(&out[..start], &pi[..], "P's items");
+                    assert_eq!(&out[start..start + ni.len()], &ni[..], "N after P");
+                    assert_eq!(&out[end..], &vi[..], "V last");
+                    let f_opt = |i: usize| &f_opts.iter().find(|x| x.0 == i).unwrap().1;
+                    for e in &entries[start..] {
+                        if in_f[e.item] {
+                            assert_eq!(&e.opt, f_opt(e.item), "item {} not as F has it", e.item);
+                        }
+                    }
+                }
+            } else {
+                assert_eq!(action, CUPEL_SESSION_COMPACT);
+                bump(&STATS.session_compactions, 1);
+                // Room to spare: the non-volatile unpinned items within
+                // floor((1 - slack) x T), and the volatile ones' room.
+                if bounded {
+                    let kept =
+                        unpinned_tokens(&w.pinned, entries[..end].iter().map(|e| (e.item, &e.opt)));
+                    let room = ((1.0 - after.slack) * target as f64).floor() as i64;
+                    let f_vol = unpinned_tokens(&w.pinned, f_volatile.iter().copied());
+                    let cap = room.min(target.saturating_sub(f_vol)).max(0);
+                    assert!(
+                        kept <= cap,
+                        "a compaction kept {kept} tokens, slack {} of {target}",
+                        after.slack
+                    );
+                }
+                // The longest prefix of P all in the selection (same item,
+                // same option), ended before a group it does not hold
+                // whole, leads the output.
+                let mut j = 0;
+                while j < p.len() && entries[..end].iter().any(|e| same(e, p[j])) {
+                    j += 1;
+                }
+                let whole = |j: usize| {
+                    let items: Vec<usize> = entries[..end]
+                        .iter()
+                        .filter(|e| p[..j].iter().any(|x| same(e, x)))
+                        .map(|e| e.item)
+                        .collect();
+                    // Each group whole, and together in P (a group is placed
+                    // as one).
+                    let now = |x: usize| {
+                        entries[..end]
+                            .iter()
+                            .find(|e| same(e, p[x]))
+                            .map(|e| e.item)
+                    };
+                    let together = |g: u64| {
+                        let at: Vec<usize> = (0..j)
+                            .filter(|&x| now(x).is_some_and(|i| st.groups[i] == g))
+                            .collect();
+                        let in_order = at.windows(2).all(|w| now(w[0]) < now(w[1]));
+                        at.is_empty() || (at.last().unwrap() - at[0] + 1 == at.len() && in_order)
+                    };
+                    items.iter().all(|&i| {
+                        st.groups[i] == 0
+                            || ((0..n)
+                                .filter(|&m| st.groups[m] == st.groups[i])
+                                .all(|m| items.contains(&m))
+                                && together(st.groups[i]))
+                    })
+                };
+                while j > 0 && !whole(j) {
+                    j -= 1;
+                }
+                for (a, b) in entries.iter().zip(&p[..j]) {
+                    assert!(
+                        same(a, b),
+                        "a compaction's output does not lead with the {j} items of P it keeps: \
+                         {a:?} for {b:?}"
+                    );
+                }
+            }
+            // The stable prefix: the common prefix with the previous output.
+            let common = entries
+                .iter()
+                .zip(&prev.out)
+                .take_while(|(a, b)| same(a, b))
+                .count();
+            assert_eq!(stable, common, "stable prefix");
+        }
+    }
+    // The stable prefix's tokens; the breakpoints.
+    assert!(stable <= out.len());
+    assert_eq!(stable_tokens, tokens_to(stable), "stable prefix tokens");
+    if stable > 0 {
+        bump(&STATS.session_stable, 1);
+    }
+    let bps = &after.breakpoints;
+    assert!(bps.len() <= 4);
+    let pinned_end = entries.iter().take_while(|e| w.pinned[e.item]).count();
+    for (x, b) in bps.iter().enumerate() {
+        assert!(
+            b.items >= 1 && b.items <= out.len(),
+            "breakpoint {b:?} of {}",
+            out.len()
+        );
+        assert!(x == 0 || bps[x - 1].items < b.items, "breakpoints {bps:?}");
+        assert_eq!(b.tokens, tokens_to(b.items), "breakpoint {b:?}'s tokens");
+        let mark = match b.items {
+            i if i == end => CUPEL_MARK_END,
+            i if i == stable => CUPEL_MARK_STABLE,
+            i if i == pinned_end => {
+                assert!(
+                    b.mark == CUPEL_MARK_PINNED as i32 || b.mark == CUPEL_MARK_COMPACTION as i32,
+                    "{bps:?}"
+                );
+                continue;
+            }
+            _ => CUPEL_MARK_COMPACTION,
+        };
+        assert_eq!(
+            b.mark, mark as i32,
+            "breakpoints {bps:?} (end {end}, stable {stable})"
+        );
+        assert!(b.items <= end.max(stable), "{bps:?}");
+    }
+    for at in [pinned_end, stable, end] {
+        assert!(
+            at == 0 || bps.iter().any(|b| b.items == at),
+            "no breakpoint at {at}: {bps:?}"
+        );
+    }
+    // The JSON report carries the same.
+    let mut json_len = 0;
+    let status = cupel_report_json(r, st.items, ptr::null_mut(), 0, &mut json_len);
+    assert_eq!(status, CUPEL_ERROR_BUFFER_TOO_SMALL);
+    let mut json = vec![0u8; json_len];
+    let status = cupel_report_json(
+        r,
+        st.items,
+        json.as_mut_ptr() as *mut c_char,
+        json_len,
+        &mut json_len,
+    );
+    assert_eq!(status, CUPEL_OK);
+    let json = String::from_utf8_lossy(&json[..json_len]).into_owned();
+    let name = ["first", "append", "compact"][action as usize];
+    for want in [
+        format!("\"action\":\"{name}\""),
+        format!("\"stablePrefixItems\":{stable}"),
+        format!("\"stablePrefixTokens\":{stable_tokens}"),
+    ] {
+        assert!(json.contains(&want), "{want} not in the report's JSON");
+    }
+    // Remember the run.
+    let mut list = std::collections::HashMap::new();
+    for id in w.ids.iter().flatten() {
+        *list.entry(id.clone()).or_insert(0) += 1;
+    }
+    let slot = &mut st.sessions[k];
+    slot.prev = Some(Prev { out: entries, list });
+    slot.seen = after.clone();
 }
 
 /// The built-in o200k_base tokenizer, made once per process.
@@ -805,20 +2139,42 @@ fn tokenizer() -> *const cupel_tokenizer {
     }) as *const cupel_tokenizer
 }
 
-/// Arbitrary sequences of C ABI calls with arbitrary values.
+/// Arbitrary sequences of C ABI calls with arbitrary values; at the end
+/// every handle the program made is freed (one program at a time per
+/// process: the count of live handles is global).
 pub fn abi_program(data: &[u8]) {
+    tokenizer();
+    let live = cupel_live_handles();
+    program(data);
+    assert_eq!(
+        cupel_live_handles(),
+        live,
+        "the program left handles alive (or freed one twice)"
+    );
+}
+
+fn program(data: &[u8]) {
     let mut input = Input { data, pos: 0 };
     unsafe {
         let mut st = State {
             items: ptr::null_mut(),
             tokens: vec![],
             groups: vec![],
+            keys: vec![],
+            volatile: vec![],
             budget: ptr::null_mut(),
             slicers: Slicers(vec![]),
             report: ptr::null_mut(),
+            report_twin: ptr::null_mut(),
+            report_f: ptr::null_mut(),
+            pipelines: vec![],
+            sessions: vec![],
+            next_key: 1 << 40,
         };
         assert_eq!(cupel_items_new(&mut st.items), CUPEL_OK);
         assert_eq!(cupel_report_new(&mut st.report), CUPEL_OK);
+        assert_eq!(cupel_report_new(&mut st.report_twin), CUPEL_OK);
+        assert_eq!(cupel_report_new(&mut st.report_f), CUPEL_OK);
         let (max, target) = (input.i64(), input.i64());
         if cupel_budget_new(max, target, &mut st.budget) != CUPEL_OK {
             assert!(st.budget.is_null());
@@ -839,7 +2195,7 @@ pub fn abi_program(data: &[u8]) {
             }
             let pick =
                 |input: &mut Input, st: &State| st.slicers.0[input.below(st.slicers.0.len())];
-            match input.u8() % 20 {
+            match input.u8() % 24 {
                 0 | 13 if st.tokens.len() < MAX_ITEMS => {
                     let (t, s, k) = (input.tokens(), input.f64(), input.kind());
                     let status = cupel_items_push(st.items, t, s, kind_ptr(k));
@@ -847,6 +2203,8 @@ pub fn abi_program(data: &[u8]) {
                     if status == CUPEL_OK {
                         st.tokens.push(t);
                         st.groups.push(0);
+                        st.keys.push(0);
+                        st.volatile.push(false);
                         bump(&STATS.items_pushed, 1);
                     }
                     assert_eq!(cupel_items_len(st.items), st.tokens.len());
@@ -868,6 +2226,8 @@ pub fn abi_program(data: &[u8]) {
                     if status == CUPEL_OK {
                         st.tokens.extend_from_slice(&t);
                         st.groups.resize(st.tokens.len(), 0);
+                        st.keys.resize(st.tokens.len(), 0);
+                        st.volatile.resize(st.tokens.len(), false);
                         bump(&STATS.items_pushed, n);
                     }
                     assert_eq!(
@@ -1085,9 +2445,12 @@ pub fn abi_program(data: &[u8]) {
                     cupel_items_clear(st.items);
                     st.tokens.clear();
                     st.groups.clear();
+                    st.keys.clear();
+                    st.volatile.clear();
                 }
                 16 | 17 => fuzz_attribute(&mut input, &mut st),
-                18 => fuzz_pipeline(&mut input, &st),
+                18 => fuzz_pipeline(&mut input, &mut st, false),
+                20..=23 => fuzz_session(&mut input, &mut st),
                 19 => {
                     let s = fuzz_scorer(&mut input, 0);
                     if !s.is_null() {
