@@ -774,3 +774,148 @@ fn session_runs_give_their_recorded_results() {
         assert_eq!(w, g, "run {k} differs from its recorded result");
     }
 }
+
+/// The fuzz driver's reproducers of five bugs (each fixed), as regressions.
+mod found_by_the_fuzz_driver {
+    use super::*;
+    use cupel::{CountEntry, CountQuota, Scarcity};
+
+    fn push(items: &mut Items, key: u64, tokens: i64, score: f64, kind: &str) -> usize {
+        items
+            .push(NewItem {
+                tokens,
+                score,
+                kind: Some(kind),
+            })
+            .unwrap();
+        let i = items.len() - 1;
+        items.set_key(i, key).unwrap();
+        i
+    }
+
+    fn pipeline(slicer: Slicer, placer: Option<Placer>) -> Pipeline {
+        Pipeline::new(None, Engine::new(slicer), placer)
+    }
+
+    #[test]
+    fn a_compaction_leads_with_every_item_of_p_its_selection_holds() {
+        let mut items = Items::new();
+        push(&mut items, 1, 100, 0.05, "Message");
+        items.set_timestamp(0, 1000).unwrap();
+        push(&mut items, 2, 50, 0.5, "Message");
+        items.set_timestamp(1, 2000).unwrap();
+        items.set_pinned(1, true).unwrap();
+        let budget = Budget::new(1_000, 1_000).unwrap();
+        let mut s = Session::new(pipeline(Slicer::Greedy, Some(Placer::Chronological)));
+        assert_eq!(s.run(&items, &budget, None).unwrap(), vec![0, 1]);
+        push(&mut items, 3, 100, 0.09, "Message");
+        items.set_timestamp(2, 500).unwrap();
+        push(&mut items, 4, 800, 0.95, "Message");
+        items.set_timestamp(3, 4000).unwrap();
+        let out = s.run(&items, &budget, None).unwrap();
+        assert_eq!(s.last_action(), Action::Compact);
+        assert_eq!(&out[..2], &[0, 1]);
+        assert_eq!(s.stable_prefix(), (2, 150));
+    }
+
+    fn count_pipeline() -> Pipeline {
+        let entries = vec![CountEntry {
+            kind: "Message".into(),
+            require: 1,
+            cap: 5,
+        }];
+        let count = CountQuota::new(Slicer::Greedy, entries, Scarcity::Error).unwrap();
+        pipeline(Slicer::CountQuota(count), None)
+    }
+
+    #[test]
+    fn a_prefix_that_holds_what_a_count_needs_is_passed_over_not_an_error() {
+        let mut items = Items::new();
+        push(&mut items, 1, 100, 0.1, "Message");
+        push(&mut items, 2, 100, 0.05, "Document");
+        let budget = Budget::new(1_000, 1_000).unwrap();
+        let mut s = Session::new(count_pipeline());
+        s.run(&items, &budget, None).unwrap();
+        push(&mut items, 3, 850, 0.99, "Document");
+        // Forcing item 0 leaves the count no Message: that prefix is passed
+        // over; the selection within the slack (800) takes item 0 itself.
+        let out = s.run(&items, &budget, None).unwrap();
+        assert_eq!(s.last_action(), Action::Compact);
+        assert_eq!(out, vec![0, 1]);
+    }
+
+    #[test]
+    fn a_count_the_slack_cannot_meet_falls_back_to_the_pipeline() {
+        // The only Message is volatile: a compaction's selection of the
+        // others cannot meet the count, the pipeline's can.
+        let mut items = Items::new();
+        push(&mut items, 1, 100, 0.1, "Message");
+        items.set_content(0, "retrieved").unwrap();
+        items.set_volatile(0, true).unwrap();
+        push(&mut items, 2, 100, 0.05, "Document");
+        let budget = Budget::new(1_000, 1_000).unwrap();
+        let p = count_pipeline();
+        let mut s = Session::new(p.clone());
+        assert_eq!(s.run(&items, &budget, None).unwrap(), vec![1, 0]);
+        push(&mut items, 3, 850, 0.99, "Document");
+        let fresh = p.run(&items, &budget, None).unwrap();
+        let out = s.run(&items, &budget, None).unwrap();
+        assert_eq!(s.last_action(), Action::Compact);
+        let (stay, vol): (Vec<u32>, Vec<u32>) = fresh.iter().partition(|&&i| !items.is_volatile(i));
+        assert_eq!(out, [stay, vol].concat());
+    }
+
+    #[test]
+    fn an_append_never_splits_a_group() {
+        // A tool call too big for this turn; its result arrives next turn.
+        let mut items = Items::new();
+        push(&mut items, 1, 100, 0.5, "Message");
+        push(&mut items, 2, 500, 0.5, "Message");
+        items.set_group(1, 7).unwrap();
+        let (small, big) = (
+            Budget::new(300, 300).unwrap(),
+            Budget::new(10_000, 10_000).unwrap(),
+        );
+        let mut s = Session::new(pipeline(Slicer::Greedy, None));
+        assert_eq!(s.run(&items, &small, None).unwrap(), vec![0]);
+        push(&mut items, 3, 10, 0.5, "Message");
+        items.set_group(2, 7).unwrap();
+        let out = s.run(&items, &big, None).unwrap();
+        assert_eq!(s.last_action(), Action::Compact);
+        assert!(out.contains(&1) && out.contains(&2), "{out:?}");
+    }
+
+    #[test]
+    fn a_group_formed_among_items_already_sent_is_placed_together() {
+        let mut items = Items::new();
+        push(&mut items, 1, 100, 0.9, "Message");
+        push(&mut items, 2, 100, 0.5, "Message");
+        push(&mut items, 3, 100, 0.1, "Message");
+        let big = Budget::new(10_000, 10_000).unwrap();
+        let mut s = Session::new(pipeline(Slicer::Greedy, None));
+        assert_eq!(s.run(&items, &big, None).unwrap(), vec![0, 1, 2]);
+        items.set_group(0, 9).unwrap();
+        items.set_group(2, 9).unwrap();
+        let out = s.run(&items, &big, None).unwrap();
+        assert_eq!(s.last_action(), Action::Compact);
+        let at = |i: u32| out.iter().position(|&j| j == i).unwrap();
+        assert_eq!(at(2), at(0) + 1, "{out:?}");
+    }
+
+    #[test]
+    fn the_members_of_a_pinned_group_are_pinned() {
+        let mut items = Items::new();
+        push(&mut items, 1, 50, 0.9, "Message");
+        push(&mut items, 2, 50, 0.5, "Message");
+        items.set_pinned(0, true).unwrap();
+        items.set_group(0, 4).unwrap();
+        items.set_group(1, 4).unwrap();
+        let tight = Budget::new(100, 100).unwrap();
+        let mut s = Session::new(pipeline(Slicer::Greedy, None));
+        s.run(&items, &tight, None).unwrap();
+        let mut report = Report::default();
+        s.run(&items, &tight, Some(&mut report)).unwrap();
+        assert_eq!(s.last_action(), Action::Append);
+        assert!(report.included.iter().all(|d| d.reason == Reason::Pinned));
+    }
+}
