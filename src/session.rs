@@ -24,6 +24,7 @@ use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
 use crate::budget::Budget;
+use crate::choice::fill::share;
 use crate::error::{invalid, Result};
 use crate::group::Groups;
 use crate::items::Items;
@@ -118,7 +119,10 @@ struct Ident(u64, u64);
 
 impl Ident {
     fn of<T: Hash>(salt: u8, value: &T) -> Ident {
-        Ident(print_of(salt, value), print_of(salt + 1, value))
+        Ident(
+            print_of(salt, &(b'a', value)),
+            print_of(salt, &(b'b', value)),
+        )
     }
 }
 
@@ -203,7 +207,7 @@ impl<'a> Current<'a> {
             let id = match (key, content) {
                 (0, None) => None,
                 (0, Some(c)) => Some(Ident::of(1, &(items.kind_name(i), t, c))),
-                (k, c) => Some(Ident::of(3, &(k, t, c))),
+                (k, c) => Some(Ident::of(2, &(k, t, c))),
             };
             volatile.push(items.is_volatile(i) || id.is_none());
             ids.push(id);
@@ -291,17 +295,14 @@ impl<'a> Current<'a> {
 
     /// Score `i` adds with `opt` (the scorer's score times the share kept).
     fn score(&self, scores: &[f64], i: u32, opt: &Opt) -> f64 {
-        let s = scores[i as usize];
-        if opt.variant > 0 {
-            return s * self.items.variants(i)[opt.variant as usize - 1].value;
-        }
-        if opt.cut.is_some() {
-            let own = self.items.view().tokens(i);
-            if own > 0 {
-                return s * (opt.tokens as f64 / own as f64).min(1.0);
-            }
-        }
-        s
+        let shrunk = Shrunk {
+            variant: opt.variant,
+            tokens: opt.tokens,
+            cut: opt.cut,
+        };
+        let plain = opt.variant == 0 && opt.cut.is_none();
+        let view = self.items.view();
+        scores[i as usize] * share(self.items, view, i, (!plain).then_some(&shrunk))
     }
 }
 
@@ -607,7 +608,7 @@ impl Session {
                 (stay.collect(), 0.0)
             }
         };
-        let mut best_value = 1.0;
+        let mut best_value = base;
         let last = ends.len() - 1;
         let samples = PREFIX_SAMPLES.min(last);
         for q in 1..=samples {
@@ -615,8 +616,9 @@ impl Session {
             let Some((out, score)) = select(k, tokens) else {
                 continue;
             };
-            let ratio = if base > 0.0 { score / base } else { 1.0 };
-            let value = ratio + PREFIX_WEIGHT * tokens as f64 / target.max(1) as f64;
+            // score / base + PREFIX_WEIGHT x tokens / T, times base (which
+            // keeps a list whose scores are all 0 from dividing by 0).
+            let value = score + base * PREFIX_WEIGHT * tokens as f64 / target.max(1) as f64;
             if value > best_value && score >= MIN_PREFIX_SCORE * base {
                 (best, best_value) = (out, value);
             }
