@@ -202,7 +202,10 @@ fn pipeline(slicer: Slicer) -> Pipeline {
         .map(|&(k, w)| (k.to_string(), w))
         .chain([("ToolCall".to_string(), 0.6)])
         .collect();
-    let scorer = Scorer::Composite(vec![(Scorer::Recency, 2.0), (Scorer::Kind(kinds), 1.0)]);
+    let scorer = Scorer::Composite(
+        vec![(Scorer::Recency, 2.0), (Scorer::Kind(kinds), 1.0)],
+        vec![2.0, 1.0],
+    );
     Pipeline::new(
         Some(scorer),
         Engine::new(slicer),

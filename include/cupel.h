@@ -101,6 +101,28 @@ typedef enum cupel_status {
 } cupel_status;
 
 /**
+ * What a trace event is about.
+ */
+typedef enum cupel_trace_kind {
+  /**
+   * The `cupel.pipeline` span: sent last, spanning the run.
+   */
+  CUPEL_TRACE_PIPELINE = 0,
+  /**
+   * A `cupel.stage.<stage>` span, child of the pipeline's.
+   */
+  CUPEL_TRACE_STAGE = 1,
+  /**
+   * A `cupel.exclusion` event on its stage's span.
+   */
+  CUPEL_TRACE_EXCLUSION = 2,
+  /**
+   * A `cupel.item.included` event on the place stage's span.
+   */
+  CUPEL_TRACE_INCLUDED = 3,
+} cupel_trace_kind;
+
+/**
  * Which rule a session run took (`cupel_session_last_action`).
  */
 typedef enum cupel_session_action {
@@ -362,6 +384,89 @@ typedef struct cupel_stream cupel_stream;
  * count with one tokenizer at once.
  */
 typedef struct cupel_tokenizer cupel_tokenizer;
+
+/**
+ * One trace event (`cupel_pipeline_set_trace`). Pointers are valid only
+ * during the callback; strings are static and NUL-terminated except
+ * `item_kind` (`item_kind_len` bytes, UTF-8, no NUL). Never content or
+ * metadata. Per run, in order: each stage's event (classify, score,
+ * deduplicate, slice, place) followed by its exclusion events, the place
+ * stage's also by the included items' events, and the pipeline's last.
+ */
+typedef struct cupel_trace_event {
+  enum cupel_trace_kind kind;
+  /**
+   * The span or event name: "cupel.pipeline", "cupel.stage.classify"
+   * (.score, .deduplicate, .slice, .place), "cupel.exclusion" or
+   * "cupel.item.included".
+   */
+  const char *name;
+  /**
+   * The stage, lowercase ("classify", ...); NULL for the pipeline.
+   */
+  const char *stage;
+  /**
+   * The tier name for `cupel.verbosity`: "StageOnly",
+   * "StageAndExclusions" or "Full".
+   */
+  const char *verbosity;
+  /**
+   * Stage: `cupel.stage.item_count_in` / `_out`; pipeline: the items in
+   * and the items included.
+   */
+  size_t item_count_in;
+  size_t item_count_out;
+  /**
+   * Stage: `cupel.exclusion.count`; pipeline: all exclusions.
+   */
+  size_t exclusion_count;
+  /**
+   * Exclusion, included: the item's push index.
+   */
+  size_t item;
+  /**
+   * Exclusion: a `cupel_reason`; -1 otherwise.
+   */
+  int32_t reason;
+  /**
+   * Exclusion: `cupel.exclusion.reason`, the reason's name
+   * ("BudgetExceeded"); NULL otherwise.
+   */
+  const char *reason_name;
+  /**
+   * Exclusion, included: `cupel.exclusion.item_kind` /
+   * `cupel.item.kind` (`item_kind_len` bytes).
+   */
+  const char *item_kind;
+  size_t item_kind_len;
+  /**
+   * Exclusion: `cupel.exclusion.item_tokens`; included:
+   * `cupel.item.tokens` (the tokens it adds to the context).
+   */
+  int64_t tokens;
+  /**
+   * Included: `cupel.item.score`.
+   */
+  double score;
+  /**
+   * Pipeline: `cupel.budget.max_tokens`.
+   */
+  int64_t max_tokens;
+  /**
+   * Start in nanoseconds since the Unix epoch (0 in the WebAssembly
+   * build, which has no clock) and duration in nanoseconds (0 for
+   * events).
+   */
+  uint64_t start_unix_nanos;
+  uint64_t duration_nanos;
+} cupel_trace_event;
+
+/**
+ * The trace callback: `user_data` as given to `cupel_pipeline_set_trace`,
+ * and the event (valid during the call only).
+ */
+typedef void (*cupel_trace_fn)(void *user_data,
+                               const struct cupel_trace_event *event);
 
 /**
  * One item's decision in a report.
@@ -1038,6 +1143,180 @@ enum cupel_status cupel_placer_place(const struct cupel_placer *placer,
                                      size_t *out_indices,
                                      size_t capacity,
                                      size_t *out_len);
+
+/**
+ * Reads a policy document (JSON, `json[0 .. len)`, UTF-8) into a new
+ * pipeline: the .NET Cupel policy format (`scorers`, `slicerType`,
+ * `placerType`, `deduplicationEnabled`, `overflowStrategy`,
+ * `knapsackBucketSize`, `streamBatchSize`, `quotas`, `name`,
+ * `description`) and libcupel's extensions (scorer types `given`,
+ * `decay`, `metadataTrust`, `metadataKey`, `composite`; `slicerType`
+ * `"countConstrainedKnapsack"`, `countQuotas`, `scarcity`;
+ * `placerType` `"none"`; `tokenizer`; `sessionSlack`;
+ * `memoryLimitBytes`), as docs/policies.md and
+ * `schema/policy.schema.json` describe. Keys are case-sensitive, enum
+ * values case-insensitive; unknown keys are ignored; a key absent or
+ * null takes its default. Free the pipeline with `cupel_pipeline_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`json` with `len` > 0, `out`);
+ * CUPEL_ERROR_INVALID_ARGUMENT with the JSON path and the rule
+ * (`json $.scorers[1].weight: must be positive and finite (got
+ * -0.5)`), for
+ * empty input, `null`, malformed JSON (line and column) and invalid
+ * UTF-8 too.
+ */
+enum cupel_status cupel_pipeline_from_json(const char *json,
+                                           size_t len,
+                                           struct cupel_pipeline **out);
+
+/**
+ * Writes `pipeline` as a policy document (UTF-8 JSON, every setting
+ * written), such that `cupel_pipeline_from_json` of it gives a pipeline
+ * that selects exactly as this one. Buffer rules as in
+ * `cupel_report_json` (`buf` NULL with `capacity` 0 asks for the
+ * length; a NUL follows the text when it fits).
+ *
+ * Pipelines that cannot be written fail with CUPEL_ERROR_UNSUPPORTED
+ * rather than give a lossy file: a slicer nested other than count
+ * quotas around quotas around greedy, knapsack or stream (a QuotaSlice
+ * around a count quota, say); a tokenizer loaded from a vocabulary file.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_UNSUPPORTED,
+ * CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_pipeline_to_json(const struct cupel_pipeline *pipeline,
+                                         char *buf,
+                                         size_t capacity,
+                                         size_t *out_len);
+
+/**
+ * Reads a budget document (JSON, `json[0 .. len)`): `maxTokens` and
+ * `targetTokens` (required), `outputReserve`, `reservedSlots` (an
+ * object kind -> tokens), `estimationSafetyMarginPercent`, validated as
+ * `cupel_budget_new` and its setters validate. Free the budget with
+ * `cupel_budget_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (with
+ * the JSON path).
+ */
+enum cupel_status cupel_budget_from_json(const char *json,
+                                         size_t len,
+                                         struct cupel_budget **out);
+
+/**
+ * Writes `budget` as a budget document (every field; reserved kinds as
+ * compared, lower-cased). Buffer rules as in `cupel_pipeline_to_json`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_budget_to_json(const struct cupel_budget *budget,
+                                       char *buf,
+                                       size_t capacity,
+                                       size_t *out_len);
+
+/**
+ * Builds a preset pipeline by name (ASCII case-insensitive): the .NET
+ * presets "Chat", "CodeReview", "Rag", "DocumentQa", "ToolUse",
+ * "LongRunning", "Debugging" (their scorers and weights, slicer, placer
+ * and bucket size; deduplication on, overflow "throw"), and libcupel's
+ * "AgentLoop" (docs/policies.md). Free with `cupel_pipeline_free`.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`name`, `out`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (no such preset; the message lists them).
+ */
+enum cupel_status cupel_pipeline_preset(const char *name,
+                                        struct cupel_pipeline **out);
+
+/**
+ * How many presets `cupel_pipeline_preset` knows.
+ */
+size_t cupel_preset_count(void);
+
+/**
+ * The name of preset `index` (0 .. `cupel_preset_count()`), a static
+ * NUL-terminated string; NULL for an index out of range.
+ */
+const char *cupel_preset_name(size_t index);
+
+/**
+ * Policy sensitivity: runs each of `pipelines[0 .. count)` on the same
+ * `items` and `budget` and writes JSON (buffer rules as in
+ * `cupel_report_json`): `{"variants": [{"label", "report"}], "diffs":
+ * [{"index", "content", "statuses": [{"label", "status"}]}]}`. `report`
+ * is that run's SelectionReport JSON; `diffs` lists every item
+ * included by at least one pipeline and excluded by another, by push
+ * `index` in push order, with its `content` when set and its status
+ * ("Included" or "Excluded") under each label. Items are matched by
+ * push index, never by content.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (any argument, any pipeline or
+ * label); CUPEL_ERROR_INVALID_ARGUMENT (`count` < 2; a label that is
+ * not UTF-8); a pipeline's run error, its message naming the variant's
+ * index and label; CUPEL_ERROR_BUFFER_TOO_SMALL.
+ */
+enum cupel_status cupel_policy_sensitivity(const struct cupel_pipeline *const *pipelines,
+                                           const char *const *labels,
+                                           size_t count,
+                                           const struct cupel_items *items,
+                                           const struct cupel_budget *budget,
+                                           char *buf,
+                                           size_t capacity,
+                                           size_t *out_len);
+
+/**
+ * Budget utilization of a pipeline run's report: the included tokens
+ * (as they go into the context) over the run's budget's `max_tokens`;
+ * 0 when `max_tokens` is 0 or the report is empty.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER.
+ */
+enum cupel_status cupel_report_budget_utilization(const struct cupel_report *report,
+                                                  double *out);
+
+/**
+ * Kind diversity: the number of distinct kinds among the included
+ * items, compared as kinds are (ASCII case-insensitively). `items` is
+ * the list the report was made from.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * report names an item `items` does not hold).
+ */
+enum cupel_status cupel_report_kind_diversity(const struct cupel_report *report,
+                                              const struct cupel_items *items,
+                                              size_t *out);
+
+/**
+ * Timestamp coverage: the share of included items that have a
+ * timestamp, in [0, 1]; 0 when none is included. `items` is the list
+ * the report was made from.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (the
+ * report names an item `items` does not hold).
+ */
+enum cupel_status cupel_report_timestamp_coverage(const struct cupel_report *report,
+                                                  const struct cupel_items *items,
+                                                  double *out);
+
+/**
+ * Traces the pipeline's runs: during each successful
+ * `cupel_pipeline_run` (and session run) with this pipeline,
+ * `callback(user_data, event)` is called on the running thread for
+ * every event of `level` (a `cupel_trace_level`, taken as `int`), in
+ * the order `cupel_trace_event` gives. `callback` NULL turns tracing
+ * off; a traced run costs a report's bookkeeping, an untraced one
+ * nothing. The callback must not call into the same pipeline, must
+ * not unwind (throw) through the library, and must be safe to call
+ * from every thread that runs the pipeline. A failed run sends
+ * nothing. Copies of the pipeline (sessions) keep the trace set when
+ * they were made.
+ *
+ * Errors: CUPEL_ERROR_NULL_POINTER (`pipeline`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (an unknown level; nothing changes).
+ */
+enum cupel_status cupel_pipeline_set_trace(struct cupel_pipeline *pipeline,
+                                           int level,
+                                           cupel_trace_fn callback,
+                                           void *user_data);
 
 /**
  * Item `index`'s token count, as pushed.

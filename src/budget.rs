@@ -53,6 +53,15 @@ impl Budget {
         self.output_reserve
     }
 
+    /// The reserved slots: (folded kind, tokens), in the order first reserved.
+    pub fn reserved_slots(&self) -> &[(String, i64)] {
+        &self.reserved_slots
+    }
+
+    pub fn safety_margin_percent(&self) -> f64 {
+        self.safety_margin_percent
+    }
+
     pub fn set_output_reserve(&mut self, tokens: i64) -> Result<()> {
         if tokens < 0 {
             return invalid!("output_reserve is {tokens}; it must be >= 0");

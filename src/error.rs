@@ -44,3 +44,20 @@ macro_rules! invalid {
 pub(crate) use invalid;
 
 pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// The same error with its message rewritten by `f` (a buffer error
+    /// has no free message and is kept as it is).
+    pub fn map_message(self, f: impl FnOnce(&str) -> String) -> Error {
+        match self {
+            Error::NullPointer(m) => Error::NullPointer(f(&m)),
+            Error::InvalidArgument(m) => Error::InvalidArgument(f(&m)),
+            Error::Scarcity(m) => Error::Scarcity(f(&m)),
+            Error::Unsupported(m) => Error::Unsupported(f(&m)),
+            Error::Capacity(m) => Error::Capacity(f(&m)),
+            Error::Overflow(m) => Error::Overflow(f(&m)),
+            Error::Internal(m) => Error::Internal(f(&m)),
+            e @ Error::BufferTooSmall { .. } => e,
+        }
+    }
+}

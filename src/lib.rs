@@ -10,6 +10,7 @@
 
 #![deny(unsafe_op_in_unsafe_fn, clippy::undocumented_unsafe_blocks)]
 
+pub mod analytics;
 pub mod budget;
 pub mod choice;
 pub mod error;
@@ -19,6 +20,7 @@ pub mod items;
 pub mod kind;
 pub mod pipeline;
 pub mod placer;
+pub mod policy;
 pub mod scorer;
 pub mod session;
 pub mod slicer;
@@ -27,6 +29,7 @@ pub mod stream;
 #[doc(hidden)]
 pub mod testing;
 pub mod text;
+pub mod trace;
 
 pub use budget::{Budget, SliceBudget};
 pub use error::{Error, Result};

@@ -307,10 +307,12 @@ impl<'a> Current<'a> {
 }
 
 impl Session {
+    /// A session over `pipeline`, with its policy's `sessionSlack` or the
+    /// default slack.
     pub fn new(pipeline: Pipeline) -> Session {
         Session {
+            slack: pipeline.policy.session_slack.unwrap_or(DEFAULT_SLACK),
             pipeline,
-            slack: DEFAULT_SLACK,
             state: None,
             info: Info::default(),
         }
@@ -429,6 +431,8 @@ impl Session {
         });
         if let (Some(report), Some(fresh_report)) = (report, fresh_report) {
             *report = session_report(&cur, &fresh, fresh_report, &out, self.info.clone());
+            report.quotas =
+                crate::analytics::quota_rows(&self.pipeline.engine.slicer, items, report);
         }
         Ok(out.iter().map(|&(i, _)| i).collect())
     }
@@ -794,6 +798,7 @@ fn session_report(
             added_tokens: opt.tokens,
             cut: opt.cut,
             content_len: items.content(i).map_or(0, str::len),
+            stage: crate::pipeline::report::Stage::Place,
         });
     }
     let mut excluded: Vec<Decision> = fresh_report
@@ -818,6 +823,7 @@ fn session_report(
                 added_tokens: 0,
                 cut: None,
                 content_len: 0,
+                stage: crate::pipeline::report::Stage::Slice,
             });
         }
     }
@@ -844,5 +850,8 @@ fn session_report(
         tokens_over_budget: fresh_report.tokens_over_budget,
         outcome,
         session: Some(info),
+        max_tokens: fresh_report.max_tokens,
+        // Set by the caller, which knows the slicer (`Session::run`).
+        quotas: Vec::new(),
     }
 }

@@ -148,7 +148,10 @@ fn list(msgs: &[Msg], end: usize, docs: &[Msg], keyed: bool) -> Items {
 }
 
 fn pipelines() -> Vec<Pipeline> {
-    let scorer = Scorer::Composite(vec![(Scorer::Recency, 2.0), (Scorer::Priority, 1.0)]);
+    let scorer = Scorer::Composite(
+        vec![(Scorer::Recency, 2.0), (Scorer::Priority, 1.0)],
+        vec![2.0, 1.0],
+    );
     let mut out = Vec::new();
     for slicer in [Slicer::Greedy, Slicer::Knapsack(Knapsack::new(10).unwrap())] {
         for placer in [Some(Placer::Chronological), None] {

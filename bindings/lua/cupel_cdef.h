@@ -12,6 +12,13 @@ typedef enum cupel_status {
   CUPEL_ERROR_OVERFLOW = 8,
 } cupel_status;
 
+typedef enum cupel_trace_kind {
+  CUPEL_TRACE_PIPELINE = 0,
+  CUPEL_TRACE_STAGE = 1,
+  CUPEL_TRACE_EXCLUSION = 2,
+  CUPEL_TRACE_INCLUDED = 3,
+} cupel_trace_kind;
+
 typedef enum cupel_session_action {
   CUPEL_SESSION_FIRST = 0,
   CUPEL_SESSION_APPEND = 1,
@@ -86,6 +93,28 @@ typedef struct cupel_stream cupel_stream;
 
 typedef struct cupel_tokenizer cupel_tokenizer;
 
+typedef struct cupel_trace_event {
+  enum cupel_trace_kind kind;
+  const char *name;
+  const char *stage;
+  const char *verbosity;
+  size_t item_count_in;
+  size_t item_count_out;
+  size_t exclusion_count;
+  size_t item;
+  int32_t reason;
+  const char *reason_name;
+  const char *item_kind;
+  size_t item_kind_len;
+  int64_t tokens;
+  double score;
+  int64_t max_tokens;
+  uint64_t start_unix_nanos;
+  uint64_t duration_nanos;
+} cupel_trace_event;
+
+typedef void (*cupel_trace_fn)(void *user_data,
+                               const struct cupel_trace_event *event);
 typedef struct cupel_decision {
   size_t item_index;
   double score;
@@ -273,6 +302,46 @@ enum cupel_status cupel_placer_place(const struct cupel_placer *placer,
                                      size_t *out_indices,
                                      size_t capacity,
                                      size_t *out_len);
+enum cupel_status cupel_pipeline_from_json(const char *json,
+                                           size_t len,
+                                           struct cupel_pipeline **out);
+enum cupel_status cupel_pipeline_to_json(const struct cupel_pipeline *pipeline,
+                                         char *buf,
+                                         size_t capacity,
+                                         size_t *out_len);
+enum cupel_status cupel_budget_from_json(const char *json,
+                                         size_t len,
+                                         struct cupel_budget **out);
+enum cupel_status cupel_budget_to_json(const struct cupel_budget *budget,
+                                       char *buf,
+                                       size_t capacity,
+                                       size_t *out_len);
+enum cupel_status cupel_pipeline_preset(const char *name,
+                                        struct cupel_pipeline **out);
+size_t cupel_preset_count(void);
+
+const char *cupel_preset_name(size_t index);
+
+enum cupel_status cupel_policy_sensitivity(const struct cupel_pipeline *const *pipelines,
+                                           const char *const *labels,
+                                           size_t count,
+                                           const struct cupel_items *items,
+                                           const struct cupel_budget *budget,
+                                           char *buf,
+                                           size_t capacity,
+                                           size_t *out_len);
+enum cupel_status cupel_report_budget_utilization(const struct cupel_report *report,
+                                                  double *out);
+enum cupel_status cupel_report_kind_diversity(const struct cupel_report *report,
+                                              const struct cupel_items *items,
+                                              size_t *out);
+enum cupel_status cupel_report_timestamp_coverage(const struct cupel_report *report,
+                                                  const struct cupel_items *items,
+                                                  double *out);
+enum cupel_status cupel_pipeline_set_trace(struct cupel_pipeline *pipeline,
+                                           int level,
+                                           cupel_trace_fn callback,
+                                           void *user_data);
 enum cupel_status cupel_items_tokens(const struct cupel_items *items,
                                      size_t index,
                                      int64_t *out_tokens);

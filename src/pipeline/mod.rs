@@ -68,6 +68,10 @@ pub struct Pipeline {
     pub overflow: Overflow,
     /// Cuts truncatable items (`crate::choice::fill`).
     pub tokenizer: Option<crate::text::tokenizer::Tokenizer>,
+    /// What a policy file carries beyond the stages (`crate::policy`).
+    pub policy: crate::policy::Extras,
+    /// Called during each run when set (`crate::trace`).
+    pub trace: Option<crate::trace::Hook>,
 }
 
 impl Pipeline {
@@ -79,6 +83,8 @@ impl Pipeline {
             deduplication: true,
             overflow: Overflow::Throw,
             tokenizer: None,
+            policy: Default::default(),
+            trace: None,
         }
     }
 
@@ -102,6 +108,15 @@ impl Pipeline {
         budget: &Budget,
         report: Option<&mut Report>,
     ) -> Result<Run> {
+        // A traced run records a report even when the host asked for none:
+        // the trace is made from it (`crate::trace`).
+        let start = self.trace.as_ref().map(|_| crate::trace::now_unix_nanos());
+        let mut own = None;
+        let report = match (report, start) {
+            (Some(r), _) => Some(r),
+            (None, Some(_)) => Some(own.insert(Report::default())),
+            (None, None) => None,
+        };
         let mut log = report::Log::new(report.is_some());
         let prepared = self.prepare(items, budget, &mut log)?;
         let (placed, outcome) = self.slice_and_place(items, budget, &prepared, None, &mut log)?;
@@ -110,6 +125,11 @@ impl Pipeline {
                 let kept = outcome.clone();
                 let (pinned, groups) = (&prepared.classes.pinned, prepared.groups.as_ref());
                 *report = log.finish(items, &placed, pinned, outcome, groups);
+                report.max_tokens = budget.max_tokens();
+                report.quotas = crate::analytics::quota_rows(&self.engine.slicer, items, report);
+                if let (Some(hook), Some(start)) = (&self.trace, start) {
+                    crate::trace::emit(hook, items, report, budget.max_tokens(), start);
+                }
                 kept
             }
             None => outcome,

@@ -111,6 +111,48 @@ pub struct Decision {
     pub cut: Option<(usize, usize)>,
     /// Included: the length of its content in bytes (0: none).
     pub content_len: usize,
+    /// Excluded: the stage that excluded it (traces carry it).
+    pub stage: Stage,
+}
+
+/// The stages a decision is made in (`diagnostics/events.md`'s
+/// PipelineStage: Sort has none).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub enum Stage {
+    Classify,
+    Score,
+    Deduplicate,
+    #[default]
+    Slice,
+    Place,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 5] = [
+        Stage::Classify,
+        Stage::Score,
+        Stage::Deduplicate,
+        Stage::Slice,
+        Stage::Place,
+    ];
+
+    /// The PipelineStage name ("Classify", ...), as the report's events have it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Classify => "Classify",
+            Stage::Score => "Score",
+            Stage::Deduplicate => "Deduplicate",
+            Stage::Slice => "Slice",
+            Stage::Place => "Place",
+        }
+    }
+
+    fn of(name: &str) -> Stage {
+        Stage::ALL
+            .into_iter()
+            .find(|s| s.name() == name)
+            .unwrap_or_default()
+    }
 }
 
 /// One stage-level TraceEvent.
@@ -135,6 +177,10 @@ pub struct Report {
     pub outcome: Outcome,
     /// A session run's action, stable prefix and breakpoints.
     pub session: Option<crate::session::Info>,
+    /// The run's budget's max_tokens (budget utilization's denominator).
+    pub max_tokens: i64,
+    /// The quota constraints' use (`crate::analytics::quota_rows`).
+    pub quotas: Vec<crate::analytics::QuotaRow>,
 }
 
 impl Report {
@@ -207,6 +253,8 @@ pub struct Log {
     over: i64,
     /// (item, score) of the merged list after overflow handling.
     placed_scores: Vec<(u32, f64)>,
+    /// How many exclusions have their stage set.
+    staged: usize,
     #[cfg(not(target_arch = "wasm32"))]
     since: std::time::Instant,
 }
@@ -219,6 +267,7 @@ impl Log {
             events: Vec::new(),
             over: 0,
             placed_scores: Vec::new(),
+            staged: 0,
             #[cfg(not(target_arch = "wasm32"))]
             since: std::time::Instant::now(),
         }
@@ -229,6 +278,11 @@ impl Log {
         if !self.enabled {
             return;
         }
+        let which = Stage::of(stage);
+        for d in &mut self.excluded[self.staged..] {
+            d.stage = which;
+        }
+        self.staged = self.excluded.len();
         #[cfg(not(target_arch = "wasm32"))]
         let duration_ms = {
             let now = std::time::Instant::now();
@@ -268,6 +322,7 @@ impl Log {
                 added_tokens: 0,
                 cut: None,
                 content_len: 0,
+                stage: Stage::default(),
             });
         }
     }
@@ -393,6 +448,7 @@ impl Log {
                     added_tokens: outcome.tokens_of(items, i),
                     cut: shrunk.and_then(|s| s.cut),
                     content_len: 0,
+                    stage: Stage::Place,
                 }
             })
             .collect();
@@ -416,6 +472,8 @@ impl Log {
             tokens_over_budget: self.over,
             outcome,
             session: None,
+            max_tokens: 0,
+            quotas: Vec::new(),
         }
     }
 }
@@ -427,6 +485,11 @@ impl Report {
     /// was set); an item named by a reason (`deduplicated_against`,
     /// `displaced_by`) is named by its content, or `#<index>` without one.
     pub fn json(&self, items: &Items) -> String {
+        self.json_value(items).to_string()
+    }
+
+    /// [`Report::json`] as a JSON value.
+    pub fn json_value(&self, items: &Items) -> serde_json::Value {
         use serde_json::{json, Map, Value};
         let name = |i: u32| -> Value {
             match items.content(i) {
@@ -553,7 +616,8 @@ impl Report {
                 "breakpoints": breakpoints,
             });
         }
-        report.to_string()
+        report["analytics"] = crate::analytics::json(self, items);
+        report
     }
 }
 

@@ -298,7 +298,10 @@ impl Engine {
         self.refuse_if("FindMinBudgetFor", &|s| {
             matches!(
                 s,
-                Slicer::Quota(_) | Slicer::CountQuota(_) | Slicer::CountKnapsack(_)
+                Slicer::Quota(_)
+                    | Slicer::CountQuota(_)
+                    | Slicer::CountKnapsack(_)
+                    | Slicer::Stream(_)
             )
         })?;
         if pinned_tokens < 0 {

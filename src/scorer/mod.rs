@@ -32,8 +32,10 @@ pub enum Scorer {
     Frequency,
     /// The futureRelevanceHint, clamped to [0, 1].
     Reflexive,
-    /// Weighted average of children (weights normalised to sum 1).
-    Composite(Vec<(Scorer, f64)>),
+    /// Weighted average of children (weights normalised to sum 1), and the
+    /// weights as configured (what a policy file writes back, so that
+    /// reading it normalises to the very same weights).
+    Composite(Vec<(Scorer, f64)>, Vec<f64>),
     /// Min-max normalisation of the inner scorer over the list.
     Scaled(Box<Scorer>),
     /// `metadata["cupel:trust"]` parsed, clamped; the default otherwise.
@@ -114,8 +116,10 @@ impl Scorer {
         if !total.is_finite() {
             return invalid!("weights sum to {total}; their sum must be finite");
         }
+        let configured = children.iter().map(|c| c.1).collect();
         Ok(Scorer::Composite(
             children.into_iter().map(|(s, w)| (s, w / total)).collect(),
+            configured,
         ))
     }
 
@@ -182,7 +186,7 @@ impl Scorer {
                 Some(h) if h.is_finite() => h.clamp(0.0, 1.0),
                 _ => 0.0,
             }),
-            Scorer::Composite(children) => {
+            Scorer::Composite(children, _) => {
                 out.fill(0.0);
                 let mut child = vec![0.0; all.len()];
                 for (scorer, w) in children {

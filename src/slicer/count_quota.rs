@@ -103,6 +103,23 @@ impl CountQuota {
         })
     }
 
+    /// The entries as configured.
+    pub fn entries(&self) -> &[CountEntry] {
+        &self.entries
+    }
+
+    pub fn scarcity(&self) -> Scarcity {
+        self.scarcity
+    }
+
+    /// The bucket size of a CountConstrainedKnapsackSlice's own knapsack.
+    pub fn knapsack_bucket(&self) -> Option<i64> {
+        match (&*self.inner, self.reorder_by_score) {
+            (Slicer::Knapsack(k), true) => Some(k.bucket_size),
+            _ => None,
+        }
+    }
+
     pub fn slice(&self, cands: &[u32], budget: SliceBudget, ctx: &mut Ctx<'_>) -> Result<Vec<u32>> {
         if cands.is_empty() || budget.target <= 0 {
             return Ok(Vec::new());

@@ -29,6 +29,11 @@ pub enum Slicer {
     CountQuota(CountQuota),
     /// CountConstrainedKnapsackSlice: CountQuota phases around a fixed knapsack.
     CountKnapsack(CountQuota),
+    /// StreamSlice (supplement 7) inside a pipeline: the candidates arrive
+    /// in the Sort stage's order and are decided a batch of this many at a
+    /// time (`crate::stream`). Made by a policy with `"slicerType":
+    /// "stream"`; `cupel_stream_new` is the API for items as they arrive.
+    Stream(usize),
 }
 
 /// A count requirement that could not be met (scarcity `Degrade`).
@@ -88,6 +93,7 @@ impl Slicer {
                 k.bucket_size,
                 ctx.memory_limit,
             ),
+            Slicer::Stream(batch) => Ok(stream(&ctx.items, cands, budget.target, *batch)),
             Slicer::Quota(q) => q.slice(cands, budget, ctx),
             Slicer::CountQuota(c) => c.slice(cands, budget, ctx),
             Slicer::CountKnapsack(c) => c.slice(cands, budget, ctx),
@@ -114,8 +120,33 @@ impl Slicer {
             Slicer::Quota(_) => "QuotaSlice",
             Slicer::CountQuota(_) => "CountQuotaSlice",
             Slicer::CountKnapsack(_) => "CountConstrainedKnapsackSlice",
+            Slicer::Stream(_) => "StreamSlice",
         }
     }
+}
+
+/// StreamSlice over `cands` in their order, `batch` at a time: each batch's
+/// candidates by score, taken while they fit what is left of `target`
+/// (zero-token ones always); nothing after the target is spent. A list
+/// with variants offers each item as pushed (its first option) only.
+fn stream(items: &View<'_>, cands: &[u32], target: i64, batch: usize) -> Vec<u32> {
+    let offered: Vec<u32> = match items.classes() {
+        Some(_) => cands
+            .iter()
+            .copied()
+            .filter(|&c| items.is_first_option(c))
+            .collect(),
+        None => cands.to_vec(),
+    };
+    let mut s = crate::stream::Stream::new(target, batch);
+    for &c in &offered {
+        // Candidates reach a slicer with tokens >= 0 and finite scores.
+        match s.push(items.tokens(c), items.score(c)) {
+            Ok(false) => {}
+            Ok(true) | Err(_) => break,
+        }
+    }
+    s.finish().iter().map(|&p| offered[p as usize]).collect()
 }
 
 #[cfg(test)]

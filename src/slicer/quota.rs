@@ -105,6 +105,11 @@ impl Quota {
         })
     }
 
+    /// The entries as configured.
+    pub fn entries(&self) -> &[QuotaEntry] {
+        &self.entries
+    }
+
     pub fn slice(&self, cands: &[u32], budget: SliceBudget, ctx: &mut Ctx<'_>) -> Result<Vec<u32>> {
         let target = budget.target;
         if cands.is_empty() || target <= 0 {

@@ -34,6 +34,8 @@ pub struct Tokenizer {
     /// One of the two hand-written patterns, whose pieces depend on little
     /// beyond their own text (truncation counts prefixes locally).
     local: bool,
+    /// The built-in encoding's name (`None`: loaded from a file).
+    name: Option<&'static str>,
 }
 
 /// Batches with fewer bytes than this are counted on the calling thread by
@@ -153,15 +155,16 @@ impl Tokenizer {
     /// A built-in encoding: "o200k_base" or "cl100k_base".
     pub fn builtin(name: &str) -> Result<Tokenizer> {
         let vocab = vocab::builtin(name)?;
-        let source = if name == "o200k_base" {
-            Pattern::O200K
+        let (source, name) = if name == "o200k_base" {
+            (Pattern::O200K, "o200k_base")
         } else {
-            Pattern::CL100K
+            (Pattern::CL100K, "cl100k_base")
         };
         Ok(Tokenizer {
             vocab,
             pattern: Arc::new(Pattern::compile(source)?),
             local: true,
+            name: Some(name),
         })
     }
 
@@ -175,7 +178,13 @@ impl Tokenizer {
             vocab: Arc::new(Vocab::from_tiktoken(ranks)?),
             pattern: Arc::new(pattern),
             local,
+            name: None,
         })
+    }
+
+    /// The built-in encoding's name; `None` for a vocabulary from a file.
+    pub fn name(&self) -> Option<&'static str> {
+        self.name
     }
 
     /// The vocabulary.
