@@ -103,24 +103,24 @@ typedef enum cupel_status {
 /**
  * What a trace event is about.
  */
-typedef enum cupel_trace_kind {
+typedef enum cupel_trace_event_kind {
   /**
    * The `cupel.pipeline` span: sent last, spanning the run.
    */
-  CUPEL_TRACE_PIPELINE = 0,
+  CUPEL_TRACE_EVENT_PIPELINE = 0,
   /**
    * A `cupel.stage.<stage>` span, child of the pipeline's.
    */
-  CUPEL_TRACE_STAGE = 1,
+  CUPEL_TRACE_EVENT_STAGE = 1,
   /**
    * A `cupel.exclusion` event on its stage's span.
    */
-  CUPEL_TRACE_EXCLUSION = 2,
+  CUPEL_TRACE_EVENT_EXCLUSION = 2,
   /**
    * A `cupel.item.included` event on the place stage's span.
    */
-  CUPEL_TRACE_INCLUDED = 3,
-} cupel_trace_kind;
+  CUPEL_TRACE_EVENT_INCLUDED = 3,
+} cupel_trace_event_kind;
 
 /**
  * Which rule a session run took (`cupel_session_last_action`).
@@ -316,6 +316,24 @@ typedef enum cupel_breakpoint_mark {
 } cupel_breakpoint_mark;
 
 /**
+ * How much a trace carries (`cupel_pipeline_set_trace`).
+ */
+typedef enum cupel_trace_level {
+  /**
+   * One event per stage, and the pipeline's.
+   */
+  CUPEL_TRACE_STAGES = 0,
+  /**
+   * + one per excluded item.
+   */
+  CUPEL_TRACE_EXCLUSIONS = 1,
+  /**
+   * + one per included item.
+   */
+  CUPEL_TRACE_FULL = 2,
+} cupel_trace_level;
+
+/**
  * Opaque handle: a token budget (ContextBudget). Create with
  * `cupel_budget_new`, free exactly once with `cupel_budget_free`.
  */
@@ -394,7 +412,7 @@ typedef struct cupel_tokenizer cupel_tokenizer;
  * stage's also by the included items' events, and the pipeline's last.
  */
 typedef struct cupel_trace_event {
-  enum cupel_trace_kind kind;
+  enum cupel_trace_event_kind kind;
   /**
    * The span or event name: "cupel.pipeline", "cupel.stage.classify"
    * (.score, .deduplicate, .slice, .place), "cupel.exclusion" or
@@ -1158,7 +1176,7 @@ enum cupel_status cupel_placer_place(const struct cupel_placer *placer,
  * values case-insensitive; unknown keys are ignored; a key absent or
  * null takes its default. Free the pipeline with `cupel_pipeline_free`.
  *
- * Errors: CUPEL_ERROR_NULL_POINTER (`json` with `len` > 0, `out`);
+ * Errors: CUPEL_ERROR_NULL_POINTER (`json`, `out`);
  * CUPEL_ERROR_INVALID_ARGUMENT with the JSON path and the rule
  * (`json $.scorers[1].weight: must be positive and finite (got
  * -0.5)`), for
@@ -1196,8 +1214,8 @@ enum cupel_status cupel_pipeline_to_json(const struct cupel_pipeline *pipeline,
  * `cupel_budget_new` and its setters validate. Free the budget with
  * `cupel_budget_free`.
  *
- * Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (with
- * the JSON path).
+ * Errors: CUPEL_ERROR_NULL_POINTER (`json`, `out`),
+ * CUPEL_ERROR_INVALID_ARGUMENT (with the JSON path).
  */
 enum cupel_status cupel_budget_from_json(const char *json,
                                          size_t len,

@@ -12,12 +12,12 @@ typedef enum cupel_status {
   CUPEL_ERROR_OVERFLOW = 8,
 } cupel_status;
 
-typedef enum cupel_trace_kind {
-  CUPEL_TRACE_PIPELINE = 0,
-  CUPEL_TRACE_STAGE = 1,
-  CUPEL_TRACE_EXCLUSION = 2,
-  CUPEL_TRACE_INCLUDED = 3,
-} cupel_trace_kind;
+typedef enum cupel_trace_event_kind {
+  CUPEL_TRACE_EVENT_PIPELINE = 0,
+  CUPEL_TRACE_EVENT_STAGE = 1,
+  CUPEL_TRACE_EVENT_EXCLUSION = 2,
+  CUPEL_TRACE_EVENT_INCLUDED = 3,
+} cupel_trace_event_kind;
 
 typedef enum cupel_session_action {
   CUPEL_SESSION_FIRST = 0,
@@ -73,6 +73,12 @@ typedef enum cupel_breakpoint_mark {
   CUPEL_MARK_END = 3,
 } cupel_breakpoint_mark;
 
+typedef enum cupel_trace_level {
+  CUPEL_TRACE_STAGES = 0,
+  CUPEL_TRACE_EXCLUSIONS = 1,
+  CUPEL_TRACE_FULL = 2,
+} cupel_trace_level;
+
 typedef struct cupel_budget cupel_budget;
 
 typedef struct cupel_items cupel_items;
@@ -94,7 +100,7 @@ typedef struct cupel_stream cupel_stream;
 typedef struct cupel_tokenizer cupel_tokenizer;
 
 typedef struct cupel_trace_event {
-  enum cupel_trace_kind kind;
+  enum cupel_trace_event_kind kind;
   const char *name;
   const char *stage;
   const char *verbosity;

@@ -12,6 +12,8 @@ use crate::trace::{Event, Hook, Kind, Level};
 /// The JSON text argument `json[0 .. len)` as bytes (the reader checks its
 /// UTF-8 and says where it breaks).
 unsafe fn json_arg<'a>(json: *const c_char, len: usize) -> Result<&'a [u8]> {
+    // A NULL document is no document, whatever its length.
+    check_ptr(json, "json")?;
     // SAFETY: the caller's promise, passed on.
     unsafe { arg_slice(json as *const u8, len, "json") }
 }
@@ -38,7 +40,7 @@ ffi_fn! {
     /// values case-insensitive; unknown keys are ignored; a key absent or
     /// null takes its default. Free the pipeline with `cupel_pipeline_free`.
     ///
-    /// Errors: CUPEL_ERROR_NULL_POINTER (`json` with `len` > 0, `out`);
+    /// Errors: CUPEL_ERROR_NULL_POINTER (`json`, `out`);
     /// CUPEL_ERROR_INVALID_ARGUMENT with the JSON path and the rule
     /// (`json $.scorers[1].weight: must be positive and finite (got
     /// -0.5)`), for
@@ -97,8 +99,8 @@ ffi_fn! {
     /// `cupel_budget_new` and its setters validate. Free the budget with
     /// `cupel_budget_free`.
     ///
-    /// Errors: CUPEL_ERROR_NULL_POINTER, CUPEL_ERROR_INVALID_ARGUMENT (with
-    /// the JSON path).
+    /// Errors: CUPEL_ERROR_NULL_POINTER (`json`, `out`),
+    /// CUPEL_ERROR_INVALID_ARGUMENT (with the JSON path).
     unsafe fn cupel_budget_from_json(
         json: *const c_char,
         len: usize,
@@ -311,18 +313,18 @@ pub enum cupel_trace_level {
 /// What a trace event is about.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum cupel_trace_kind {
+pub enum cupel_trace_event_kind {
     /// The `cupel.pipeline` span: sent last, spanning the run.
-    CUPEL_TRACE_PIPELINE = 0,
+    CUPEL_TRACE_EVENT_PIPELINE = 0,
     /// A `cupel.stage.<stage>` span, child of the pipeline's.
-    CUPEL_TRACE_STAGE = 1,
+    CUPEL_TRACE_EVENT_STAGE = 1,
     /// A `cupel.exclusion` event on its stage's span.
-    CUPEL_TRACE_EXCLUSION = 2,
+    CUPEL_TRACE_EVENT_EXCLUSION = 2,
     /// A `cupel.item.included` event on the place stage's span.
-    CUPEL_TRACE_INCLUDED = 3,
+    CUPEL_TRACE_EVENT_INCLUDED = 3,
 }
 
-pub use cupel_trace_kind::*;
+pub use cupel_trace_event_kind::*;
 pub use cupel_trace_level::*;
 
 /// One trace event (`cupel_pipeline_set_trace`). Pointers are valid only
@@ -334,7 +336,7 @@ pub use cupel_trace_level::*;
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cupel_trace_event {
-    pub kind: cupel_trace_kind,
+    pub kind: cupel_trace_event_kind,
     /// The span or event name: "cupel.pipeline", "cupel.stage.classify"
     /// (.score, .deduplicate, .slice, .place), "cupel.exclusion" or
     /// "cupel.item.included".
@@ -427,10 +429,10 @@ fn c_event(e: &Event<'_>) -> cupel_trace_event {
     };
     cupel_trace_event {
         kind: match e.kind {
-            Kind::Pipeline => CUPEL_TRACE_PIPELINE,
-            Kind::Stage => CUPEL_TRACE_STAGE,
-            Kind::Exclusion => CUPEL_TRACE_EXCLUSION,
-            Kind::Included => CUPEL_TRACE_INCLUDED,
+            Kind::Pipeline => CUPEL_TRACE_EVENT_PIPELINE,
+            Kind::Stage => CUPEL_TRACE_EVENT_STAGE,
+            Kind::Exclusion => CUPEL_TRACE_EVENT_EXCLUSION,
+            Kind::Included => CUPEL_TRACE_EVENT_INCLUDED,
         },
         name: name.as_ptr(),
         stage: stage.map_or(std::ptr::null(), CStr::as_ptr),

@@ -179,6 +179,36 @@ static cupel_status get_item(const cupel_items *items, size_t index, outcome_t *
   return CUPEL_OK;
 }
 
+
+/* ---- policies (issue 29) ------------------------------------------------------ */
+
+static const char *POLICY =
+    "{\"scorers\":[{\"type\":\"recency\",\"weight\":1}],\"slicerType\":\"greedy\",\"placerType\":\"chronological\"}";
+static const char *BUDGET = "{\"maxTokens\":300,\"targetTokens\":250}";
+
+/* A JSON argument: the named JSON values of the table, or a string value. */
+static const char *json_of(const row_t *r, const char *arg, const char *dflt, char *buf, size_t cap) {
+  static const char *named[][2] = {
+      {"policy-null", "null"},
+      {"policy-malformed", "{\"scorers\":"},
+      {"policy-bad-weight", "{\"scorers\":[{\"type\":\"recency\",\"weight\":-1}]}"},
+      {"policy-bad-type", "{\"scorers\":[{\"type\":\"nope\",\"weight\":1}]}"},
+      {"budget-bad", "{\"maxTokens\":100,\"targetTokens\":250}"},
+      {"budget-missing", "{\"targetTokens\":1}"},
+  };
+  size_t k;
+  if (!replaces(r, arg)) return dflt;
+  for (k = 0; k < sizeof named / sizeof *named; k++)
+    if (is(r->value, named[k][0])) return named[k][1];
+  return str_of(r, arg, dflt, buf, cap);
+}
+
+/* A trace callback that counts events (user_data: a size_t). */
+static void count_event(void *user_data, const cupel_trace_event *event) {
+  (void)event;
+  (*(size_t *)user_data)++;
+}
+
 static cupel_status call(const row_t *r, fixture_t *f, outcome_t *o) {
   char b1[96], b2[96], b3[96];
   const char *op = r->op;
@@ -532,6 +562,126 @@ static cupel_status call(const row_t *r, fixture_t *f, outcome_t *o) {
         fail_check(o, "the action and breakpoints");
     }
     cupel_session_free(s);
+    return st;
+  }
+  if (is(op, "pipeline.from_json")) {
+    const char *json = json_of(r, "json", POLICY, b1, sizeof b1);
+    cupel_pipeline *p = NULL;
+    cupel_status st = cupel_pipeline_from_json(json, json ? strlen(json) : 0, &p);
+    if (st == CUPEL_OK) {
+      if (cupel_pipeline_run(p, f->items, f->budget, out, 16, &n, NULL)) exit(2);
+      snprintf(o->result, sizeof o->result, "%zu", n);
+    }
+    cupel_pipeline_free(p);
+    return st;
+  }
+  if (is(op, "pipeline.to_json")) {
+    char text[4096], again[4096];
+    size_t len = 0, len2 = 0;
+    cupel_pipeline *p = NULL;
+    cupel_status st = cupel_pipeline_to_json(HANDLE(r, "pipeline", f->pipeline), text, sizeof text, &len);
+    if (st == CUPEL_OK) {
+      if (cupel_pipeline_from_json(text, len, &p) || cupel_pipeline_to_json(p, again, sizeof again, &len2)) exit(2);
+      if (len != len2 || memcmp(text, again, len)) fail_check(o, "the text written again");
+    }
+    cupel_pipeline_free(p);
+    return st;
+  }
+  if (is(op, "budget.from_json")) {
+    const char *json = json_of(r, "json", BUDGET, b1, sizeof b1);
+    cupel_budget *b = NULL;
+    cupel_status st = cupel_budget_from_json(json, json ? strlen(json) : 0, &b);
+    if (st == CUPEL_OK) {
+      if (cupel_pipeline_run(f->pipeline, f->items, b, out, 16, &n, NULL)) exit(2);
+      snprintf(o->result, sizeof o->result, "%zu", n);
+    }
+    cupel_budget_free(b);
+    return st;
+  }
+  if (is(op, "budget.to_json")) {
+    char text[1024], again[1024];
+    size_t len = 0, len2 = 0;
+    cupel_budget *b = NULL;
+    cupel_status st = cupel_budget_to_json(HANDLE(r, "budget", f->budget), text, sizeof text, &len);
+    if (st == CUPEL_OK) {
+      if (cupel_budget_from_json(text, len, &b) || cupel_budget_to_json(b, again, sizeof again, &len2)) exit(2);
+      if (len != len2 || memcmp(text, again, len)) fail_check(o, "the text written again");
+    }
+    cupel_budget_free(b);
+    return st;
+  }
+  if (is(op, "pipeline.preset")) {
+    cupel_pipeline *p = NULL;
+    cupel_status st = cupel_pipeline_preset(str_of(r, "name", "Chat", b1, sizeof b1), &p);
+    if (st == CUPEL_OK) {
+      if (cupel_pipeline_run(p, f->items, f->budget, out, 16, &n, NULL)) exit(2);
+      snprintf(o->result, sizeof o->result, "%zu", n);
+    }
+    cupel_pipeline_free(p);
+    return st;
+  }
+  if (is(op, "policy_sensitivity")) {
+    cupel_scorer *kind = NULL;
+    cupel_pipeline *kindpipe = NULL;
+    const cupel_pipeline *pipelines[2];
+    const char *labels[2] = {"a", "b"};
+    static char text[16384];
+    size_t len = 0, count = (size_t)i64_of(r, "count", 2);
+    const cupel_kind_weight message = {"Message", 1.0};
+    cupel_status st;
+    if (cupel_scorer_new_kind(&message, 1, &kind) ||
+        cupel_pipeline_new(kind, f->greedy, f->chronological, &kindpipe))
+      exit(2);
+    pipelines[0] = f->pipeline;
+    pipelines[1] = kindpipe;
+    st = cupel_policy_sensitivity(pipelines, labels, count, HANDLE(r, "items", f->items),
+                                  HANDLE(r, "budget", f->budget), text, sizeof text, &len);
+    if (st == CUPEL_OK) {
+      /* Count the diffs: one "statuses" key per diff. */
+      size_t diffs = 0;
+      const char *p;
+      for (p = strstr(text, "\"statuses\""); p; p = strstr(p + 1, "\"statuses\"")) diffs++;
+      snprintf(o->result, sizeof o->result, "%zu", diffs);
+    }
+    cupel_pipeline_free(kindpipe);
+    cupel_scorer_free(kind);
+    return st;
+  }
+  if (is(op, "report.analytics")) {
+    cupel_report *report = NULL;
+    size_t diversity = 0;
+    double coverage = -1, utilization = -1;
+    cupel_status st;
+    if (cupel_report_new(&report) || cupel_pipeline_run(f->pipeline, f->items, f->budget, out, 16, &n, report))
+      exit(2);
+    st = cupel_report_kind_diversity(report, HANDLE(r, "items", f->items), &diversity);
+    if (st == CUPEL_OK) st = cupel_report_timestamp_coverage(report, f->items, &coverage);
+    if (st == CUPEL_OK) st = cupel_report_budget_utilization(report, &utilization);
+    if (st == CUPEL_OK) {
+      snprintf(o->result, sizeof o->result, "[%zu,%g]", diversity, coverage);
+      if (fabs(utilization - 250.0 / 300.0) > 1e-9) fail_check(o, "the budget utilization");
+    }
+    cupel_report_free(report);
+    return st;
+  }
+  if (is(op, "pipeline.set_trace")) {
+    size_t events = 0;
+    int level = CUPEL_TRACE_STAGES;
+    cupel_status st;
+    if (replaces(r, "level")) {
+      if (is(r->value, "exclusions"))
+        level = CUPEL_TRACE_EXCLUSIONS;
+      else if (is(r->value, "full"))
+        level = CUPEL_TRACE_FULL;
+      else if (!is(r->value, "stages"))
+        level = (int)strtol(r->value, NULL, 10);
+    }
+    st = cupel_pipeline_set_trace(HANDLE(r, "pipeline", f->pipeline), level,
+                                  replaces(r, "callback") ? NULL : count_event, &events);
+    if (st == CUPEL_OK) {
+      if (cupel_pipeline_run(f->pipeline, f->items, f->budget, out, 16, &n, NULL)) exit(2);
+      snprintf(o->result, sizeof o->result, "%zu", events);
+    }
     return st;
   }
   if (is(op, "reason.name")) {
