@@ -108,8 +108,16 @@ fn only_with(obj: &Map<String, Value>, key: &str, at: &Path, ok: bool, when: &st
     }
 }
 
-/// Reads a policy document into a pipeline.
+/// Reads a policy document into a pipeline. Every error is an invalid
+/// argument (a slicer refusing its inner slicer, too).
 pub fn pipeline_from_json(bytes: &[u8]) -> Result<Pipeline> {
+    read_policy(bytes).map_err(|e| match e {
+        Error::Unsupported(m) => Error::InvalidArgument(m),
+        e => e,
+    })
+}
+
+fn read_policy(bytes: &[u8]) -> Result<Pipeline> {
     let doc = json::parse_object(bytes, "policy")?;
     let root = Path::root();
     // Scorers: a composite of the entries (weights normalised).
