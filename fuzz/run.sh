@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
-for target in abi_calls versus_reference pretok tokenize; do
+for target in abi_calls versus_reference pretok tokenize policy_json; do
   # Work on a copy: new corpus entries are not committed by CI runs.
   work="target/fuzz-corpus/$target"
   mkdir -p "$work"

@@ -1246,6 +1246,13 @@ enum cupel_status cupel_pipeline_preset(const char *name,
                                         struct cupel_pipeline **out);
 
 /**
+ * The name of the pipeline's tokenizer ("o200k_base" or
+ * "cl100k_base"), a static NUL-terminated string; NULL when it has
+ * none, one loaded from a vocabulary file, or `pipeline` is NULL.
+ */
+const char *cupel_pipeline_tokenizer_name(const struct cupel_pipeline *pipeline);
+
+/**
  * How many presets `cupel_pipeline_preset` knows.
  */
 size_t cupel_preset_count(void);
@@ -1265,7 +1272,10 @@ const char *cupel_preset_name(size_t index);
  * included by at least one pipeline and excluded by another, by push
  * `index` in push order, with its `content` when set and its status
  * ("Included" or "Excluded") under each label. Items are matched by
- * push index, never by content.
+ * push index, never by content. The pipelines run on every call; the
+ * text depends on the inputs only (the reports' stage durations are
+ * written as 0), so a second call with the length the first asked for
+ * fits.
  *
  * Errors: CUPEL_ERROR_NULL_POINTER (any argument, any pipeline or
  * label); CUPEL_ERROR_INVALID_ARGUMENT (`count` < 2; a label that is

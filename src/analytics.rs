@@ -231,12 +231,20 @@ pub fn sensitivity(
 impl Sensitivity {
     /// `{"variants": [{"label", "report"}], "diffs": [{"index", "content",
     /// "statuses": [{"label", "status"}]}]}`; statuses are "Included" or
-    /// "Excluded" (the spec's ItemStatus).
+    /// "Excluded" (the spec's ItemStatus). The reports' stage durations
+    /// are written as 0, so that the text depends on the inputs only (a
+    /// caller asking for its length first gets a length that fits).
     pub fn json(&self, items: &Items) -> serde_json::Value {
         let variants: Vec<serde_json::Value> = self
             .variants
             .iter()
-            .map(|(label, r)| serde_json::json!({"label": label, "report": r.json_value(items)}))
+            .map(|(label, r)| {
+                let mut r = r.clone();
+                for e in &mut r.events {
+                    e.duration_ms = 0.0;
+                }
+                serde_json::json!({"label": label, "report": r.json_value(items)})
+            })
             .collect();
         let diffs: Vec<serde_json::Value> = self
             .diffs

@@ -98,6 +98,11 @@ fn c_shrink() {
     run_suite("test_shrink");
 }
 
+#[test]
+fn c_policy() {
+    run_suite("test_policy");
+}
+
 /// The binding contract through the C ABI: every row that names c.
 #[test]
 fn c_contract() {

@@ -75,6 +75,12 @@ fn abi_calls_corpus_and_random_programs() {
             get(&s.session_duplicate_keys),
             20,
         ),
+        (
+            "pipelines read back from policies",
+            get(&s.policies_round_tripped),
+            500,
+        ),
+        ("traced runs", get(&s.traced_runs), 200),
     ];
     eprintln!("{seen:?}");
     for (what, n, least) in seen {
@@ -83,6 +89,34 @@ fn abi_calls_corpus_and_random_programs() {
             "only {n} {what}: the driver no longer reaches that path"
         );
     }
+}
+
+#[test]
+fn policy_json_corpus_and_random_documents() {
+    let _one = one_at_a_time();
+    let corpus = corpus("policy_json");
+    assert!(corpus.len() >= 10, "the policy_json corpus is missing");
+    let before = driver::STATS
+        .policies_read
+        .load(std::sync::atomic::Ordering::Relaxed);
+    let mut rng = Rng(29);
+    for input in corpus.iter().chain(&random_inputs(2, 20_000, 400)) {
+        driver::policy_document(input);
+        // The same bytes as a built document (mode 2) and as a budget.
+        let mut built = input.clone();
+        if let Some(m) = built.first_mut() {
+            *m = if rng.chance(50) { 2 } else { 1 };
+        }
+        driver::policy_document(&built);
+    }
+    let read = driver::STATS
+        .policies_read
+        .load(std::sync::atomic::Ordering::Relaxed)
+        - before;
+    assert!(
+        read >= 300,
+        "only {read} documents were read: the driver no longer reaches a pipeline"
+    );
 }
 
 #[test]

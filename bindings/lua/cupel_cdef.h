@@ -324,6 +324,8 @@ enum cupel_status cupel_budget_to_json(const struct cupel_budget *budget,
                                        size_t *out_len);
 enum cupel_status cupel_pipeline_preset(const char *name,
                                         struct cupel_pipeline **out);
+const char *cupel_pipeline_tokenizer_name(const struct cupel_pipeline *pipeline);
+
 size_t cupel_preset_count(void);
 
 const char *cupel_preset_name(size_t index);

@@ -33,6 +33,13 @@
 //! handle is left alive (`cupel_live_handles`; callers run one program at a
 //! time).
 //!
+//! Policies (docs/policies.md): every pipeline the program runs is written
+//! as a policy document, read back and run again (the same placement, the
+//! same text written again), now and then traced (events counted, the
+//! pipeline's last). `policy_document` reads arbitrary bytes, and documents
+//! built from the format's keys, as policy and budget documents: a pipeline
+//! or an invalid-argument error naming `json`, never a crash or a leak.
+//!
 //! `versus_reference` builds small well-formed cases and compares libcupel
 //! with the published cupel 1.2.0 crate (order for Greedy and Knapsack,
 //! sets for the decorators, whose kind order differs by design), and whole
@@ -64,6 +71,11 @@ pub struct Stats {
     /// Items included as a variant, and included cut (issue 27).
     pub variants_chosen: AtomicUsize,
     pub items_cut: AtomicUsize,
+    /// Policy documents read, pipelines written and read back alike, and
+    /// traced runs (issue 29).
+    pub policies_read: AtomicUsize,
+    pub policies_round_tripped: AtomicUsize,
+    pub traced_runs: AtomicUsize,
     /// Successful session runs, by the rule they took.
     pub session_runs: AtomicUsize,
     pub session_firsts: AtomicUsize,
@@ -92,6 +104,9 @@ pub static STATS: Stats = Stats {
     pipelines_run: AtomicUsize::new(0),
     variants_chosen: AtomicUsize::new(0),
     items_cut: AtomicUsize::new(0),
+    policies_read: AtomicUsize::new(0),
+    policies_round_tripped: AtomicUsize::new(0),
+    traced_runs: AtomicUsize::new(0),
     session_runs: AtomicUsize::new(0),
     session_firsts: AtomicUsize::new(0),
     session_appends: AtomicUsize::new(0),
@@ -905,6 +920,7 @@ unsafe fn fuzz_pipeline(input: &mut Input, st: &mut State, keep: bool) {
         );
         assert_eq!(status, CUPEL_OK);
         assert_eq!(&again[..len2], placed, "a second run placed differently");
+        checked_policy_round_trip(p, st, placed, input.one_in(2));
     } else {
         assert_eq!(
             cupel_report_included_count(st.report),
@@ -2142,6 +2158,360 @@ fn tokenizer() -> *const cupel_tokenizer {
 /// Arbitrary sequences of C ABI calls with arbitrary values; at the end
 /// every handle the program made is freed (one program at a time per
 /// process: the count of live handles is global).
+/// Counts trace events; checks their order (stages, then the pipeline last).
+unsafe extern "C" fn count_trace(user: *mut std::ffi::c_void, e: *const cupel_trace_event) {
+    let seen = &mut *(user as *mut Vec<cupel_trace_event_kind>);
+    let e = &*e;
+    assert!(!e.name.is_null() && !e.verbosity.is_null());
+    if e.kind == cupel_trace_event_kind::CUPEL_TRACE_EVENT_EXCLUSION {
+        assert!(!e.reason_name.is_null() && e.reason >= 0);
+    }
+    seen.push(e.kind);
+}
+
+/// Writes the pipeline as a policy document and reads it back: the copy
+/// places exactly as the original, the text written again is the same;
+/// with `trace`, the copy is traced and its events counted. A pipeline a
+/// document cannot hold fails with CUPEL_ERROR_UNSUPPORTED, nothing else.
+unsafe fn checked_policy_round_trip(
+    p: *mut cupel_pipeline,
+    st: &State,
+    placed: &[usize],
+    trace: bool,
+) {
+    let mut len = 0;
+    let status = cupel_pipeline_to_json(p, ptr::null_mut(), 0, &mut len);
+    if status == CUPEL_ERROR_UNSUPPORTED {
+        return;
+    }
+    assert_eq!(status, CUPEL_ERROR_BUFFER_TOO_SMALL, "{}", last_error());
+    let mut text = vec![0u8; len + 1];
+    assert_eq!(
+        cupel_pipeline_to_json(p, text.as_mut_ptr() as *mut c_char, len + 1, &mut len),
+        CUPEL_OK
+    );
+    let mut copy = ptr::null_mut();
+    let st_read = cupel_pipeline_from_json(text.as_ptr() as *const c_char, len, &mut copy);
+    assert_eq!(
+        st_read,
+        CUPEL_OK,
+        "{}: {}",
+        String::from_utf8_lossy(&text[..len]),
+        last_error()
+    );
+    let mut again = vec![0u8; len + 1];
+    let mut len2 = 0;
+    assert_eq!(
+        cupel_pipeline_to_json(copy, again.as_mut_ptr() as *mut c_char, len + 1, &mut len2),
+        CUPEL_OK
+    );
+    assert_eq!(&again[..len2], &text[..len], "the text written again");
+    let mut events: Vec<cupel_trace_event_kind> = Vec::new();
+    if trace {
+        let level = (placed.len() % 3) as i32;
+        let user = &mut events as *mut _ as *mut std::ffi::c_void;
+        assert_eq!(
+            cupel_pipeline_set_trace(copy, level, Some(count_trace), user),
+            CUPEL_OK
+        );
+    }
+    let mut out = vec![0usize; placed.len().max(1) + st.tokens.len()];
+    let mut n = 0;
+    let status = cupel_pipeline_run(
+        copy,
+        st.items,
+        st.budget,
+        out.as_mut_ptr(),
+        out.len(),
+        &mut n,
+        ptr::null_mut(),
+    );
+    assert_eq!(status, CUPEL_OK, "the copy failed: {}", last_error());
+    assert_eq!(
+        &out[..n],
+        placed,
+        "the copy read from the policy placed differently"
+    );
+    if trace {
+        assert!(events.len() >= 6, "{events:?}");
+        assert_eq!(
+            events.last(),
+            Some(&cupel_trace_event_kind::CUPEL_TRACE_EVENT_PIPELINE)
+        );
+        bump(&STATS.traced_runs, 1);
+    }
+    bump(&STATS.policies_round_tripped, 1);
+    cupel_pipeline_free(copy);
+}
+
+/// One byte string as a policy or budget document (or, led by byte 2, a
+/// document built from the format's own keys with arbitrary values): the
+/// reader gives a pipeline or CUPEL_ERROR_INVALID_ARGUMENT, never anything
+/// else; a pipeline writes, reads back to the same text, and runs.
+pub fn policy_document(data: &[u8]) {
+    let live = cupel_live_handles();
+    // SAFETY: every pointer passed is live and sized as documented.
+    unsafe { policy_document_unchecked(data) }
+    assert_eq!(cupel_live_handles(), live, "a handle leaked");
+}
+
+const POLICY_KEYS: [&str; 16] = [
+    "scorers",
+    "slicerType",
+    "placerType",
+    "deduplicationEnabled",
+    "overflowStrategy",
+    "knapsackBucketSize",
+    "streamBatchSize",
+    "quotas",
+    "name",
+    "countQuotas",
+    "scarcity",
+    "tokenizer",
+    "sessionSlack",
+    "memoryLimitBytes",
+    "type",
+    "weight",
+];
+const POLICY_WORDS: [&str; 24] = [
+    "greedy",
+    "knapsack",
+    "stream",
+    "countConstrainedKnapsack",
+    "chronological",
+    "uShaped",
+    "none",
+    "throw",
+    "truncate",
+    "proceed",
+    "recency",
+    "priority",
+    "kind",
+    "tag",
+    "frequency",
+    "reflexive",
+    "scaled",
+    "given",
+    "decay",
+    "metadataTrust",
+    "metadataKey",
+    "composite",
+    "o200k_base",
+    "Message",
+];
+const SCORER_KEYS: [&str; 14] = [
+    "type",
+    "weight",
+    "kindWeights",
+    "tagWeights",
+    "innerScorer",
+    "scorers",
+    "curve",
+    "halfLifeSeconds",
+    "maxAgeSeconds",
+    "windows",
+    "referenceUnixMillis",
+    "key",
+    "value",
+    "boost",
+];
+
+/// An arbitrary JSON value over the format's keys and words.
+fn json_value(input: &mut Input, depth: u32) -> String {
+    let word = |input: &mut Input| POLICY_WORDS[input.below(POLICY_WORDS.len())];
+    match input.below(if depth > 3 { 6 } else { 9 }) {
+        0 => "null".into(),
+        1 => ["true", "false"][input.below(2)].into(),
+        2 => input.i64().to_string(),
+        3 => format!("{}", input.i64() as f64 / (1 + input.below(1000)) as f64),
+        4 | 5 => {
+            let w = word(input);
+            let w = if input.one_in(4) {
+                w.to_uppercase()
+            } else {
+                w.to_string()
+            };
+            serde_json_string(&w)
+        }
+        6 => {
+            let n = input.below(4);
+            let parts: Vec<String> = (0..n).map(|_| json_value(input, depth + 1)).collect();
+            format!("[{}]", parts.join(","))
+        }
+        _ => {
+            let n = input.below(6);
+            let parts: Vec<String> = (0..n)
+                .map(|_| {
+                    let key = match input.below(3) {
+                        0 => POLICY_KEYS[input.below(POLICY_KEYS.len())],
+                        1 => SCORER_KEYS[input.below(SCORER_KEYS.len())],
+                        _ => word(input),
+                    };
+                    format!(
+                        "{}:{}",
+                        serde_json_string(key),
+                        json_value(input, depth + 1)
+                    )
+                })
+                .collect();
+            format!("{{{}}}", parts.join(","))
+        }
+    }
+}
+
+/// A JSON string literal for a plain ASCII word (the words above).
+fn serde_json_string(s: &str) -> String {
+    assert!(s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    format!("\"{s}\"")
+}
+
+unsafe fn policy_document_unchecked(data: &[u8]) {
+    let (mode, rest) = data
+        .split_first()
+        .map_or((0, &[][..]), |(m, r)| (*m % 4, r));
+    let built;
+    let doc: &[u8] = match mode {
+        2 => {
+            let mut input = Input { data: rest, pos: 0 };
+            // Mostly a document with a scorers array, so the rest is reached.
+            let mut v = json_value(&mut input, 0);
+            if input.one_in(2) {
+                let entries: Vec<String> = (0..1 + input.below(3))
+                    .map(|_| {
+                        let t = ["recency", "priority", "kind", "scaled", "tag", "decay"]
+                            [input.below(6)];
+                        format!("{{\"type\":\"{t}\",\"weight\":{}}}", 1 + input.below(5))
+                    })
+                    .collect();
+                v = format!("{{\"scorers\":[{}],\"x\":{v}}}", entries.join(","));
+            }
+            built = v.into_bytes();
+            &built
+        }
+        _ => rest,
+    };
+    if mode == 1 {
+        let mut b = ptr::null_mut();
+        let status = cupel_budget_from_json(doc.as_ptr() as *const c_char, doc.len(), &mut b);
+        assert!(
+            status == CUPEL_OK || status == CUPEL_ERROR_INVALID_ARGUMENT,
+            "{status:?}: {}",
+            last_error()
+        );
+        if status == CUPEL_OK {
+            let mut len = 0;
+            assert_eq!(
+                cupel_budget_to_json(b, ptr::null_mut(), 0, &mut len),
+                CUPEL_ERROR_BUFFER_TOO_SMALL
+            );
+            let mut text = vec![0u8; len];
+            assert_eq!(
+                cupel_budget_to_json(b, text.as_mut_ptr() as *mut c_char, len, &mut len),
+                CUPEL_OK
+            );
+            let mut b2 = ptr::null_mut();
+            assert_eq!(
+                cupel_budget_from_json(text.as_ptr() as *const c_char, len, &mut b2),
+                CUPEL_OK
+            );
+            cupel_budget_free(b2);
+            bump(&STATS.policies_read, 1);
+        } else {
+            assert!(last_error().contains("json"), "{}", last_error());
+        }
+        cupel_budget_free(b);
+        return;
+    }
+    let mut p = ptr::null_mut();
+    let status = cupel_pipeline_from_json(doc.as_ptr() as *const c_char, doc.len(), &mut p);
+    assert!(
+        status == CUPEL_OK || status == CUPEL_ERROR_INVALID_ARGUMENT,
+        "{status:?}: {}",
+        last_error()
+    );
+    if status != CUPEL_OK {
+        assert!(last_error().starts_with("json"), "{}", last_error());
+        assert!(p.is_null());
+        return;
+    }
+    bump(&STATS.policies_read, 1);
+    let mut len = 0;
+    assert_eq!(
+        cupel_pipeline_to_json(p, ptr::null_mut(), 0, &mut len),
+        CUPEL_ERROR_BUFFER_TOO_SMALL
+    );
+    let mut text = vec![0u8; len];
+    assert_eq!(
+        cupel_pipeline_to_json(p, text.as_mut_ptr() as *mut c_char, len, &mut len),
+        CUPEL_OK
+    );
+    let mut copy = ptr::null_mut();
+    assert_eq!(
+        cupel_pipeline_from_json(text.as_ptr() as *const c_char, len, &mut copy),
+        CUPEL_OK
+    );
+    let mut again = vec![0u8; len];
+    let mut len2 = 0;
+    assert_eq!(
+        cupel_pipeline_to_json(copy, again.as_mut_ptr() as *mut c_char, len, &mut len2),
+        CUPEL_OK
+    );
+    assert_eq!(again, text, "written again");
+    // Both run alike on a small list.
+    let mut items = ptr::null_mut();
+    assert_eq!(cupel_items_new(&mut items), CUPEL_OK);
+    let tokens = [40i64, 0, 75, 120, 10, 30];
+    let scores = [0.9, 0.1, 0.5, 0.7, 0.3, 0.6];
+    assert_eq!(
+        cupel_items_push_many(items, 6, tokens.as_ptr(), scores.as_ptr(), ptr::null()),
+        CUPEL_OK
+    );
+    for i in 0..6 {
+        assert_eq!(
+            cupel_items_set_timestamp(items, i, 1000 * i as i64),
+            CUPEL_OK
+        );
+        if i % 2 == 0 {
+            assert_eq!(
+                cupel_items_set_content(items, i, c"same".as_ptr()),
+                CUPEL_OK
+            );
+        }
+    }
+    let mut budget = ptr::null_mut();
+    assert_eq!(cupel_budget_new(200, 150, &mut budget), CUPEL_OK);
+    let (mut a, mut b) = ([0usize; 6], [0usize; 6]);
+    let (mut na, mut nb) = (0, 0);
+    let sa = cupel_pipeline_run(
+        p,
+        items,
+        budget,
+        a.as_mut_ptr(),
+        6,
+        &mut na,
+        ptr::null_mut(),
+    );
+    let sb = cupel_pipeline_run(
+        copy,
+        items,
+        budget,
+        b.as_mut_ptr(),
+        6,
+        &mut nb,
+        ptr::null_mut(),
+    );
+    documented(sa);
+    assert_eq!(sa, sb);
+    if sa == CUPEL_OK {
+        assert_eq!(a[..na], b[..nb]);
+        bump(&STATS.policies_round_tripped, 1);
+    }
+    cupel_budget_free(budget);
+    cupel_items_free(items);
+    cupel_pipeline_free(copy);
+    cupel_pipeline_free(p);
+}
+
 pub fn abi_program(data: &[u8]) {
     tokenizer();
     let live = cupel_live_handles();

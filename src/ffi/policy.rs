@@ -157,6 +157,23 @@ ffi_fn! {
 }
 
 ffi_fn! {
+    /// The name of the pipeline's tokenizer ("o200k_base" or
+    /// "cl100k_base"), a static NUL-terminated string; NULL when it has
+    /// none, one loaded from a vocabulary file, or `pipeline` is NULL.
+    unsafe fn cupel_pipeline_tokenizer_name(pipeline: *const cupel_pipeline) -> *const c_char [std::ptr::null()] {
+        // SAFETY: `pipeline` is NULL or valid as documented (the caller's promise).
+        let Ok(pipeline) = (unsafe { arg_ref(pipeline, "pipeline") }) else {
+            return std::ptr::null();
+        };
+        match pipeline.inner.tokenizer.as_ref().and_then(|t| t.name()) {
+            Some("o200k_base") => c"o200k_base".as_ptr(),
+            Some("cl100k_base") => c"cl100k_base".as_ptr(),
+            _ => std::ptr::null(),
+        }
+    }
+}
+
+ffi_fn! {
     /// How many presets `cupel_pipeline_preset` knows.
     fn cupel_preset_count() -> usize [0] {
         policy::presets::NAMES.len()
@@ -190,7 +207,10 @@ ffi_fn! {
     /// included by at least one pipeline and excluded by another, by push
     /// `index` in push order, with its `content` when set and its status
     /// ("Included" or "Excluded") under each label. Items are matched by
-    /// push index, never by content.
+    /// push index, never by content. The pipelines run on every call; the
+    /// text depends on the inputs only (the reports' stage durations are
+    /// written as 0), so a second call with the length the first asked for
+    /// fits.
     ///
     /// Errors: CUPEL_ERROR_NULL_POINTER (any argument, any pipeline or
     /// label); CUPEL_ERROR_INVALID_ARGUMENT (`count` < 2; a label that is
