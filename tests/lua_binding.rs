@@ -1,9 +1,10 @@
 //! The LuaJIT binding (bindings/lua): its cdef file matches the header, its
 //! test suite and the binding contract pass under Debian's luajit, the
-//! README's four examples (the pipeline, "Counting tokens", "Items that
-//! shrink" and "Sessions") are the files that run and print what the README
-//! shows, and the LuaRocks package installs into a fresh tree and runs them
-//! from there.
+//! README's examples (the one-call path first, then the pipeline long-hand,
+//! "Counting tokens", "Items that shrink", "Sessions", "Policies from JSON",
+//! "Presets", "Policy sensitivity", "Analytics" and "Tracing") are the files
+//! that run and print what the README shows, and the LuaRocks package
+//! installs into a fresh tree and runs them from there.
 
 mod common;
 
@@ -29,67 +30,78 @@ fn readme() -> String {
     std::fs::read_to_string(common::root().join("bindings/lua/README.md")).unwrap()
 }
 
-/// The README's example (the code block after "## Example") and the output
-/// it shows (the code block after "It prints:").
-fn readme_example() -> (String, String) {
-    let readme = readme();
-    (
-        common::code_block_after(&readme, "## Example"),
-        common::code_block_after(&readme, "It prints:"),
-    )
-}
+/// The README's examples: the section heading each follows, and the file it
+/// must equal. The one-call path is the first.
+const EXAMPLES: [(&str, &str); 10] = [
+    ("## Example", "example.lua"),
+    ("## The pipeline, long-hand", "example_pipeline.lua"),
+    ("## Counting tokens", "example_tokens.lua"),
+    ("## Items that shrink", "example_shrink.lua"),
+    ("## Sessions", "example_session.lua"),
+    ("## Policies from JSON", "example_policy.lua"),
+    ("## Presets", "example_presets.lua"),
+    ("## Policy sensitivity", "example_sensitivity.lua"),
+    ("## Analytics", "example_analytics.lua"),
+    ("## Tracing", "example_trace.lua"),
+];
 
-/// The "Counting tokens" example (the code block after that heading) and
-/// the output it shows (the code block after the next "It prints:").
-fn readme_tokens_example() -> (String, String) {
+/// The example of section `heading` (the first code block after it) and the
+/// output it shows (the code block after the section's next "It prints:").
+fn readme_section_example(heading: &str) -> (String, String) {
     let readme = readme();
-    let section = &readme[readme
-        .find("## Counting tokens")
-        .expect("the README has no \"## Counting tokens\" section")..];
+    let at = readme
+        .find(&format!("{heading}\n"))
+        .unwrap_or_else(|| panic!("the README has no {heading:?} section"));
+    let section = &readme[at..];
     (
-        common::code_block_after(section, "## Counting tokens"),
+        common::code_block_after(section, heading),
         common::code_block_after(section, "It prints:"),
     )
 }
 
-/// The "Items that shrink" example (the code block after that heading) and
-/// the output it shows (the code block after the next "It prints:").
-fn readme_shrink_example() -> (String, String) {
-    let readme = readme();
-    let section = &readme[readme
-        .find("## Items that shrink")
-        .expect("the README has no \"## Items that shrink\" section")..];
-    (
-        common::code_block_after(section, "## Items that shrink"),
-        common::code_block_after(section, "It prints:"),
-    )
-}
-
-/// The "Sessions" example (the code block after that heading) and the
-/// output it shows (the code block after the next "It prints:").
 fn readme_session_example() -> (String, String) {
-    let readme = readme();
-    let section = &readme[readme
-        .find("## Sessions")
-        .expect("the README has no \"## Sessions\" section")..];
-    (
-        common::code_block_after(section, "## Sessions"),
-        common::code_block_after(section, "It prints:"),
-    )
+    readme_section_example("## Sessions")
 }
 
 /// The README's examples: its code, the file it must equal, its output.
-fn readme_examples() -> [(String, &'static str, String); 4] {
-    let (code, output) = readme_example();
-    let (tokens_code, tokens_output) = readme_tokens_example();
-    let (shrink_code, shrink_output) = readme_shrink_example();
-    let (session_code, session_output) = readme_session_example();
-    [
-        (code, "example.lua", output),
-        (tokens_code, "example_tokens.lua", tokens_output),
-        (shrink_code, "example_shrink.lua", shrink_output),
-        (session_code, "example_session.lua", session_output),
-    ]
+fn readme_examples() -> Vec<(String, &'static str, String)> {
+    EXAMPLES
+        .iter()
+        .map(|&(heading, file)| {
+            let (code, output) = readme_section_example(heading);
+            (code, file, output)
+        })
+        .collect()
+}
+
+/// The first example is the one-call path, with a tool call whose results
+/// are kept or dropped together.
+#[test]
+fn lua_first_example_is_the_one_call_path() {
+    let readme = readme();
+    let first = readme.find("```lua").expect("a Lua code block");
+    assert!(
+        readme[..first].contains("## Example\n"),
+        "the first Lua block is not the \"## Example\" section's"
+    );
+    let (code, output) = readme_section_example("## Example");
+    for needle in [
+        "cupel.select(",
+        "tool_call_ids",
+        "tool_call_id =",
+        "pinned = true",
+        "policy = \"Chat\"",
+    ] {
+        assert!(code.contains(needle), "example.lua has no {needle}");
+    }
+    assert!(
+        output.contains("max_tokens = 200: 7 of 7 messages"),
+        "{output}"
+    );
+    assert!(
+        output.contains("max_tokens = 120: 4 of 7 messages"),
+        "{output}"
+    );
 }
 
 /// The rockspec for this version of the library.
@@ -148,6 +160,18 @@ fn lua_tests_pass() {
         "ok   sessions: a failed run changes nothing; duplicate keys name both items",
         "ok   sessions: slack, reset, a freed pipeline, freed handles",
         "ok   sessions: an item the last run left out is Deferred while the session appends",
+        "ok   policies from JSON: read, written back exactly, every error with its path and status",
+        "ok   budgets from JSON: read, written back exactly, errors",
+        "ok   presets: docs/policies.md's table through to_json, names case-insensitive, unknown ones",
+        "ok   policy sensitivity: diffs by index, two items of the same content are two diffs",
+        "ok   analytics: a run's report, an empty report, a zero budget",
+        "ok   tracing: events per level (6, 7, 9), in order, and their fields",
+        "ok   tracing: an error in the callback is raised after the run; the run's handles cannot change",
+        "ok   tracing: the callback lives while a pipeline or a session holds it, and is freed after",
+        "ok   tracing: traced runs in hot loops (the JIT never calls a callback)",
+        "ok   the one-call path equals the long-hand pipeline: tool calls, parallel calls, a pinned system prompt",
+        "ok   the one-call path: a policy document, a pipeline, a budget, timestamps, the tokenizer's precedence",
+        "ok   the one-call path: bad input names messages[i].field, the budget, the policy, the tokenizer",
     ] {
         assert!(out.contains(name), "{name:?} did not pass:\n{out}");
     }

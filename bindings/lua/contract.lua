@@ -25,15 +25,32 @@ local MAP = {
   closed = "CLOSED",
 }
 
--- The table's argument names that this binding spells otherwise: none, as
--- every Lua parameter and item field is named as the table names it.
-local ALIAS = {}
+-- The table's argument names that this binding spells otherwise: the
+-- number of pipelines given to policy sensitivity is the length of its
+-- `variants` list (the Lua API takes { label, pipeline } pairs).
+local ALIAS = { count = "variants" }
 
 -- The arguments whose values are item indices (0-based in the table).
 local INDEX_ARGS = { index = true, target_index = true, indices = true }
 
 -- The keep values of truncation, as this binding spells them.
 local KEEP = { head = cupel.KEEP_HEAD, tail = cupel.KEEP_TAIL, both_ends = cupel.KEEP_BOTH_ENDS }
+
+-- The trace levels, as this binding spells them.
+local LEVEL = { stages = cupel.TRACE_STAGES, exclusions = cupel.TRACE_EXCLUSIONS, full = cupel.TRACE_FULL }
+
+-- The JSON texts of the table's VALUES.
+local JSON_VALUES = {
+  ["policy-null"] = "null",
+  ["policy-malformed"] = '{"scorers":',
+  ["policy-bad-weight"] = '{"scorers":[{"type":"recency","weight":-1}]}',
+  ["policy-bad-type"] = '{"scorers":[{"type":"nope","weight":1}]}',
+  ["budget-bad"] = '{"maxTokens":100,"targetTokens":250}',
+  ["budget-missing"] = '{"targetTokens":1}',
+}
+
+local POLICY = '{"scorers":[{"type":"recency","weight":1}],"slicerType":"greedy","placerType":"chronological"}'
+local BUDGET = '{"maxTokens":300,"targetTokens":250}'
 
 local SENTENCE = "Hello, world! This is libcupel counting tokens."
 
@@ -114,6 +131,15 @@ local FIXTURE = {
   { tokens = 50, score = 0.1, kind = "ToolOutput", content = "gamma", timestamp = 3000 },
 }
 
+-- MESSAGES: the fixture's items as messages of the one-call path.
+local function messages()
+  local m = {}
+  for i, it in ipairs(FIXTURE) do
+    m[i] = { text = it.content, kind = it.kind, timestamp = it.timestamp }
+  end
+  return m
+end
+
 local function fixture()
   local fx = {}
   fx.items = cupel.items(FIXTURE)
@@ -171,6 +197,10 @@ local function value_of(row, fx, name, default)
     return 2 ^ 64
   elseif KEEP[v] then
     return KEEP[v]
+  elseif LEVEL[v] then
+    return LEVEL[v]
+  elseif JSON_VALUES[v] then
+    return JSON_VALUES[v]
   elseif v == "-" then
     unsupported("the value - for " .. name .. " (it replaces no argument)")
   elseif v == "true" then
@@ -509,6 +539,82 @@ OPS["session.run_twice"] = function(A, fx)
     return result, "the second run is not the first's output, appended"
   end
   return result
+end
+
+-- Policies as data, presets, sensitivity, analytics, tracing, the one-call path.
+
+-- The number of items `pipeline` includes on the fixture's items and `budget`.
+local function included(fx, pipeline, budget)
+  local _, report = pipeline:run(fx.items, budget or fx.budget, { report = true })
+  return tostring(#report.included)
+end
+
+OPS["pipeline.from_json"] = function(A, fx)
+  return included(fx, cupel.pipeline_from_json(A("json", POLICY)))
+end
+
+-- The text read back and written again must be the same text.
+OPS["pipeline.to_json"] = function(A, fx)
+  local text = getmetatable(fx.pipeline).to_json(A("pipeline", fx.pipeline))
+  local again = cupel.pipeline_from_json(text):to_json()
+  if again ~= text then
+    return nil, ("the text read back writes %q, not %q"):format(again, text)
+  end
+end
+
+OPS["budget.from_json"] = function(A, fx)
+  return included(fx, fx.pipeline, cupel.budget_from_json(A("json", BUDGET)))
+end
+
+OPS["budget.to_json"] = function(A, fx)
+  local text = getmetatable(fx.budget).to_json(A("budget", fx.budget))
+  local again = cupel.budget_from_json(text):to_json()
+  if again ~= text then
+    return nil, ("the text read back writes %q, not %q"):format(again, text)
+  end
+end
+
+OPS["pipeline.preset"] = function(A, fx)
+  return included(fx, cupel.preset(A("name", "Chat")))
+end
+
+-- Variants a = the fixture's pipeline, b = KINDPIPE; count 1 passes the
+-- first only. The result is the number of diffs (each has one "statuses").
+OPS["policy_sensitivity"] = function(A, fx)
+  local kindpipe = cupel.pipeline({ scorer = cupel.scorers.kind({ Message = 1 }), slicer = fx.greedy,
+    placer = fx.chronological })
+  local all = { { label = "a", pipeline = A("pipelines", fx.pipeline) }, { label = "b", pipeline = kindpipe } }
+  local variants = {}
+  for i = 1, A("count", 2) do variants[i] = all[i] end
+  local json = cupel.policy_sensitivity(variants, A("items", fx.items), A("budget", fx.budget))
+  local _, diffs = json:gsub('"statuses":', "")
+  return tostring(diffs)
+end
+
+-- [kind diversity, timestamp coverage]; the budget utilization must be 250/300.
+OPS["report.analytics"] = function(A, fx)
+  local _, report = getmetatable(fx.pipeline).run(A("pipeline", fx.pipeline), A("items", fx.items),
+    A("budget", fx.budget), { report = true })
+  local a = report.analytics
+  local result = ("[%d,%s]"):format(a.kind_diversity, tostring(a.timestamp_coverage))
+  if math.abs(a.budget_utilization - 250 / 300) > 1e-9 then
+    return result, ("the budget utilization is %s, not 250/300"):format(tostring(a.budget_utilization))
+  end
+  return result
+end
+
+-- A counter as the callback; one run; the number of events.
+OPS["pipeline.set_trace"] = function(A, fx)
+  local n = 0
+  local callback = A("callback", function() n = n + 1 end)
+  getmetatable(fx.pipeline).set_trace(A("pipeline", fx.pipeline), A("level", cupel.TRACE_STAGES), callback)
+  fx.pipeline:run(fx.items, fx.budget)
+  return tostring(n)
+end
+
+OPS["select"] = function(A)
+  local kept = cupel.select(A("messages", messages()), { max_tokens = A("max_tokens", 2), policy = A("policy", "Chat") })
+  return tostring(#kept)
 end
 
 -- ---- checks -------------------------------------------------------------------------------------

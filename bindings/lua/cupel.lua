@@ -39,6 +39,15 @@
 -- provider's prefix cache keeps serving it; items are matched from one turn
 -- to the next by their key (`Items:set_key`, or kind, tokens and content),
 -- and volatile items (`Items:set_volatile`) go last.
+--
+-- The one-call path (`cupel.select`): the host's messages, a budget and a
+-- policy in, the messages to send out. Policies as data
+-- (`cupel.pipeline_from_json`, `Pipeline:to_json`, `cupel.budget_from_json`,
+-- `Budget:to_json`), presets (`cupel.preset`, `cupel.preset_names`), policy
+-- sensitivity (`cupel.policy_sensitivity`, as JSON text), a report's
+-- `analytics`, and tracing (`Pipeline:set_trace`: a Lua function called
+-- with each span and event of a run; the C calls that may call it are never
+-- JIT-compiled, and what it raises is raised after the run).
 -- @module cupel
 
 local ffi = require("ffi")
@@ -361,19 +370,47 @@ local function check(status, arrays, item)
   end
 end
 
+local text_out -- defined with the reports
+
 -- ---- handles -------------------------------------------------------------------
+
+-- The handles a traced run is using while its trace callback may run
+-- (handle -> how many such runs use it): a callback must not change or free
+-- them (the C library reads them during the call), so `mine` refuses.
+local busy = {}
+
+local function refuse_busy(class)
+  raise(INVALID_ARGUMENT, class.arg .. " is in use by a traced run: its trace callback cannot change, run or free it")
+end
+
+-- Releases a hold on trace state `state` (`Pipeline:set_trace`); the last
+-- hold frees its C callback.
+local function release_trace(state)
+  if state ~= nil then
+    state.holders = state.holders - 1
+    if state.holders == 0 then
+      state.cb:free()
+      state.cb = nil
+    end
+  end
+end
 
 local function make_class(name, arg)
   local class = { __name = name, arg = arg }
   class.__index = class
   Handle[class] = true
   --- Frees the handle now (the collector would otherwise). Idempotent; the
-  -- handle raises CLOSED afterwards.
+  -- handle raises CLOSED afterwards. A pipeline or session also lets go of
+  -- its trace callback (`Pipeline:set_trace`).
   function class:free()
     if getmetatable(self) == class and self.ptr ~= nil then
+      if busy[self] then refuse_busy(class) end
       ffi.gc(self.ptr, nil)
       self.free_fn(self.ptr)
       self.ptr = nil
+      local trace = rawget(self, "trace")
+      self.trace = nil
+      release_trace(trace)
     end
   end
   return class
@@ -406,6 +443,13 @@ end
 -- The receiver of a method, named as the class's arguments are.
 local function me(class, self)
   return ptr_of(class, class.arg, self)
+end
+
+-- The receiver of a method that changes it: refused while a traced run uses it.
+local function mine(class, self)
+  local p = ptr_of(class, class.arg, self)
+  if busy[self] then refuse_busy(class) end
+  return p
 end
 
 local function new(class, ctype, create, free, arrays)
@@ -630,7 +674,7 @@ end
 -- as `Items:set_key`), volatile (a boolean, as `Items:set_volatile`) }
 -- @return self
 function Items:push(list)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   list = list_of("list", list)
   push_all(h, tonumber(C.cupel_items_len(h)), list, function(i, field)
     return ("list[%d].%s"):format(i, field)
@@ -644,7 +688,7 @@ end
 -- @param item an item table, as in `Items:push`
 -- @return the new item's index (1-based)
 function Items:add(item)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local at = tonumber(C.cupel_items_len(h)) + 1
   push_all(h, at - 1, { list_of("item", item) }, function(_, field)
     return "item." .. field
@@ -662,7 +706,7 @@ end
 -- @param kind its kind (default "Message")
 -- @return the new item's index (1-based)
 function Items:push_text(tokenizer, text, score, kind)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local t = ptr_of(Tokenizer, "tokenizer", tokenizer)
   local s = text_of("text", text)
   local sc = opt(number, "score", score, 0)
@@ -687,7 +731,7 @@ local FROM_TEXT = { tokens = "its tokens are its text's count", content = "its c
 -- reported by its position).
 -- @return self
 function Items:push_texts(tokenizer, list)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local t = ptr_of(Tokenizer, "tokenizer", tokenizer)
   list = list_of("list", list)
   local n = list_length("list", list)
@@ -762,12 +806,13 @@ end
 
 --- Removes every item.
 function Items:clear()
-  C.cupel_items_clear(me(Items, self))
+  C.cupel_items_clear(mine(Items, self))
 end
 
--- The receiver and the 0-based index of item argument `index`.
-local function item_at(self, i, name)
-  local h = me(Items, self)
+-- The receiver and the 0-based index of item argument `index`; `changes`:
+-- the method changes the list (refused while a traced run uses it).
+local function item_at(self, i, name, changes)
+  local h = (changes and mine or me)(Items, self)
   return h, index(name or "index", i, tonumber(C.cupel_items_len(h)))
 end
 
@@ -776,7 +821,7 @@ end
 -- @param content a string
 -- @return self
 function Items:set_content(index, content)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_content(h, i, str("content", content)))
   return self
 end
@@ -786,7 +831,7 @@ end
 -- @param unix_millis UTC milliseconds since 1970
 -- @return self
 function Items:set_timestamp(index, unix_millis)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_timestamp(h, i, i64("unix_millis", unix_millis)))
   return self
 end
@@ -796,7 +841,7 @@ end
 -- @param priority an integer
 -- @return self
 function Items:set_priority(index, priority)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_priority(h, i, i64("priority", priority)))
   return self
 end
@@ -806,7 +851,7 @@ end
 -- @param pinned a boolean
 -- @return self
 function Items:set_pinned(index, pinned)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_pinned(h, i, boolean("pinned", pinned)))
   return self
 end
@@ -816,7 +861,7 @@ end
 -- @param hint a number (clamped to [0, 1] by the scorer)
 -- @return self
 function Items:set_relevance_hint(index, hint)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_relevance_hint(h, i, number("hint", hint)))
   return self
 end
@@ -826,7 +871,7 @@ end
 -- @param source a non-blank string
 -- @return self
 function Items:set_source(index, source)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_source(h, i, str("source", source)))
   return self
 end
@@ -836,7 +881,7 @@ end
 -- @param group an id in [0, 2^64) (a number, or a uint64_t cdata above 2^53)
 -- @return self
 function Items:set_group(index, group)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_group(h, i, u64("group", group)))
   return self
 end
@@ -846,7 +891,7 @@ end
 -- @param groups a list of group ids (0: none)
 -- @return self
 function Items:set_groups(first, groups)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local len = tonumber(C.cupel_items_len(h))
   groups = list_of("groups", groups)
   local f0 = #groups == 0 and 0 or index("first", first, len)
@@ -872,7 +917,7 @@ end
 -- @param key an integer in [0, 2^64) (a number, or a uint64_t cdata above 2^53)
 -- @return self
 function Items:set_key(index, key)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_key(h, i, u64("key", key)))
   return self
 end
@@ -883,7 +928,7 @@ end
 -- @param keys a list of keys (0: none)
 -- @return self
 function Items:set_keys(first, keys)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local len = tonumber(C.cupel_items_len(h))
   keys = list_of("keys", keys)
   local f0 = #keys == 0 and 0 or index("first", first, len)
@@ -918,7 +963,7 @@ end
 -- @param is_volatile a boolean
 -- @return self
 function Items:set_volatile(index, is_volatile)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_volatile(h, i, boolean("is_volatile", is_volatile)))
   return self
 end
@@ -928,7 +973,7 @@ end
 -- @param flags a list of booleans
 -- @return self
 function Items:set_volatile_many(first, flags)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local len = tonumber(C.cupel_items_len(h))
   flags = list_of("flags", flags)
   local f0 = #flags == 0 and 0 or index("first", first, len)
@@ -958,7 +1003,7 @@ end
 -- @param tag a UTF-8 string
 -- @return self
 function Items:add_tag(index, tag)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_add_tag(h, i, str("tag", tag)))
   return self
 end
@@ -969,7 +1014,7 @@ end
 -- @param value a UTF-8 string
 -- @return self
 function Items:set_metadata(index, key, value)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_set_metadata(h, i, str("key", key), str("value", value)))
   return self
 end
@@ -1020,7 +1065,7 @@ end
 -- @return the variant's number: 1, 2, ... in the order added (0 is the item
 -- as pushed); an item has at most 255
 function Items:add_variant(index, tokens, value, content)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   local t, v, c
   if type(tokens) == "table" and value == nil and content == nil then
     t, v, c = checked_variant("variant", tokens)
@@ -1054,7 +1099,7 @@ end
 -- @param min_tokens the fewest tokens worth keeping (>= 0; default 0)
 -- @return self
 function Items:set_truncatable(index, keep, min_tokens)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   local k = keep ~= nil and keep_of("keep", keep) or 0
   local m = opt(i64, "min_tokens", min_tokens, 0)
   check(C.cupel_items_set_truncatable(h, i, k, m))
@@ -1065,7 +1110,7 @@ end
 -- @param index the item (1-based)
 -- @return self
 function Items:clear_truncatable(index)
-  local h, i = item_at(self, index)
+  local h, i = item_at(self, index, nil, true)
   check(C.cupel_items_clear_truncatable(h, i))
   return self
 end
@@ -1084,7 +1129,7 @@ end
 -- @param len the number of items to keep (0 .. items:len())
 -- @return self
 function Items:truncate(len)
-  local h = me(Items, self)
+  local h = mine(Items, self)
   local have = tonumber(C.cupel_items_len(h))
   local n = whole("len", len)
   if n < 0 or n > have then
@@ -1274,7 +1319,7 @@ end
 -- @param output_reserve tokens (>= 0)
 -- @return self
 function Budget:set_output_reserve(output_reserve)
-  local h = me(Budget, self)
+  local h = mine(Budget, self)
   check(C.cupel_budget_set_output_reserve(h, i64("output_reserve", output_reserve)))
   return self
 end
@@ -1283,7 +1328,7 @@ end
 -- @param percent a number in [0, 100]
 -- @return self
 function Budget:set_safety_margin(percent)
-  local h = me(Budget, self)
+  local h = mine(Budget, self)
   check(C.cupel_budget_set_safety_margin(h, number("percent", percent)))
   return self
 end
@@ -1293,7 +1338,7 @@ end
 -- @param tokens tokens (>= 0)
 -- @return self
 function Budget:reserve(kind, tokens)
-  local h = me(Budget, self)
+  local h = mine(Budget, self)
   check(C.cupel_budget_reserve(h, str("kind", kind), i64("tokens", tokens)))
   return self
 end
@@ -1631,6 +1676,18 @@ end
 
 local SIZE_MAX = ffi.cast("size_t", -1)
 
+-- The text f(buf, capacity, out_len) writes under the C library's buffer
+-- rules (buf NULL and capacity 0 ask for the length), in two calls.
+text_out = function(f, arrays)
+  local len = ffi.new("size_t[1]")
+  local st = tonumber(f(nil, 0, len))
+  if st ~= 0 and st ~= 3 then check(st, arrays) end
+  local n = tonumber(len[0])
+  local buf = ffi.new("char[?]", n + 1)
+  check(f(buf, n + 1, len), arrays)
+  return ffi.string(buf, len[0])
+end
+
 local function decision(d)
   return {
     index = tonumber(d.item_index) + 1,
@@ -1699,12 +1756,17 @@ local function read_report(r, items)
   rep.effective_max_tokens = int_result(C.cupel_report_effective_max_tokens(r))
   rep.effective_target_tokens = int_result(C.cupel_report_effective_target_tokens(r))
   rep.selected_tokens = int_result(C.cupel_report_selected_tokens(r))
-  local len = ffi.new("size_t[1]")
-  local st = C.cupel_report_json(r, items, nil, 0, len)
-  if tonumber(st) ~= 3 then check(st) end
-  local buf = ffi.new("char[?]", tonumber(len[0]) + 1)
-  check(C.cupel_report_json(r, items, buf, tonumber(len[0]) + 1, len))
-  rep.json = ffi.string(buf, len[0])
+  local ratio, count = ffi.new("double[1]"), ffi.new("size_t[1]")
+  rep.analytics = {}
+  check(C.cupel_report_budget_utilization(r, ratio))
+  rep.analytics.budget_utilization = ratio[0]
+  check(C.cupel_report_kind_diversity(r, items, count))
+  rep.analytics.kind_diversity = tonumber(count[0])
+  check(C.cupel_report_timestamp_coverage(r, items, ratio))
+  rep.analytics.timestamp_coverage = ratio[0]
+  rep.json = text_out(function(buf, cap, len)
+    return C.cupel_report_json(r, items, buf, cap, len)
+  end)
   return rep
 end
 
@@ -1722,6 +1784,197 @@ local function with_report(opts, items, f)
   ffi.gc(r, nil)
   C.cupel_report_free(r)
   return result, report
+end
+
+-- ---- tracing -----------------------------------------------------------------------------
+
+--- The trace levels (`Pipeline:set_trace`): a span per stage and the
+-- pipeline's; also an event per excluded item; also one per included item.
+-- The values are the strings themselves.
+M.TRACE_STAGES, M.TRACE_EXCLUSIONS, M.TRACE_FULL = "stages", "exclusions", "full"
+
+local TRACE_LEVEL = { stages = 0, exclusions = 1, full = 2 }
+local TRACE_KIND = { [0] = "pipeline", "stage", "exclusion", "included" }
+
+-- A trace level argument as the C value.
+local function level_of(name, v)
+  local l = TRACE_LEVEL[v]
+  if l == nil then
+    if v == nil then null(name) end
+    if type(v) ~= "string" then
+      invalid('%s must be "stages", "exclusions" or "full", got %s', name, describe(v))
+    end
+    invalid('%s is %s; expected "stages", "exclusions" or "full"', name, describe(v))
+  end
+  return l
+end
+
+-- A cupel_trace_event as a Lua table (strings copied: the event's pointers
+-- live only during the callback).
+local function trace_event(e)
+  local kind = TRACE_KIND[tonumber(e.kind)] or tostring(tonumber(e.kind))
+  local t = {
+    kind = kind,
+    name = ffi.string(e.name),
+    verbosity = ffi.string(e.verbosity),
+    start_unix_nanos = int_result(e.start_unix_nanos),
+    duration_nanos = int_result(e.duration_nanos),
+  }
+  if e.stage ~= nil then t.stage = ffi.string(e.stage) end
+  if kind == "pipeline" or kind == "stage" then
+    t.item_count_in = tonumber(e.item_count_in)
+    t.item_count_out = tonumber(e.item_count_out)
+    t.exclusion_count = tonumber(e.exclusion_count)
+    if kind == "pipeline" then t.max_tokens = int_result(e.max_tokens) end
+  else
+    t.item = tonumber(e.item) + 1
+    t.item_kind = e.item_kind ~= nil and ffi.string(e.item_kind, e.item_kind_len) or ""
+    t.tokens = int_result(e.tokens)
+    if kind == "exclusion" then
+      t.reason_code = tonumber(e.reason)
+      t.reason = e.reason_name ~= nil and ffi.string(e.reason_name) or M.reason_name(t.reason_code)
+    else
+      t.score = e.score
+    end
+  end
+  return t
+end
+
+local function deliver(fn, e)
+  fn(trace_event(e))
+end
+
+-- A trace's state: the Lua function, the C callback that calls it, the
+-- first error it raised during the current run, and the holds on it (the
+-- pipeline, and each session made while it was set: they share the C
+-- callback, which is freed when the last lets go).
+local function new_trace(fn)
+  local state = { fn = fn, holders = 1 }
+  -- Runs on the C library's stack: nothing may be raised through it. The
+  -- first error is kept (the remaining events are dropped) and raised when
+  -- the run returns.
+  state.cb = ffi.cast("cupel_trace_fn", function(_, e)
+    if state.err == nil and not state.muted then
+      local ok, err = pcall(deliver, state.fn, e)
+      if not ok then
+        state.err = err == nil and "error in the trace callback" or err
+      end
+    end
+  end)
+  return state
+end
+
+-- The C calls that may call a trace callback. LuaJIT may not enter a Lua
+-- callback from a C function that JIT-compiled code called, so these
+-- functions are never compiled (a trace that reaches them stops there) and
+-- their C calls are always made by the interpreter.
+local function c_pipeline_run(h, ih, bh, out, cap, len, r)
+  return C.cupel_pipeline_run(h, ih, bh, out, cap, len, r)
+end
+local function c_session_run(h, ih, bh, out, cap, len, r)
+  return C.cupel_session_run(h, ih, bh, out, cap, len, r)
+end
+local function c_sensitivity(ps, ls, n, ih, bh, buf, cap, len)
+  return C.cupel_policy_sensitivity(ps, ls, n, ih, bh, buf, cap, len)
+end
+jit.off(c_pipeline_run)
+jit.off(c_session_run)
+jit.off(c_sensitivity)
+
+-- Calls f(...) (a C call above) with the trace states `traces` (a list;
+-- may be empty) ready, the handles `handles` marked busy meanwhile; raises
+-- the first error a trace callback raised, once the call has returned.
+local function traced(traces, handles, f, ...)
+  if #traces == 0 then
+    return f(...)
+  end
+  local saved = {}
+  for i, t in ipairs(traces) do
+    saved[i] = t.err
+    t.err = nil
+  end
+  for _, h in ipairs(handles) do busy[h] = (busy[h] or 0) + 1 end
+  local status = f(...)
+  for _, h in ipairs(handles) do
+    local n = busy[h] - 1
+    busy[h] = n > 0 and n or nil
+  end
+  local err
+  for i, t in ipairs(traces) do
+    if err == nil then err = t.err end
+    t.err = saved[i]
+  end
+  if err ~= nil then
+    error(err, 0)
+  end
+  return status
+end
+
+-- The trace states of `pipeline` (a list of at most one).
+local function traces_of(handle)
+  local t = rawget(handle, "trace")
+  return t and { t } or {}
+end
+
+--- Traces the pipeline's runs: during each successful run (`Pipeline:run`,
+-- `cupel.select` with this pipeline, `cupel.policy_sensitivity`, and the
+-- runs of sessions made while it is set) `callback(event)` is called for
+-- every event of `level`, in order: each stage's span (classify, score,
+-- deduplicate, slice, place) followed by its exclusions, the place stage's
+-- also by the included items, and the pipeline's span last. A failed run
+-- sends nothing.
+--
+-- An event is a table: kind ("pipeline", "stage", "exclusion", "included"),
+-- name ("cupel.pipeline", "cupel.stage.classify", ..., "cupel.exclusion",
+-- "cupel.item.included"), verbosity ("StageOnly", "StageAndExclusions",
+-- "Full"), start_unix_nanos and duration_nanos (0 for events; uint64_t
+-- cdata above 2^53); a stage's span has stage ("classify", ...),
+-- item_count_in, item_count_out and exclusion_count, the pipeline's the
+-- same (items in, included, all exclusions) and max_tokens; an exclusion
+-- has item (1-based), reason (the name, "BudgetExceeded"), reason_code,
+-- item_kind and tokens; an included item has item, item_kind, tokens and
+-- score. Never content or metadata: `items:get(event.item)` has them.
+--
+-- An error the callback raises does not pass through the C library: the
+-- run's remaining events are dropped, the run completes, and the error is
+-- raised, as it was, from the call that ran the pipeline (whose result is
+-- lost). While its run lasts, the callback cannot run, change or free the
+-- pipeline, its items or its budget (INVALID_ARGUMENT); it may read them.
+--
+-- The pipeline holds the callback until it is cleared, replaced, or the
+-- pipeline freed (sessions made meanwhile hold it too, until they are freed).
+-- @param level "stages", "exclusions" or "full" (cupel.TRACE_STAGES, ...);
+-- nil: "stages"
+-- @param callback a function(event), or nil to stop tracing
+-- @return self
+function Pipeline:set_trace(level, callback)
+  local h = mine(Pipeline, self)
+  local l = opt(level_of, "level", level, 0)
+  local old = rawget(self, "trace")
+  if callback == nil then
+    check(C.cupel_pipeline_set_trace(h, l, nil, nil))
+    self.trace = nil
+    ffi.gc(h, C.cupel_pipeline_free)
+    release_trace(old)
+    return self
+  end
+  local mt = getmetatable(callback)
+  if type(callback) ~= "function" and not (type(mt) == "table" and mt.__call) then
+    invalid("callback must be a function, got %s", describe(callback))
+  end
+  local state = new_trace(callback)
+  local st = C.cupel_pipeline_set_trace(h, l, state.cb, nil)
+  if tonumber(st) ~= 0 then
+    release_trace(state)
+    check(st)
+  end
+  self.trace = state
+  ffi.gc(h, function(p)
+    C.cupel_pipeline_free(p)
+    release_trace(state)
+  end)
+  release_trace(old)
+  return self
 end
 
 --- A pipeline of the six stages (a cupel_pipeline handle). Create one with `cupel.pipeline`.
@@ -1745,7 +1998,10 @@ function M.pipeline(o)
   end, C.cupel_pipeline_free)
   check(C.cupel_pipeline_set_deduplication(p.ptr, dedup))
   check(C.cupel_pipeline_set_overflow(p.ptr, overflow))
-  if tk ~= nil then check(C.cupel_pipeline_set_tokenizer(p.ptr, tk)) end
+  if tk ~= nil then
+    check(C.cupel_pipeline_set_tokenizer(p.ptr, tk))
+    p.tokenizer = o.tokenizer
+  end
   return p
 end
 
@@ -1756,9 +2012,10 @@ end
 -- @param tokenizer a Tokenizer, or nil
 -- @return self
 function Pipeline:set_tokenizer(tokenizer)
-  local h = me(Pipeline, self)
+  local h = mine(Pipeline, self)
   local t = tokenizer ~= nil and ptr_of(Tokenizer, "tokenizer", tokenizer) or nil
   check(C.cupel_pipeline_set_tokenizer(h, t))
+  self.tokenizer = tokenizer -- what `cupel.select` counts with, unless told otherwise
   return self
 end
 
@@ -1780,12 +2037,13 @@ end
 -- text to send: the variant's content when variant > 0, else the content
 -- with the cut applied; nil when there is none).
 function Pipeline:run(items, budget, opts)
-  local h = me(Pipeline, self)
+  local h = mine(Pipeline, self)
   local ih = ptr_of(Items, "items", items)
   local bh = ptr_of(Budget, "budget", budget)
+  local traces = traces_of(self)
   return with_report(opts, ih, function(r)
     return index_list(tonumber(C.cupel_items_len(ih)), function(out, cap, len)
-      return C.cupel_pipeline_run(h, ih, bh, out, cap, len, r)
+      return traced(traces, { self, items, budget }, c_pipeline_run, h, ih, bh, out, cap, len, r)
     end)
   end)
 end
@@ -1847,6 +2105,422 @@ function M.find_min_budget(slicer, items, pinned_tokens, target_index, search_ce
   return b >= 0 and int_result(b) or nil
 end
 
+-- ---- policies as data, presets, sensitivity -------------------------------------------------
+
+-- The JSON readers' messages with 1-based byte positions ("at byte 3").
+local function json_terms(msg)
+  return (msg:gsub("(invalid UTF%-8 at byte )(%d+)", function(what, k) return what .. (tonumber(k) + 1) end))
+end
+
+-- Raises the JSON reader's status and message, unless `status` is CUPEL_OK.
+local function check_json(status)
+  status = tonumber(status)
+  if status ~= 0 then
+    local m = C.cupel_last_error()
+    raise(status, json_terms(m ~= nil and ffi.string(m) or M.STATUS[status] or "failed"))
+  end
+end
+
+--- Reads a policy document (JSON: the .NET Cupel policy format and
+-- libcupel's extensions, docs/policies.md) into a new pipeline.
+-- @param json the document, a UTF-8 string
+-- @return a Pipeline handle; a bad document raises INVALID_ARGUMENT whose
+-- message gives the JSON path and the rule (`json $.scorers[1].weight: must
+-- be positive and finite (got -0.5)`), or the line and column of malformed JSON
+function M.pipeline_from_json(json)
+  local s = text_of("json", json)
+  local out = ffi.new("cupel_pipeline *[1]")
+  check_json(C.cupel_pipeline_from_json(s, #s, out))
+  return setmetatable({ ptr = ffi.gc(out[0], C.cupel_pipeline_free), free_fn = C.cupel_pipeline_free }, Pipeline)
+end
+
+--- Writes the pipeline as a policy document: every setting (keys in
+-- alphabetical order), so that `cupel.pipeline_from_json` of it selects
+-- exactly as this pipeline does. The trace is not part of it.
+-- @return the JSON text; a pipeline the format cannot hold (a slicer nested
+-- otherwise than count quotas around quotas around greedy, knapsack or
+-- stream; a tokenizer from a vocabulary file) raises UNSUPPORTED
+function Pipeline:to_json()
+  local h = me(Pipeline, self)
+  return text_out(function(buf, cap, len) return C.cupel_pipeline_to_json(h, buf, cap, len) end)
+end
+
+--- Builds a preset pipeline by name, matched case-insensitively: the .NET
+-- presets "Chat", "CodeReview", "Rag", "DocumentQa", "ToolUse",
+-- "LongRunning", "Debugging", and libcupel's "AgentLoop" (docs/policies.md).
+-- @param name a preset's name (`cupel.preset_names()` lists them)
+-- @return a Pipeline handle; an unknown name raises INVALID_ARGUMENT listing the presets
+function M.preset(name)
+  local n = str("name", name)
+  return new(Pipeline, "cupel_pipeline", function(out) return C.cupel_pipeline_preset(n, out) end,
+    C.cupel_pipeline_free)
+end
+
+--- The presets' names, in the library's order.
+-- @return a list of strings
+function M.preset_names()
+  local t = {}
+  for i = 0, tonumber(C.cupel_preset_count()) - 1 do
+    t[#t + 1] = ffi.string(C.cupel_preset_name(i))
+  end
+  return t
+end
+
+--- Reads a budget document (JSON): { "maxTokens", "targetTokens" (both
+-- required), "outputReserve", "reservedSlots": { kind: tokens },
+-- "estimationSafetyMarginPercent" }, validated as `cupel.budget` validates.
+-- @param json the document, a UTF-8 string
+-- @return a Budget handle; a bad document raises INVALID_ARGUMENT with the JSON path
+function M.budget_from_json(json)
+  local s = text_of("json", json)
+  local out = ffi.new("cupel_budget *[1]")
+  check_json(C.cupel_budget_from_json(s, #s, out))
+  return setmetatable({ ptr = ffi.gc(out[0], C.cupel_budget_free), free_fn = C.cupel_budget_free }, Budget)
+end
+
+--- Writes the budget as a budget document (every field; reserved kinds
+-- lower-cased, as they are compared).
+-- @return the JSON text
+function Budget:to_json()
+  local h = me(Budget, self)
+  return text_out(function(buf, cap, len) return C.cupel_budget_to_json(h, buf, cap, len) end)
+end
+
+--- Policy sensitivity: runs each variant's pipeline on the same items and
+-- budget, and says which items the choice of policy decides.
+-- @param variants a list of at least two { label = "a", pipeline = p } (or
+-- { "a", p }): a label (a UTF-8 string) and a Pipeline
+-- @param items an Items handle
+-- @param budget a Budget handle
+-- @return the JSON text { "variants": [{ "label", "report" }], "diffs":
+-- [{ "index", "content", "statuses": [{ "label", "status" }] }] }: each
+-- run's report (as a report's json), and every item included by one
+-- variant and excluded by another, in push order, with its status
+-- ("Included" or "Excluded") under each label. Items are matched by
+-- position, never by content. NOTE: "index" in the JSON is the C library's
+-- 0-based push index (item index + 1 here). LuaJIT has no JSON library;
+-- decode it with the host's (vim.json.decode in Neovim, lua-cjson).
+function M.policy_sensitivity(variants, items, budget)
+  variants = list_of("variants", variants)
+  local n = list_length("variants", variants)
+  if n < 2 then
+    invalid("variants holds %d variant%s; policy sensitivity compares at least two", n, n == 1 and "" or "s")
+  end
+  local ps = ffi.new("const cupel_pipeline *[?]", n)
+  local ls = ffi.new("const char *[?]", n)
+  local labels, handles, traces = {}, { items, budget }, {}
+  for i = 1, n do
+    local at = ("variants[%d]"):format(i)
+    local v = list_of(at, variants[i])
+    local label, pipeline = v.label, v.pipeline
+    if label == nil and pipeline == nil then label, pipeline = v[1], v[2] end
+    labels[i] = str(at .. ".label", label)
+    ls[i - 1] = labels[i]
+    ps[i - 1] = ptr_of(Pipeline, at .. ".pipeline", pipeline)
+    handles[#handles + 1] = pipeline
+    local t = rawget(pipeline, "trace")
+    if t ~= nil then traces[#traces + 1] = t end
+  end
+  local ih = ptr_of(Items, "items", items)
+  local bh = ptr_of(Budget, "budget", budget)
+  local arrays = {
+    pipelines = function(k) return ("variants[%d].pipeline"):format(k) end,
+    labels = function(k) return ("variants[%d].label"):format(k) end,
+  }
+  -- One run into a buffer with room to spare. When the text is larger, the
+  -- runs are made again (their trace callbacks muted: they have had the
+  -- events) into a larger buffer; the reports' timings make the length vary
+  -- from one run to the next.
+  local cap = 65536
+  local buf, len = ffi.new("char[?]", cap), ffi.new("size_t[1]")
+  local st = tonumber(traced(traces, handles, c_sensitivity, ps, ls, n, ih, bh, buf, cap, len))
+  while st == 3 do
+    cap = tonumber(len[0]) + math.floor(tonumber(len[0]) / 4) + 1024
+    buf = ffi.new("char[?]", cap)
+    for _, t in ipairs(traces) do t.muted = true end
+    st = tonumber(c_sensitivity(ps, ls, n, ih, bh, buf, cap, len))
+    for _, t in ipairs(traces) do t.muted = nil end
+  end
+  if st ~= 0 then
+    -- a variant's run failed: its index, 1-based
+    local m = C.cupel_last_error()
+    m = m ~= nil and ffi.string(m) or M.STATUS[st] or "failed"
+    raise(st, lua_terms(m:gsub("^variant (%d+)", function(k) return "variants[" .. (tonumber(k) + 1) .. "]" end),
+      arrays))
+  end
+  return ffi.string(buf, len[0])
+end
+
+-- ---- the one-call path ------------------------------------------------------------------------
+
+-- The built-in tokenizers the one-call path has made, by name (kept: making
+-- one reads its vocabulary).
+local builtin_tokenizers = {}
+
+local function builtin_tokenizer(name, what)
+  local t = builtin_tokenizers[name]
+  if t == nil then
+    local out = ffi.new("cupel_tokenizer *[1]")
+    local st = tonumber(C.cupel_tokenizer_new(name, out))
+    if st ~= 0 then
+      raise(st, (ffi.string(C.cupel_last_error()):gsub("^name ", what .. " ")))
+    end
+    t = setmetatable({ ptr = ffi.gc(out[0], C.cupel_tokenizer_free), free_fn = C.cupel_tokenizer_free }, Tokenizer)
+    builtin_tokenizers[name] = t
+  end
+  return t
+end
+
+-- The policy argument of `cupel.select` as a pipeline.
+local function policy_pipeline(policy)
+  if type(policy) == "string" then
+    if policy:match("^%s*{") then
+      local out = ffi.new("cupel_pipeline *[1]")
+      local st = tonumber(C.cupel_pipeline_from_json(policy, #policy, out))
+      if st ~= 0 then
+        raise(st, "policy: " .. json_terms(ffi.string(C.cupel_last_error())))
+      end
+      return setmetatable({ ptr = ffi.gc(out[0], C.cupel_pipeline_free), free_fn = C.cupel_pipeline_free }, Pipeline)
+    end
+    local name = str("policy", policy)
+    local out = ffi.new("cupel_pipeline *[1]")
+    local st = tonumber(C.cupel_pipeline_preset(name, out))
+    if st ~= 0 then
+      raise(st, (ffi.string(C.cupel_last_error()):gsub("^name ", "policy ")))
+    end
+    return setmetatable({ ptr = ffi.gc(out[0], C.cupel_pipeline_free), free_fn = C.cupel_pipeline_free }, Pipeline)
+  elseif policy == nil then
+    null("policy")
+  elseif getmetatable(policy) == Pipeline then
+    ptr_of(Pipeline, "policy", policy)
+    return policy
+  end
+  invalid("policy must be a preset's name, a policy document (JSON text) or a cupel Pipeline, got %s",
+    describe(policy))
+end
+
+-- The tokenizer a policy's pipeline names: the one given to it in Lua, else
+-- the "tokenizer" of its policy document, else nil.
+local function policy_tokenizer(pipeline)
+  local given = rawget(pipeline, "tokenizer")
+  if given ~= nil then
+    if given.ptr == nil then
+      invalid("policy: the pipeline's tokenizer was freed; pass the one to count with as tokenizer")
+    end
+    return given
+  end
+  local ok, json = pcall(pipeline.to_json, pipeline)
+  -- The document is written with two spaces before each top-level key.
+  local name = ok and json:match('\n  "tokenizer": "([^"\\]*)"') or nil
+  return name and builtin_tokenizer(name, "policy's tokenizer") or nil
+end
+
+-- The fields of a message, checked (named messages[i].field); returns its
+-- group keys (a list of strings, "g" .. group or "c" .. call id).
+local function checked_message(m, at)
+  text_of(at("text"), m.text)
+  opt(str, at("kind"), m.kind)
+  opt(boolean, at("pinned"), m.pinned)
+  opt(number, at("score"), m.score)
+  opt(i64, at("timestamp"), m.timestamp)
+  opt(i64, at("priority"), m.priority)
+  opt(number, at("relevance"), m.relevance)
+  if m.key ~= nil and u64(at("key"), m.key) == 0 then
+    invalid("%s is 0; a key is a non-zero integer (leave it nil for none)", at("key"))
+  end
+  local keys = {}
+  if m.group ~= nil then keys[#keys + 1] = "g" .. str(at("group"), m.group) end
+  if m.tool_call_id ~= nil then keys[#keys + 1] = "c" .. str(at("tool_call_id"), m.tool_call_id) end
+  if m.tool_call_ids ~= nil then
+    local ids = list_of(at("tool_call_ids"), m.tool_call_ids)
+    for k = 1, list_length(at("tool_call_ids"), ids) do
+      keys[#keys + 1] = "c" .. str(("%s[%d]"):format(at("tool_call_ids"), k), ids[k])
+    end
+  end
+  return keys
+end
+
+-- Keep-together groups: messages sharing a group key are one group,
+-- transitively; groups numbered 1, 2, ... by their first message; 0: none.
+local function message_groups(keys_of, n)
+  local parent, owner = {}, {}
+  local function find(x)
+    while parent[x] ~= x do
+      parent[x] = parent[parent[x]]
+      x = parent[x]
+    end
+    return x
+  end
+  for i = 1, n do
+    parent[i] = i
+    for _, k in ipairs(keys_of[i]) do
+      local o = owner[k]
+      if o == nil then
+        owner[k] = i
+      else
+        local a, b = find(i), find(o)
+        if a ~= b then
+          if a < b then parent[b] = a else parent[a] = b end
+        end
+      end
+    end
+  end
+  local groups, number, count, any = {}, {}, 0, false
+  for i = 1, n do
+    if #keys_of[i] > 0 then
+      local r = find(i)
+      if number[r] == nil then
+        count = count + 1
+        number[r] = count
+      end
+      groups[i] = number[r]
+      any = true
+    else
+      groups[i] = 0
+    end
+  end
+  return groups, any
+end
+
+--- The one-call path: the messages to send, in prompt order, chosen by a
+-- policy within a budget.
+-- @param messages a list of message tables: text (required, a non-empty
+-- UTF-8 string), kind ("Message"), pinned (false), group (a string: messages
+-- with the same group are kept or dropped together), tool_call_id (a tool
+-- result's, or a single call's, id), tool_call_ids (a list: the ids of a
+-- message that makes several calls), key (a non-zero integer, for
+-- sessions), timestamp (Unix ms), priority (an integer), relevance (the
+-- reflexive scorer's hint), score (the given scorer's; 1.0). Other fields
+-- are ignored. Messages sharing a group, a tool_call_id or one of their
+-- tool_call_ids are one keep-together group, transitively. When no message
+-- has a timestamp, message i gets timestamp i.
+-- @param o { max_tokens = n (target the same) or budget = a Budget; policy
+-- = a preset's name ("Chat"), a policy document (a string whose first
+-- non-blank character is "{") or a Pipeline; tokenizer = a built-in
+-- encoding's name or a Tokenizer (default: the policy's tokenizer, else
+-- "o200k_base"); report = true for the report as well }
+-- @return the kept messages (the tables given, unchanged) in the order the
+-- placer gives, and the report (item i is messages[i]) when asked for.
+-- Errors as the long-hand calls give them, naming messages[i].field.
+function M.select(messages, o)
+  messages = list_of("messages", messages)
+  o = list_of("o", o)
+  local n = list_length("messages", messages)
+  local keys_of = {}
+  local has_timestamp = false
+  for i = 1, n do
+    local m = messages[i]
+    local name = ("messages[%d]"):format(i)
+    if m == nil then null(name) end
+    if type(m) ~= "table" or Handle[getmetatable(m)] then
+      invalid("%s must be a table, got %s", name, describe(m))
+    end
+    keys_of[i] = checked_message(m, function(field) return name .. "." .. field end)
+    has_timestamp = has_timestamp or m.timestamp ~= nil
+  end
+  local budget
+  if o.budget ~= nil then
+    if o.max_tokens ~= nil then
+      invalid("max_tokens and budget are both set; give one")
+    end
+    ptr_of(Budget, "budget", o.budget)
+    budget = o.budget
+  else
+    local max = i64("max_tokens", o.max_tokens)
+    budget = new(Budget, "cupel_budget", function(out) return C.cupel_budget_new(max, max, out) end,
+      C.cupel_budget_free)
+  end
+  local pipeline = policy_pipeline(o.policy)
+  local tok = o.tokenizer
+  if tok == nil then
+    tok = policy_tokenizer(pipeline) or builtin_tokenizer("o200k_base", "tokenizer")
+  elseif type(tok) == "string" then
+    tok = builtin_tokenizer(str("tokenizer", tok), "tokenizer")
+  else
+    ptr_of(Tokenizer, "tokenizer", tok)
+  end
+
+  -- The long-hand calls: the items from the texts, then their attributes.
+  local items = M.items()
+  local h = items.ptr
+  if n > 0 then
+    local texts = ffi.new("const char *[?]", n)
+    local lens = ffi.new("size_t[?]", n)
+    local scores = ffi.new("double[?]", n)
+    local kinds = ffi.new("const char *[?]", n)
+    for i = 1, n do
+      local m = messages[i]
+      texts[i - 1], lens[i - 1] = m.text, #m.text
+      scores[i - 1] = m.score == nil and 1.0 or m.score
+      kinds[i - 1] = m.kind
+    end
+    local function field(name) return function(k) return ("messages[%d].%s"):format(k, name) end end
+    check(C.cupel_items_push_texts(h, tok.ptr, n, texts, lens, scores, kinds),
+      { texts = field("text"), scores = field("score"), kinds = field("kind") },
+      function(k) return ("messages[%d]"):format(k) end)
+    local groups, any_group = message_groups(keys_of, n)
+    local column = function(ctype, f)
+      local a = ffi.new(ctype .. "[?]", n)
+      for i = 1, n do a[i - 1] = f(messages[i], i) end
+      return a
+    end
+    local every = function(name)
+      for i = 1, n do
+        if messages[i][name] == nil then return false end
+      end
+      return true
+    end
+    if any_group then
+      check(C.cupel_items_set_groups(h, 0, n, column("uint64_t", function(_, i) return groups[i] end)))
+    end
+    local pinned, keyed = false, false
+    for i = 1, n do
+      pinned = pinned or messages[i].pinned == true
+      keyed = keyed or messages[i].key ~= nil
+    end
+    if pinned then
+      check(C.cupel_items_set_pinned_many(h, 0, n, column("bool", function(m) return m.pinned == true end)))
+    end
+    if not has_timestamp then
+      check(C.cupel_items_set_timestamps(h, 0, n, column("int64_t", function(_, i) return i end)))
+    elseif every("timestamp") then
+      check(C.cupel_items_set_timestamps(h, 0, n, column("int64_t", function(m) return m.timestamp end)))
+    else
+      for i = 1, n do
+        local t = messages[i].timestamp
+        if t ~= nil then check(C.cupel_items_set_timestamp(h, i - 1, t)) end
+      end
+    end
+    if every("priority") then
+      check(C.cupel_items_set_priorities(h, 0, n, column("int64_t", function(m) return m.priority end)))
+    else
+      for i = 1, n do
+        local p = messages[i].priority
+        if p ~= nil then check(C.cupel_items_set_priority(h, i - 1, p)) end
+      end
+    end
+    if every("relevance") then
+      check(C.cupel_items_set_relevance_hints(h, 0, n, column("double", function(m) return m.relevance end)),
+        { hints = field("relevance") })
+    else
+      for i = 1, n do
+        local r = messages[i].relevance
+        if r ~= nil then
+          check(C.cupel_items_set_relevance_hint(h, i - 1, r), nil, function() return ("messages[%d]"):format(i) end)
+        end
+      end
+    end
+    if keyed then
+      check(C.cupel_items_set_keys(h, 0, n, column("uint64_t", function(m) return m.key or 0 end)))
+    end
+  end
+
+  local placed, report = pipeline:run(items, budget, { report = o.report })
+  local kept = {}
+  for k, i in ipairs(placed) do kept[k] = messages[i] end
+  return kept, report
+end
+
 -- ---- sessions ---------------------------------------------------------------------------
 
 --- A session (a cupel_session handle): a conversation's context, turn after
@@ -1865,12 +2539,25 @@ local ACTION_NAME = { [0] = "first", "append", "compact" }
 local MARK_NAME = { [0] = "pinned", "compaction", "stable", "end" }
 
 --- Creates a session over a copy of `pipeline` (the pipeline may be freed
--- right after; the session keeps working). The slack is 0.2.
+-- right after; the session keeps working). The slack is the pipeline's (a
+-- policy document's sessionSlack), else 0.2. The session keeps the
+-- pipeline's trace callback as it is now (`Pipeline:set_trace`).
 -- @param pipeline a Pipeline
 -- @return a Session handle
 function M.session(pipeline)
   local p = ptr_of(Pipeline, "pipeline", pipeline)
-  return new(Session, "cupel_session", function(out) return C.cupel_session_new(p, out) end, C.cupel_session_free)
+  local s = new(Session, "cupel_session", function(out) return C.cupel_session_new(p, out) end, C.cupel_session_free)
+  local trace = rawget(pipeline, "trace")
+  if trace ~= nil then
+    -- the session's copy of the pipeline calls the same C callback
+    trace.holders = trace.holders + 1
+    s.trace = trace
+    ffi.gc(s.ptr, function(q)
+      C.cupel_session_free(q)
+      release_trace(trace)
+    end)
+  end
+  return s
 end
 
 --- The slack: the share of the effective target a compaction leaves free
@@ -1889,7 +2576,7 @@ end
 -- @param fraction a number in [0, 1)
 -- @return self
 function Session:set_slack(fraction)
-  local h = me(Session, self)
+  local h = mine(Session, self)
   check(C.cupel_session_set_slack(h, number("fraction", fraction)))
   return self
 end
@@ -1910,12 +2597,13 @@ end
 -- stablePrefixTokens, breakpoints)
 -- @return the placed indices (1-based) in prompt order, and the report when asked for
 function Session:run(items, budget, opts)
-  local h = me(Session, self)
+  local h = mine(Session, self)
   local ih = ptr_of(Items, "items", items)
   local bh = ptr_of(Budget, "budget", budget)
+  local traces = traces_of(self)
   return with_report(opts, ih, function(r)
     return index_list(tonumber(C.cupel_items_len(ih)), function(out, cap, len)
-      return C.cupel_session_run(h, ih, bh, out, cap, len, r)
+      return traced(traces, { self, items, budget }, c_session_run, h, ih, bh, out, cap, len, r)
     end)
   end)
 end
@@ -1973,7 +2661,7 @@ end
 -- stable prefix 0). The slack stays.
 -- @return self
 function Session:reset()
-  check(C.cupel_session_reset(me(Session, self)))
+  check(C.cupel_session_reset(mine(Session, self)))
   return self
 end
 

@@ -1,29 +1,24 @@
 -- luajit example.lua, with the rock installed and CUPEL_LIB=/path/to/libcupel.so
 local cupel = require("cupel")
 
-local items = cupel.items({
-  { tokens = 120, kind = "SystemPrompt", content = "system: coding assistant", pinned = true, timestamp = 0 },
-  { tokens = 40, kind = "Message", content = "user: why does login fail?", timestamp = 1000 },
-  { tokens = 25, kind = "ToolCall", content = "call: grep refresh_token", timestamp = 2000, group = 1 },
-  { tokens = 310, kind = "ToolOutput", content = "src/auth/refresh.rs:42 ...", timestamp = 2000, group = 1 },
-  { tokens = 20, kind = "ToolCall", content = "call: kubectl logs auth", timestamp = 3000, group = 2 },
-  { tokens = 450, kind = "ToolOutput", content = "auth-7f9: token expired ...", timestamp = 3000, group = 2 },
-})
-local pipeline = cupel.pipeline({
-  scorer = cupel.scorers.recency(),
-  slicer = cupel.greedy(),
-  placer = cupel.chronological(),
-})
-local budget = cupel.budget({ max_tokens = 800, target_tokens = 600 })
-local placed, report = pipeline:run(items, budget, { report = true })
-for _, i in ipairs(placed) do
-  local item = items:get(i)
-  print(("placed #%d %-12s %3d tokens  %s"):format(i, item.kind, item.tokens, item.content))
-end
-for _, d in ipairs(report.excluded) do
-  local why = d.reason
-  if d.group ~= 0 then
-    why = why .. (" (group %d needs %d tokens)"):format(d.group, d.group_tokens)
+-- The conversation as the host keeps it: tables with a text (other fields
+-- are the host's own). A call and its results are kept or dropped together.
+local messages = {
+  { role = "system", text = "You are a coding assistant. Answer briefly.", kind = "SystemPrompt", pinned = true },
+  { role = "user", text = "The login test fails since this morning." },
+  { role = "assistant", text = "Let me read the log and the config.", tool_call_ids = { "call_1", "call_2" } },
+  { role = "tool", text = ("FAIL auth::login: expected 200, got 401\n"):rep(8), kind = "ToolOutput",
+    tool_call_id = "call_1" },
+  { role = "tool", text = "refresh_ttl = 0", kind = "ToolOutput", tool_call_id = "call_2" },
+  { role = "assistant", text = "The refresh token expires at once: refresh_ttl is 0." },
+  { role = "user", text = "What should it be?" },
+}
+
+for _, max_tokens in ipairs({ 200, 120 }) do
+  -- The messages to send, in order: the host's own tables.
+  local kept = cupel.select(messages, { max_tokens = max_tokens, policy = "Chat" })
+  print(("max_tokens = %d: %d of %d messages"):format(max_tokens, #kept, #messages))
+  for _, m in ipairs(kept) do
+    print(("  %-9s %s"):format(m.role, m.text:match("[^\n]*")))
   end
-  print(("left out #%d: %s"):format(d.index, why))
 end

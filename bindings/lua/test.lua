@@ -23,9 +23,13 @@ local function same(a, b, what)
   assert(sa == sb, (what or "") .. ": got {" .. sa .. "}, want {" .. sb .. "}")
 end
 
+-- Methods called on a nil receiver (the metatables' functions).
+local function Pipeline_to_json(p) return getmetatable(cupel.preset("Chat")).to_json(p) end
+local function Pipeline_set_trace(p, ...) return getmetatable(cupel.preset("Chat")).set_trace(p, ...) end
+
 local function raises(f, status_name, fragment)
   local ok, e = pcall(f)
-  assert(not ok, "expected " .. status_name)
+  assert(not ok, "expected " .. status_name .. ": " .. fragment)
   assert(getmetatable(e) == cupel.Error, "not a cupel error: " .. tostring(e))
   assert(e.status_name == status_name, "status " .. e.status_name .. ", want " .. status_name)
   assert(tostring(e):find(fragment, 1, true), "message '" .. tostring(e) .. "' lacks '" .. fragment .. "'")
@@ -1076,6 +1080,712 @@ test("sessions: an item the last run left out is Deferred while the session appe
   assert(s:last_action() == "append")
   assert(#report.excluded == 1 and report.excluded[1].index == 2 and report.excluded[1].reason == "Deferred")
   assert(report.excluded[1].reason_code == 19 and cupel.REASON[19] == "Deferred" and cupel.reason_name(19) == "Deferred")
+end)
+
+-- ---- policies as data, presets, sensitivity, analytics, tracing, the one-call path ----
+
+-- The contract's fixture: 3 items (tokens 100/200/50), and the recency
+-- pipeline with greedy and chronological; budget 300/250.
+local function fixture_items()
+  return cupel.items({
+    { tokens = 100, score = 0.9, kind = "Message", content = "alpha", timestamp = 1000 },
+    { tokens = 200, score = 0.5, kind = "Document", content = "beta", timestamp = 2000 },
+    { tokens = 50, score = 0.1, kind = "ToolOutput", content = "gamma", timestamp = 3000 },
+  })
+end
+
+local function recency_pipeline()
+  return cupel.pipeline({ scorer = cupel.scorers.recency(), slicer = cupel.greedy(), placer = cupel.chronological() })
+end
+
+local function fixture_budget()
+  return cupel.budget({ max_tokens = 300, target_tokens = 250 })
+end
+
+-- The scorers of a policy document as "type weight, ..." (top-level entries
+-- and nested ones alike, in the order written).
+local function scorers_of(json)
+  local t = {}
+  for scorer, weight in json:gmatch('"type": "(%w+)",%s*"weight": ([%d.]+)') do
+    t[#t + 1] = ("%s %g"):format(scorer, tonumber(weight))
+  end
+  return table.concat(t, ", ")
+end
+
+test("policies from JSON: read, written back exactly, every error with its path and status", function()
+  local policy = [[{
+    "name": "mine", "description": "for the tests",
+    "scorers": [{ "type": "recency", "weight": 2 }, { "type": "priority", "weight": 1 },
+      { "type": "scaled", "weight": 1, "innerScorer": { "type": "kind" } }],
+    "slicerType": "knapsack", "knapsackBucketSize": 10, "placerType": "uShaped",
+    "deduplicationEnabled": false, "overflowStrategy": "proceed", "tokenizer": "cl100k_base",
+    "sessionSlack": 0.3, "quotas": [{ "kind": "Document", "maxPercent": 40 }], "unknownKey": 1 }]]
+  local p = cupel.pipeline_from_json(policy)
+  local text = p:to_json()
+  assert(scorers_of(text) == "recency 2, priority 1, kind 1, scaled 1", scorers_of(text)) -- scaled's inner first
+  for _, needle in ipairs({ '"slicerType": "knapsack"', '"knapsackBucketSize": 10', '"placerType": "uShaped"',
+    '"deduplicationEnabled": false', '"overflowStrategy": "proceed"', '"tokenizer": "cl100k_base"',
+    '"sessionSlack": 0.3', '"name": "mine"', '"description": "for the tests"', '"kind": "Document"' }) do
+    assert(text:find(needle, 1, true), needle .. " not in " .. text)
+  end
+  assert(not text:find("unknownKey", 1, true))
+  -- read back: the same text, and the same selection
+  local again = cupel.pipeline_from_json(text)
+  assert(again:to_json() == text)
+  local items, budget = fixture_items(), fixture_budget()
+  items:set_priority(1, 5)
+  same(again:run(items, budget), p:run(items, budget), "the pipeline read back")
+  -- a session made from it takes its slack
+  assert(math.abs(cupel.session(p):slack() - 0.3) < 1e-12)
+  -- a pipeline built in code, written and read
+  local coded = cupel.pipeline({ scorer = cupel.scorers.composite({ cupel.scorers.recency(), cupel.scorers.kind() },
+    { 3, 1 }), slicer = cupel.greedy(), placer = cupel.chronological() })
+  local coded_text = coded:to_json()
+  assert(scorers_of(coded_text) == "recency 3, kind 1", coded_text)
+  assert(cupel.pipeline_from_json(coded_text):to_json() == coded_text)
+  -- errors
+  raises(function() cupel.pipeline_from_json(nil) end, "NULL_POINTER", "json is nil")
+  raises(function() cupel.pipeline_from_json(3) end, "INVALID_ARGUMENT", "json must be a string, got number 3")
+  raises(function() cupel.pipeline_from_json("") end, "INVALID_ARGUMENT", "json is empty")
+  raises(function() cupel.pipeline_from_json("null") end, "INVALID_ARGUMENT", "json $: expected a policy object")
+  raises(function() cupel.pipeline_from_json('{"scorers":') end, "INVALID_ARGUMENT",
+    "json: malformed JSON at line 1 column 11")
+  raises(function() cupel.pipeline_from_json('{"scorers":[{"type":"recency","weight":-0.5}]}') end,
+    "INVALID_ARGUMENT", "json $.scorers[0].weight: must be positive and finite (got -0.5)")
+  raises(function() cupel.pipeline_from_json('{"scorers":[{"type":"nope","weight":1}]}') end,
+    "INVALID_ARGUMENT", 'json $.scorers[0].type: unknown scorer type "nope"; known types: recency')
+  raises(function() cupel.pipeline_from_json('{"scorers":[{"type":"recency","weight":1}],"knapsackBucketSize":5}') end,
+    "INVALID_ARGUMENT", 'json $.knapsackBucketSize: only valid when slicerType is "knapsack"')
+  raises(function()
+    cupel.pipeline_from_json('{"scorers":[{"type":"recency","weight":1}],"quotas":[{"kind":"A","minPercent":80,'
+      .. '"maxPercent":20}]}')
+  end, "INVALID_ARGUMENT", "json $.quotas[0]: minPercent 80 exceeds maxPercent 20")
+  raises(function() cupel.pipeline_from_json('{"scorers": []}') end, "INVALID_ARGUMENT", "json $.scorers")
+  raises(function() cupel.pipeline_from_json('\n{"scorers": [\255]}') end, "INVALID_ARGUMENT",
+    "json: invalid UTF-8 at byte 15")
+  -- what the format cannot hold
+  local nested = cupel.pipeline({ slicer = cupel.quota(cupel.count_quota(cupel.greedy(), { { kind = "A", cap_count = 1 } }),
+    { { kind = "B", cap_percent = 50 } }) })
+  raises(function() nested:to_json() end, "UNSUPPORTED", "")
+  local vocab = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = cupel.tokenizer_from_tiktoken(vocabulary(NIHON_MERGES)) })
+  raises(function() vocab:to_json() end, "UNSUPPORTED", "tokenizer")
+  local freed = cupel.preset("Chat")
+  freed:free()
+  raises(function() freed:to_json() end, "CLOSED", "pipeline was freed")
+  raises(function() Pipeline_to_json(nil) end, "NULL_POINTER", "pipeline is nil")
+end)
+
+test("budgets from JSON: read, written back exactly, errors", function()
+  local b = cupel.budget_from_json('{"maxTokens":1000,"targetTokens":800,"outputReserve":100,'
+    .. '"reservedSlots":{"ToolOutput":50},"estimationSafetyMarginPercent":5}')
+  local text = b:to_json()
+  for _, needle in ipairs({ '"maxTokens": 1000', '"targetTokens": 800', '"outputReserve": 100', '"toolOutput": 50',
+    '"estimationSafetyMarginPercent": 5' }) do
+    assert(text:find(needle, 1, true) or text:lower():find(needle:lower(), 1, true), needle .. " not in " .. text)
+  end
+  assert(cupel.budget_from_json(text):to_json() == text)
+  local m1, t1 = b:effective()
+  local m2, t2 = cupel.budget_from_json(text):effective()
+  assert(m1 == m2 and t1 == t2)
+  -- the same as cupel.budget with the same settings
+  local coded = cupel.budget({ max_tokens = 1000, target_tokens = 800, output_reserve = 100, safety_margin_percent = 5,
+    reserved = { ToolOutput = 50 } })
+  assert(coded:to_json() == text, coded:to_json())
+  same(recency_pipeline():run(fixture_items(), cupel.budget_from_json('{"maxTokens":300,"targetTokens":250}')),
+    { 2, 3 }, "a budget from JSON")
+  raises(function() cupel.budget_from_json(nil) end, "NULL_POINTER", "json is nil")
+  raises(function() cupel.budget_from_json({}) end, "INVALID_ARGUMENT", "json must be a string")
+  raises(function() cupel.budget_from_json('{"maxTokens":100,"targetTokens":250}') end, "INVALID_ARGUMENT",
+    "json $: target_tokens 250 > max_tokens 100")
+  raises(function() cupel.budget_from_json('{"targetTokens":1}') end, "INVALID_ARGUMENT", "json $.maxTokens: required")
+  raises(function() cupel.budget_from_json('{"maxTokens":-1,"targetTokens":1}') end, "INVALID_ARGUMENT", "json $")
+  raises(function() cupel.budget_from_json('[') end, "INVALID_ARGUMENT", "json: malformed JSON")
+  b:free()
+  raises(function() b:to_json() end, "CLOSED", "budget was freed")
+end)
+
+-- docs/policies.md's table of presets.
+local PRESETS = {
+  { "Chat", "recency 3, kind 1", "greedy", "chronological" },
+  { "CodeReview", "kind 2, priority 2, recency 1", "greedy", "chronological" },
+  { "Rag", "reflexive 3, kind 1", "greedy", "uShaped" },
+  { "DocumentQa", "kind 2, reflexive 2, priority 1", "knapsack", "uShaped" },
+  { "ToolUse", "kind 2, recency 2, priority 1", "greedy", "chronological" },
+  { "LongRunning", "recency 3, frequency 1, kind 1", "greedy", "chronological" },
+  { "Debugging", "priority 3, kind 2, recency 1", "greedy", "chronological" },
+  { "AgentLoop", "recency 3, kind 2, reflexive 1", "greedy", "chronological" },
+}
+
+test("presets: docs/policies.md's table through to_json, names case-insensitive, unknown ones", function()
+  local names = cupel.preset_names()
+  assert(#names == #PRESETS, #names .. " presets")
+  for i, row in ipairs(PRESETS) do
+    local name, scorers, slicer, placer = row[1], row[2], row[3], row[4]
+    assert(names[i] == name, tostring(names[i]))
+    for _, spelling in ipairs({ name, name:lower(), name:upper() }) do
+      local json = cupel.preset(spelling):to_json()
+      assert(scorers_of(json) == scorers, name .. ": " .. scorers_of(json))
+      assert(json:match('"slicerType": "(%w+)"') == slicer, name .. " slicer")
+      assert(json:match('"placerType": "(%w+)"') == placer, name .. " placer")
+      assert(json:find('"name": "' .. name .. '"', 1, true), name .. " name")
+      assert(json:find('"deduplicationEnabled": true', 1, true) and json:find('"overflowStrategy": "throw"', 1, true))
+      if slicer == "knapsack" then assert(json:find('"knapsackBucketSize": 100', 1, true)) end
+    end
+  end
+  local agent = cupel.preset("AgentLoop"):to_json()
+  assert(agent:find('"sessionSlack": 0.2', 1, true) and agent:find('"tokenizer": "o200k_base"', 1, true))
+  same(cupel.preset("Chat"):run(fixture_items(), fixture_budget()), { 2, 3 }, "Chat on the fixture")
+  raises(function() cupel.preset("Nope") end, "INVALID_ARGUMENT",
+    'name "Nope" is no preset; the presets are Chat, CodeReview')
+  raises(function() cupel.preset("") end, "INVALID_ARGUMENT", 'name "" is no preset')
+  raises(function() cupel.preset(nil) end, "NULL_POINTER", "name is nil")
+  raises(function() cupel.preset(3) end, "INVALID_ARGUMENT", "name must be a string, got number 3")
+  raises(function() cupel.preset("Chat\0x") end, "INVALID_ARGUMENT", "name holds a NUL byte (at byte 5)")
+end)
+
+test("policy sensitivity: diffs by index, two items of the same content are two diffs", function()
+  local items = cupel.items({
+    { tokens = 100, score = 0.5, content = "same words", timestamp = 1, priority = 10 },
+    { tokens = 100, score = 0.5, content = "same words", timestamp = 2, priority = 1 },
+    { tokens = 10, score = 0.5, content = "small", timestamp = 0, priority = 0 },
+  })
+  local budget = cupel.budget({ max_tokens = 110 })
+  local newest = cupel.pipeline({ scorer = cupel.scorers.recency(), slicer = cupel.greedy(), deduplication = false })
+  local highest = cupel.pipeline({ scorer = cupel.scorers.priority(), slicer = cupel.greedy(), deduplication = false })
+  same(newest:run(items, budget), { 2, 3 }, "newest")
+  same(highest:run(items, budget), { 1, 3 }, "highest")
+  local json = cupel.policy_sensitivity({ { label = "newest", pipeline = newest }, { "highest", highest } }, items, budget)
+  local diffs = json:match('"diffs":(%b[])')
+  local _, count = diffs:gsub('"statuses":', "")
+  assert(count == 2, diffs)
+  assert(diffs:find('"index":0', 1, true) and diffs:find('"index":1', 1, true) and not diffs:find('"index":2', 1, true),
+    diffs)
+  assert(diffs:find('{"content":"same words","index":0,"statuses":[{"label":"newest","status":"Excluded"},'
+    .. '{"label":"highest","status":"Included"}]}', 1, true), diffs)
+  assert(json:find('"label":"newest","report":{', 1, true) and json:find('"label":"highest","report":{', 1, true))
+  -- the same pipeline twice: no diffs
+  local none = cupel.policy_sensitivity({ { "a", newest }, { "b", newest } }, items, budget)
+  assert(none:match('"diffs":(%b[])') == "[]", none)
+  -- a text larger than the first buffer
+  local many = {}
+  for i = 1, 3000 do many[i] = { tokens = 1, score = 0.5, content = ("item %d"):format(i), timestamp = i, priority = -i } end
+  local big = cupel.policy_sensitivity({ { "a", newest }, { "b", highest } }, cupel.items(many),
+    cupel.budget({ max_tokens = 1000 }))
+  assert(#big > 65536 and select(2, big:gsub('"statuses":', "")) == 2000, #big)
+  -- errors
+  raises(function() cupel.policy_sensitivity({ { "a", newest } }, items, budget) end, "INVALID_ARGUMENT",
+    "variants holds 1 variant; policy sensitivity compares at least two")
+  raises(function() cupel.policy_sensitivity(nil, items, budget) end, "NULL_POINTER", "variants is nil")
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, { "b", nil } }, items, budget) end, "NULL_POINTER",
+    "variants[2].pipeline is nil")
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, { 5, highest } }, items, budget) end,
+    "INVALID_ARGUMENT", "variants[2].label must be a string")
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, { "\255", highest } }, items, budget) end,
+    "INVALID_ARGUMENT", "variants[2].label")
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, "b" }, items, budget) end, "INVALID_ARGUMENT",
+    "variants[2] must be a table")
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, { "b", highest } }, nil, budget) end, "NULL_POINTER",
+    "items is nil")
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, { "b", highest } }, items, nil) end, "NULL_POINTER",
+    "budget is nil")
+  -- a variant that fails names itself (1-based) and its label
+  local cuts = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = cupel.tokenizer("o200k_base") })
+  local cannot = cupel.pipeline({ slicer = cupel.greedy() })
+  local long = cupel.items({ { tokens = 500, content = ("words "):rep(500), truncatable = true } })
+  raises(function() cupel.policy_sensitivity({ { "a", cuts }, { "b", cannot } }, long, budget) end,
+    "INVALID_ARGUMENT", 'variants[2] ("b") failed: item 1 is truncatable but the pipeline has no tokenizer')
+  local pinned = cupel.items({ { tokens = 500, pinned = true, content = "big" } })
+  raises(function() cupel.policy_sensitivity({ { "a", newest }, { "b", highest } }, pinned, budget) end,
+    "INVALID_ARGUMENT", 'variants[1] ("a") failed: the pinned items need 500 tokens')
+end)
+
+test("analytics: a run's report, an empty report, a zero budget", function()
+  local _, report = recency_pipeline():run(fixture_items(), fixture_budget(), { report = true })
+  local a = report.analytics
+  assert(math.abs(a.budget_utilization - 250 / 300) < 1e-12 and a.kind_diversity == 2 and a.timestamp_coverage == 1)
+  assert(report.json:find('"analytics":{"budgetUtilization":0.8333333333333334,"kindDiversity":2,'
+    .. '"timestampCoverage":1.0', 1, true), report.json)
+  -- kinds compared case-insensitively; half with a timestamp
+  local items = cupel.items({
+    { tokens = 10, kind = "Message", timestamp = 1 }, { tokens = 10, kind = "message" },
+    { tokens = 10, kind = "Document", timestamp = 2 }, { tokens = 10, kind = "Document" },
+  })
+  _, report = recency_pipeline():run(items, cupel.budget({ max_tokens = 80 }), { report = true })
+  a = report.analytics
+  assert(a.kind_diversity == 2 and a.timestamp_coverage == 0.5 and a.budget_utilization == 0.5)
+  -- an empty report
+  _, report = recency_pipeline():run(cupel.items(), fixture_budget(), { report = true })
+  a = report.analytics
+  assert(a.budget_utilization == 0 and a.kind_diversity == 0 and a.timestamp_coverage == 0)
+  -- a zero budget: nothing fits, utilization 0 (not NaN)
+  _, report = recency_pipeline():run(fixture_items(), cupel.budget({ max_tokens = 0 }), { report = true })
+  a = report.analytics
+  assert(a.budget_utilization == 0 and a.kind_diversity == 0 and a.timestamp_coverage == 0)
+  -- sessions' and the slice stage's reports have them too
+  _, report = cupel.session(recency_pipeline()):run(fixture_items(), fixture_budget(), { report = true })
+  assert(report.analytics.kind_diversity == 2)
+  _, report = cupel.slice(cupel.greedy(), fixture_items(), fixture_budget(), 0, { report = true })
+  assert(report.analytics.kind_diversity >= 1)
+end)
+
+-- The events of one run of the fixture at `level`.
+local function traced_events(level)
+  local pipeline, events = recency_pipeline(), {}
+  pipeline:set_trace(level, function(e) events[#events + 1] = e end)
+  same(pipeline:run(fixture_items(), fixture_budget()), { 2, 3 }, "the traced run")
+  return events
+end
+
+local function names(events)
+  local t = {}
+  for i, e in ipairs(events) do t[i] = e.name end
+  return t
+end
+
+local STAGES = { "cupel.stage.classify", "cupel.stage.score", "cupel.stage.deduplicate", "cupel.stage.slice" }
+
+test("tracing: events per level (6, 7, 9), in order, and their fields", function()
+  local stages = traced_events("stages")
+  same(names(stages), { STAGES[1], STAGES[2], STAGES[3], STAGES[4], "cupel.stage.place", "cupel.pipeline" }, "stages")
+  local exclusions = traced_events(cupel.TRACE_EXCLUSIONS)
+  same(names(exclusions), { STAGES[1], STAGES[2], STAGES[3], STAGES[4], "cupel.exclusion", "cupel.stage.place",
+    "cupel.pipeline" }, "exclusions")
+  local full = traced_events(cupel.TRACE_FULL)
+  same(names(full), { STAGES[1], STAGES[2], STAGES[3], STAGES[4], "cupel.exclusion", "cupel.stage.place",
+    "cupel.item.included", "cupel.item.included", "cupel.pipeline" }, "full")
+  assert(traced_events(nil)[6].name == "cupel.pipeline" and #traced_events(nil) == 6, "nil is stages")
+  -- a stage's span
+  local classify, slice = full[1], full[4]
+  assert(classify.kind == "stage" and classify.stage == "classify" and classify.verbosity == "Full")
+  assert(classify.item_count_in == 3 and classify.item_count_out == 3 and classify.exclusion_count == 0)
+  assert(slice.stage == "slice" and slice.item_count_in == 3 and slice.item_count_out == 2 and slice.exclusion_count == 1)
+  assert(stages[1].verbosity == "StageOnly" and exclusions[1].verbosity == "StageAndExclusions")
+  assert(classify.item == nil and classify.reason == nil and classify.max_tokens == nil)
+  -- the exclusion: item 1 (alpha), 1-based
+  local ex = full[5]
+  assert(ex.kind == "exclusion" and ex.stage == "slice" and ex.item == 1 and ex.reason == "BudgetExceeded"
+    and ex.reason_code == 10 and ex.item_kind == "Message" and ex.tokens == 100 and ex.score == nil)
+  -- the included items
+  local in1, in2 = full[7], full[8]
+  assert(in1.kind == "included" and in1.item == 2 and in1.item_kind == "Document" and in1.tokens == 200
+    and type(in1.score) == "number" and in1.reason == nil)
+  assert(in2.item == 3 and in2.item_kind == "ToolOutput" and in2.tokens == 50 and in2.score >= in1.score)
+  -- the pipeline's span, last
+  local p = full[9]
+  assert(p.kind == "pipeline" and p.stage == nil and p.max_tokens == 300 and p.item_count_in == 3
+    and p.item_count_out == 2 and p.exclusion_count == 1)
+  -- times: spans have a start and a duration, events a start
+  for _, e in ipairs(full) do
+    assert(e.start_unix_nanos > 0, e.name .. " has no start")
+    if e.kind == "exclusion" or e.kind == "included" then
+      assert(e.duration_nanos == 0, e.name)
+    end
+  end
+  assert(p.start_unix_nanos <= classify.start_unix_nanos)
+  assert(ffi.istype("uint64_t", p.start_unix_nanos), "nanoseconds since 1970 are above 2^53")
+  -- off: no events; an unknown level: nothing changes
+  local pipeline, n = recency_pipeline(), 0
+  pipeline:set_trace("stages", function() n = n + 1 end)
+  raises(function() pipeline:set_trace("verbose", function() end) end, "INVALID_ARGUMENT",
+    'level is string "verbose"; expected "stages", "exclusions" or "full"')
+  raises(function() pipeline:set_trace(2, function() end) end, "INVALID_ARGUMENT", "level must be")
+  raises(function() pipeline:set_trace("full", 5) end, "INVALID_ARGUMENT", "callback must be a function, got number 5")
+  pipeline:run(fixture_items(), fixture_budget())
+  assert(n == 6, n)
+  pipeline:set_trace(nil)
+  pipeline:run(fixture_items(), fixture_budget())
+  assert(n == 6, n)
+  -- a callable table is a callback
+  pipeline:set_trace("stages", setmetatable({}, { __call = function() n = n + 1 end }))
+  pipeline:run(fixture_items(), fixture_budget())
+  assert(n == 12, n)
+  -- a failed run sends nothing
+  pipeline:run(fixture_items(), fixture_budget())
+  local before = n
+  assert(not pcall(pipeline.run, pipeline, cupel.items({ { tokens = 500, pinned = true } }), fixture_budget()))
+  assert(n == before)
+  raises(function() Pipeline_set_trace(nil, "stages", print) end, "NULL_POINTER", "pipeline is nil")
+  pipeline:free()
+  raises(function() pipeline:set_trace("stages", print) end, "CLOSED", "pipeline was freed")
+end)
+
+test("tracing: an error in the callback is raised after the run; the run's handles cannot change", function()
+  local pipeline, items, budget = recency_pipeline(), fixture_items(), fixture_budget()
+  local seen = 0
+  pipeline:set_trace("full", function(e)
+    seen = seen + 1
+    if e.name == "cupel.stage.score" then error({ why = "exporter is down" }) end
+  end)
+  local ok, err = pcall(pipeline.run, pipeline, items, budget)
+  assert(not ok and type(err) == "table" and err.why == "exporter is down", tostring(err))
+  assert(seen == 2, "the events after the error are dropped: " .. seen)
+  -- a string error keeps its position
+  pipeline:set_trace("stages", function() error("boom") end)
+  ok, err = pcall(pipeline.run, pipeline, items, budget)
+  assert(not ok and err:find("test.lua:%d+: boom"), err)
+  -- the pipeline works on after it
+  pipeline:set_trace(nil)
+  same(pipeline:run(items, budget), { 2, 3 }, "after the error")
+  -- the callback may read its run's handles, but not run, change or free them
+  local read, refused = nil, {}
+  pipeline:set_trace("exclusions", function(e)
+    if e.kind == "exclusion" then read = items:get(e.item).content end
+    for what, f in pairs({
+      run = function() pipeline:run(items, budget) end,
+      free = function() pipeline:free() end,
+      trace = function() pipeline:set_trace(nil) end,
+      tokenizer = function() pipeline:set_tokenizer(nil) end,
+      push = function() items:add({ tokens = 1 }) end,
+      set = function() items:set_pinned(1, true) end,
+      items_free = function() items:free() end,
+      budget = function() budget:reserve("Message", 1) end,
+      budget_free = function() budget:free() end,
+    }) do
+      local fine, e2 = pcall(f)
+      if not fine and e2.status_name == "INVALID_ARGUMENT" and e2.message:find("in use by a traced run", 1, true) then
+        refused[what] = true
+      end
+    end
+    -- another pipeline may run on the same items
+    same(recency_pipeline():run(items, budget), { 2, 3 }, "a run inside the callback")
+    assert(pipeline:to_json():find('"recency"', 1, true))
+  end)
+  same(pipeline:run(items, budget), { 2, 3 }, "the traced run")
+  assert(read == "alpha", tostring(read))
+  for _, what in ipairs({ "run", "free", "trace", "tokenizer", "push", "set", "items_free", "budget", "budget_free" }) do
+    assert(refused[what], what .. " was not refused")
+  end
+  -- after the run they may again
+  assert(items:len() == 3 and not items:get(1).pinned)
+  items:add({ tokens = 1 })
+  budget:reserve("Message", 1)
+  pipeline:set_trace(nil)
+  pipeline:free()
+  -- an error in a session's and in the sensitivity's runs
+  local p2 = recency_pipeline()
+  p2:set_trace("stages", function() error("in a session") end)
+  local session = cupel.session(p2)
+  ok, err = pcall(session.run, session, fixture_items(), fixture_budget())
+  assert(not ok and err:find("in a session", 1, true), tostring(err))
+  ok, err = pcall(cupel.policy_sensitivity, { { "a", p2 }, { "b", recency_pipeline() } }, fixture_items(),
+    fixture_budget())
+  assert(not ok and err:find("in a session", 1, true), tostring(err))
+  ok, err = pcall(cupel.select, { { text = "hello" } }, { max_tokens = 10, policy = p2 })
+  assert(not ok and err:find("in a session", 1, true), tostring(err))
+end)
+
+test("tracing: the callback lives while a pipeline or a session holds it, and is freed after", function()
+  -- LuaJIT has a few hundred callback slots: a callback not freed would
+  -- exhaust them long before these loops end.
+  local items, budget = fixture_items(), fixture_budget()
+  local pipeline, n = recency_pipeline(), 0
+  for _ = 1, 3000 do
+    pipeline:set_trace("stages", function() n = n + 1 end) -- replaces (and frees) the last one
+  end
+  pipeline:run(items, budget)
+  assert(n == 6)
+  for _ = 1, 3000 do
+    pipeline:set_trace("stages", function() n = n + 1 end)
+    pipeline:set_trace(nil)
+  end
+  for _ = 1, 3000 do
+    local p = recency_pipeline()
+    p:set_trace("stages", function() n = n + 1 end)
+    p:free()
+  end
+  for i = 1, 3000 do -- dropped: the collector frees the pipeline and its callback
+    local p = recency_pipeline()
+    p:set_trace("stages", function() n = n + 1 end)
+    if i % 500 == 0 then collectgarbage("collect") end
+  end
+  -- a session made while a trace is set calls it, after the pipeline is freed
+  local events = {}
+  local p = recency_pipeline()
+  p:set_trace("stages", function(e) events[#events + 1] = e.name end)
+  local session = cupel.session(p)
+  p:free()
+  collectgarbage("collect")
+  same(session:run(items, budget), { 2, 3 }, "the session's run")
+  assert(#events == 6 and events[6] == "cupel.pipeline", #events)
+  -- ... and after the pipeline's trace was replaced
+  local p3 = recency_pipeline()
+  local first, second = 0, 0
+  p3:set_trace("stages", function() first = first + 1 end)
+  local s3 = cupel.session(p3)
+  p3:set_trace("stages", function() second = second + 1 end)
+  s3:run(items, budget)
+  p3:run(items, budget)
+  assert(first == 6 and second == 6, first .. " " .. second)
+  s3:free()
+  p3:set_trace(nil)
+  p3:run(items, budget)
+  assert(first == 6 and second == 6)
+  for _ = 1, 2000 do
+    local q = recency_pipeline()
+    q:set_trace("stages", function() end)
+    cupel.session(q):free()
+    q:free()
+  end
+  for _ = 1, 2000 do -- sessions and pipelines dropped, in either order
+    local q = recency_pipeline()
+    q:set_trace("stages", function() end)
+    local _ = cupel.session(q)
+  end
+  collectgarbage("collect")
+  collectgarbage("collect")
+  session:free()
+end)
+
+test("tracing: traced runs in hot loops (the JIT never calls a callback)", function()
+  local items, budget = fixture_items(), fixture_budget()
+  local pipeline, n = recency_pipeline(), 0
+  pipeline:set_trace("full", function() n = n + 1 end)
+  local session = cupel.session(pipeline)
+  for _ = 1, 5000 do pipeline:run(items, budget) end
+  for _ = 1, 2000 do session:run(items, budget) end
+  for _ = 1, 1000 do cupel.select({ { text = "a" }, { text = "b" } }, { max_tokens = 1, policy = pipeline }) end
+  for _ = 1, 500 do cupel.policy_sensitivity({ { "a", pipeline }, { "b", pipeline } }, items, budget) end
+  assert(n == 5000 * 9 + 2000 * 9 + 1000 * 8 + 500 * 18, n)
+  -- untraced runs hot enough to be compiled, then a trace set: a C call
+  -- compiled while it never called back would now (LuaJIT's "bad callback")
+  local p2, s2, m = recency_pipeline(), nil, 0
+  s2 = cupel.session(p2)
+  for i = 1, 6000 do
+    if i == 4000 then
+      p2:set_trace("stages", function() m = m + 1 end)
+      s2 = cupel.session(p2)
+    end
+    p2:run(items, budget)
+    s2:run(items, budget)
+    if i % 10 == 0 then cupel.policy_sensitivity({ { "a", p2 }, { "b", p2 } }, items, budget) end
+  end
+  assert(m == 2001 * 6 * 2 + 201 * 12, m)
+end)
+
+-- The long-hand pipeline for messages: the same items built by hand (texts
+-- pushed with their tokenizer, the groups given, timestamps i when none has
+-- one), run by `pipeline` within `budget`. Returns the placed indices.
+local function long_hand(messages, groups, pipeline, budget, tok)
+  local any_timestamp = false
+  for _, m in ipairs(messages) do any_timestamp = any_timestamp or m.timestamp ~= nil end
+  local list = {}
+  for i, m in ipairs(messages) do
+    list[i] = {
+      text = m.text, score = m.score or 1.0, kind = m.kind, pinned = m.pinned, group = groups[i],
+      timestamp = m.timestamp or (not any_timestamp and i or nil), priority = m.priority, relevance_hint = m.relevance,
+      key = m.key,
+    }
+  end
+  local items = cupel.items()
+  items:push_texts(tok, list)
+  return pipeline:run(items, budget)
+end
+
+-- cupel.select against the long hand: the same messages (the host's tables)
+-- in the same order, and the groups in the report as given.
+local function same_as_long_hand(messages, groups, o, pipeline, budget, tok, what)
+  local kept, report = cupel.select(messages, setmetatable({ report = true }, { __index = o }))
+  local placed = long_hand(messages, groups, pipeline, budget, tok)
+  assert(#kept == #placed, ("%s: %d kept, %d placed"):format(what, #kept, #placed))
+  for k, i in ipairs(placed) do
+    assert(rawequal(kept[k], messages[i]), ("%s: message %d is not messages[%d]"):format(what, k, i))
+  end
+  for _, list in ipairs({ report.included, report.excluded }) do
+    for _, d in ipairs(list) do
+      assert(d.group == groups[d.index], ("%s: messages[%d] is in group %d, not %d"):format(what, d.index, d.group,
+        groups[d.index]))
+    end
+  end
+  return kept
+end
+
+local TOOL_CHAT = {
+  { role = "system", text = "system: you are a terse coding assistant", kind = "SystemPrompt", pinned = true },
+  { role = "user", text = "user: list the files" },
+  { role = "assistant", text = "assistant: calling ls", tool_call_id = "t1" },
+  { role = "tool", text = "tool: " .. ("file.txt "):rep(30), kind = "ToolOutput", tool_call_id = "t1" },
+  { role = "assistant", text = "assistant: thirty files" },
+  { role = "user", text = "user: which is the biggest?" },
+}
+local TOOL_CHAT_GROUPS = { 0, 0, 1, 1, 0, 0 }
+
+local PARALLEL = {
+  { text = "user: weather in Paris and Rome?" },
+  { text = "assistant: two calls", tool_call_ids = { "p", "r" } },
+  { text = "tool: Paris 20C", kind = "ToolOutput", tool_call_id = "p" },
+  { text = "tool: Rome " .. ("25C and sunny, "):rep(20), kind = "ToolOutput", tool_call_id = "r" },
+  { text = "note: first", group = "notes", kind = "Memory" },
+  { text = "assistant: one more call", tool_call_id = "x" },
+  { text = "note: second, the call's result", group = "notes", tool_call_id = "x", kind = "ToolOutput" },
+  { text = "user: thanks" },
+}
+local PARALLEL_GROUPS = { 0, 1, 1, 1, 2, 2, 2, 0 }
+
+test("the one-call path equals the long-hand pipeline: tool calls, parallel calls, a pinned system prompt", function()
+  local o200k = cupel.tokenizer("o200k_base")
+  for _, policy in ipairs({ "Chat", "ToolUse", "AgentLoop", "chat", "DocumentQa", "Rag" }) do
+    for _, max in ipairs({ 0, 10, 25, 40, 60, 100, 1000 }) do
+      local what = ("%s, %d tokens"):format(policy, max)
+      local budget = cupel.budget({ max_tokens = max })
+      local ok, err = pcall(same_as_long_hand, TOOL_CHAT, TOOL_CHAT_GROUPS, { max_tokens = max, policy = policy },
+        cupel.preset(policy), budget, o200k, "tools, " .. what)
+      if not ok then
+        -- the pinned prompt over a tiny budget: both fail alike
+        local a = select(2, pcall(cupel.select, TOOL_CHAT, { max_tokens = max, policy = policy }))
+        local b = select(2, pcall(long_hand, TOOL_CHAT, TOOL_CHAT_GROUPS, cupel.preset(policy), budget, o200k))
+        assert(getmetatable(a) == cupel.Error and getmetatable(b) == cupel.Error and a.message == b.message,
+          tostring(err))
+      end
+      same_as_long_hand(PARALLEL, PARALLEL_GROUPS, { max_tokens = max, policy = policy }, cupel.preset(policy),
+        budget, o200k, "parallel, " .. what)
+    end
+  end
+  -- the call and its result go together
+  local kept = cupel.select(TOOL_CHAT, { max_tokens = 40, policy = "Chat" })
+  local texts = {}
+  for k, m in ipairs(kept) do texts[k] = m.role end
+  assert(table.concat(texts, " ") == "system user assistant user", table.concat(texts, " "))
+  -- the host's tables come back unchanged
+  assert(kept[1] == TOOL_CHAT[1] and kept[1].role == "system" and TOOL_CHAT[3].tool_call_id == "t1")
+  -- nothing: no messages
+  assert(#cupel.select({}, { max_tokens = 10, policy = "Chat" }) == 0)
+end)
+
+test("the one-call path: a policy document, a pipeline, a budget, timestamps, the tokenizer's precedence", function()
+  local o200k, cl100k = cupel.tokenizer("o200k_base"), cupel.tokenizer("cl100k_base")
+  local messages = {
+    { text = "日本語のテキストです", priority = 3, relevance = 0.9, timestamp = 5000, score = 0.2 },
+    { text = "hello world", priority = 1, relevance = 0.1, score = 0.9, key = 7 },
+    { text = "🙂🙂🙂 emoji time", priority = 2, relevance = 0.5, timestamp = 1000, score = 0.5, kind = "Note" },
+    { text = "another message here", relevance = 0.7, timestamp = 3000, score = 0.1, pinned = true },
+  }
+  assert(o200k:count(messages[1].text) ~= cl100k:count(messages[1].text))
+  local groups = { 0, 0, 0, 0 }
+  local policy = '  \n {"scorers":[{"type":"priority","weight":1},{"type":"reflexive","weight":2},'
+    .. '{"type":"recency","weight":1}],"placerType":"uShaped","tokenizer":"cl100k_base"}'
+  for _, max in ipairs({ 8, 15, 20, 30, 100 }) do
+    local budget = cupel.budget({ max_tokens = max })
+    -- a policy document: its tokenizer counts
+    same_as_long_hand(messages, groups, { max_tokens = max, policy = policy }, cupel.pipeline_from_json(policy), budget,
+      cl100k, "the policy document")
+    -- the call's tokenizer first
+    same_as_long_hand(messages, groups, { max_tokens = max, policy = policy, tokenizer = "o200k_base" },
+      cupel.pipeline_from_json(policy), budget, o200k, "the tokenizer argument")
+    same_as_long_hand(messages, groups, { max_tokens = max, policy = policy, tokenizer = o200k },
+      cupel.pipeline_from_json(policy), budget, o200k, "a tokenizer handle")
+    -- a pipeline object (the pushed scores), its own tokenizer
+    local given = cupel.pipeline({ slicer = cupel.knapsack(1), placer = cupel.chronological() })
+    same_as_long_hand(messages, groups, { max_tokens = max, policy = given }, given, budget, o200k, "a pipeline")
+    local with_tok = cupel.pipeline({ slicer = cupel.greedy(), placer = cupel.chronological(), tokenizer = cl100k })
+    same_as_long_hand(messages, groups, { max_tokens = max, policy = with_tok }, with_tok, budget, cl100k,
+      "a pipeline with a tokenizer")
+    -- a budget object
+    local b = cupel.budget({ max_tokens = max + 10, target_tokens = max, output_reserve = 5 })
+    same_as_long_hand(messages, groups, { budget = b, policy = "Rag" }, cupel.preset("Rag"), b, o200k, "a budget")
+  end
+  -- the counts in the report
+  local _, report = cupel.select(messages, { max_tokens = 1000, policy = policy, report = true })
+  local tokens = {}
+  for _, d in ipairs(report.included) do tokens[d.index] = d.item_tokens end
+  assert(tokens[1] == cl100k:count(messages[1].text), "the policy's tokenizer")
+  _, report = cupel.select(messages, { max_tokens = 1000, policy = "Chat", report = true })
+  for _, d in ipairs(report.included) do tokens[d.index] = d.item_tokens end
+  assert(tokens[1] == o200k:count(messages[1].text), "o200k_base by default")
+  _, report = cupel.select(messages, { max_tokens = 1000, policy = "Chat", tokenizer = "cl100k_base", report = true })
+  for _, d in ipairs(report.included) do tokens[d.index] = d.item_tokens end
+  assert(tokens[1] == cl100k:count(messages[1].text), "the argument")
+  -- the pipeline's tokenizer removed: o200k_base
+  local removed = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = cl100k })
+  removed:set_tokenizer(nil)
+  _, report = cupel.select(messages, { max_tokens = 1000, policy = removed, report = true })
+  for _, d in ipairs(report.included) do tokens[d.index] = d.item_tokens end
+  assert(tokens[1] == o200k:count(messages[1].text), "no tokenizer left")
+  -- timestamps: positions when none has one (recency keeps the last ones)
+  local plain = { { text = "one" }, { text = "two" }, { text = "three" } }
+  local recency = cupel.pipeline({ scorer = cupel.scorers.recency(), slicer = cupel.greedy(),
+    placer = cupel.chronological() })
+  local kept = cupel.select(plain, { max_tokens = 2, policy = recency })
+  assert(#kept == 2 and kept[1] == plain[2] and kept[2] == plain[3])
+  same_as_long_hand(plain, { 0, 0, 0 }, { max_tokens = 2, policy = recency }, recency, cupel.budget({ max_tokens = 2 }),
+    o200k, "timestamps as positions")
+  -- given timestamps order the placement
+  local stamped = { { text = "one", timestamp = 30 }, { text = "two", timestamp = 10 }, { text = "three", timestamp = 20 } }
+  kept = cupel.select(stamped, { max_tokens = 10, policy = "Chat" })
+  assert(kept[1] == stamped[2] and kept[2] == stamped[3] and kept[3] == stamped[1])
+  -- the key reaches the items: a session-style duplicate is no error here (the pipeline ignores keys)
+  assert(#cupel.select({ { text = "a", key = 1 }, { text = "b", key = 1 } }, { max_tokens = 10, policy = "Chat" }) == 2)
+end)
+
+test("the one-call path: bad input names messages[i].field, the budget, the policy, the tokenizer", function()
+  local function sel(messages, o)
+    return function() cupel.select(messages, o) end
+  end
+  local ok = { max_tokens = 100, policy = "Chat" }
+  raises(sel(nil, ok), "NULL_POINTER", "messages is nil")
+  raises(sel("hi", ok), "INVALID_ARGUMENT", "messages must be a table, got string")
+  raises(sel({ { text = "a" }, "b" }, ok), "INVALID_ARGUMENT", "messages[2] must be a table, got string")
+  raises(sel({ { text = "a" }, nil, { text = "c" }, n = 3 }, ok), "NULL_POINTER", "messages[2] is nil")
+  raises(sel({ { text = "a" }, { text = "" } }, ok), "INVALID_ARGUMENT",
+    "messages[2].text is empty; an item's content must be non-empty")
+  raises(sel({ { kind = "Message" } }, ok), "NULL_POINTER", "messages[1].text is nil")
+  raises(sel({ { text = 5 } }, ok), "INVALID_ARGUMENT", "messages[1].text must be a string, got number 5")
+  raises(sel({ { text = "a" }, { text = "b" }, { text = "ok\255" } }, ok), "INVALID_ARGUMENT",
+    "messages[3].text is not valid UTF-8 (at byte 3)")
+  raises(sel({ { text = "a" }, { text = "b", score = 0 / 0 } }, ok), "INVALID_ARGUMENT", "messages[2].score is NaN")
+  raises(sel({ { text = "a", score = "high" } }, ok), "INVALID_ARGUMENT", "messages[1].score must be a number")
+  raises(sel({ { text = "a", kind = 5 } }, ok), "INVALID_ARGUMENT", "messages[1].kind must be a string")
+  raises(sel({ { text = "a" }, { text = "b", kind = "" } }, ok), "INVALID_ARGUMENT", "messages[2].kind")
+  raises(sel({ { text = "a", pinned = "yes" } }, ok), "INVALID_ARGUMENT", "messages[1].pinned must be a boolean")
+  raises(sel({ { text = "a", group = 7 } }, ok), "INVALID_ARGUMENT", "messages[1].group must be a string, got number 7")
+  raises(sel({ { text = "a", tool_call_id = true } }, ok), "INVALID_ARGUMENT", "messages[1].tool_call_id must be a string")
+  raises(sel({ { text = "a", tool_call_ids = "x" } }, ok), "INVALID_ARGUMENT", "messages[1].tool_call_ids must be a table")
+  raises(sel({ { text = "a", tool_call_ids = { "x", 5 } } }, ok), "INVALID_ARGUMENT",
+    "messages[1].tool_call_ids[2] must be a string")
+  raises(sel({ { text = "a", key = 0 } }, ok), "INVALID_ARGUMENT", "messages[1].key is 0; a key is a non-zero integer")
+  raises(sel({ { text = "a", key = -1 } }, ok), "INVALID_ARGUMENT", "messages[1].key is -1; it must be >= 0")
+  raises(sel({ { text = "a", timestamp = 1.5 } }, ok), "INVALID_ARGUMENT", "messages[1].timestamp is 1.5; expected an integer")
+  raises(sel({ { text = "a", priority = "high" } }, ok), "INVALID_ARGUMENT", "messages[1].priority must be an integer")
+  raises(sel({ { text = "a", relevance = {} } }, ok), "INVALID_ARGUMENT", "messages[1].relevance must be a number")
+  -- the budget
+  raises(sel({ { text = "a" } }, { max_tokens = -1, policy = "Chat" }), "INVALID_ARGUMENT", "max_tokens is -1; it must be >= 0")
+  raises(sel({ { text = "a" } }, { max_tokens = 2.5, policy = "Chat" }), "INVALID_ARGUMENT", "max_tokens is 2.5")
+  raises(sel({ { text = "a" } }, { policy = "Chat" }), "NULL_POINTER", "max_tokens is nil")
+  raises(sel({ { text = "a" } }, { max_tokens = 5, budget = cupel.budget({ max_tokens = 5 }), policy = "Chat" }),
+    "INVALID_ARGUMENT", "max_tokens and budget are both set")
+  raises(sel({ { text = "a" } }, { budget = 5, policy = "Chat" }), "INVALID_ARGUMENT", "budget must be a cupel Budget")
+  local freed_budget = cupel.budget({ max_tokens = 5 })
+  freed_budget:free()
+  raises(sel({ { text = "a" } }, { budget = freed_budget, policy = "Chat" }), "CLOSED", "budget was freed")
+  raises(sel({ { text = "a" } }, nil), "NULL_POINTER", "o is nil")
+  -- the policy
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "Nope" }), "INVALID_ARGUMENT",
+    'policy "Nope" is no preset; the presets are Chat')
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "" }), "INVALID_ARGUMENT", 'policy "" is no preset')
+  raises(sel({ { text = "a" } }, { max_tokens = 5 }), "NULL_POINTER", "policy is nil")
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = 5 }), "INVALID_ARGUMENT",
+    "policy must be a preset's name, a policy document (JSON text) or a cupel Pipeline, got number 5")
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = cupel.greedy() }), "INVALID_ARGUMENT",
+    "policy must be a preset's name")
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = ' {"scorers":[{"type":"recency","weight":-1}]}' }),
+    "INVALID_ARGUMENT", "policy: json $.scorers[0].weight: must be positive and finite (got -1)")
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "{" }), "INVALID_ARGUMENT", "policy: json: malformed JSON")
+  local freed = cupel.preset("Chat")
+  freed:free()
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = freed }), "CLOSED", "policy was freed")
+  -- the tokenizer
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "Chat", tokenizer = "gpt2" }), "INVALID_ARGUMENT",
+    'tokenizer "gpt2" is no known encoding')
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "Chat", tokenizer = 5 }), "INVALID_ARGUMENT",
+    "tokenizer must be a cupel Tokenizer")
+  local tok = cupel.tokenizer("o200k_base")
+  local pipeline = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = tok })
+  tok:free()
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "Chat", tokenizer = tok }), "CLOSED", "tokenizer was freed")
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = pipeline }), "INVALID_ARGUMENT",
+    "policy: the pipeline's tokenizer was freed")
+  -- a failed run: the long-hand error
+  raises(sel({ { text = ("long "):rep(50), pinned = true } }, { max_tokens = 5, policy = "Chat" }), "INVALID_ARGUMENT",
+    "the pinned items need 51 tokens, but only 5 are available")
 end)
 
 test("the collector frees what was dropped", function()
