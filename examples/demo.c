@@ -323,6 +323,105 @@ static void run_shrinking(cupel_items *items, const cupel_tokenizer *tok, cupel_
   cupel_budget_free(budget);
 }
 
+/* The trace of section 0c: one line per stage. */
+typedef struct {
+  char lines[8][96];
+  int n, excluded;
+} stage_table;
+
+static void on_trace(void *user, const cupel_trace_event *e) {
+  stage_table *t = user;
+  if (e->kind == CUPEL_TRACE_EVENT_STAGE && t->n < 8)
+    snprintf(t->lines[t->n++], sizeof t->lines[0], "  %-22s %3zu in %3zu out %2zu excluded", e->name,
+             e->item_count_in, e->item_count_out, e->exclusion_count);
+  if (e->kind == CUPEL_TRACE_EVENT_EXCLUSION) t->excluded++;
+}
+
+/* Section 0c: the same items under a policy file, read by the library
+ * (examples/policy.json; examples/policy_select.py loads the same file in
+ * Python and must print the same selection line). */
+static void run_policy_file(const cupel_items *items, size_t n, char files[][64]) {
+  const char *policy_path = "examples/policy.json", *budget_path = "examples/budget.json";
+  size_t policy_len = 0, budget_len = 0, placed[MAX_FILES], count = 0, i, kinds = 0, k;
+  char *policy = read_file(policy_path, &policy_len), *budget_doc = read_file(budget_path, &budget_len);
+  cupel_pipeline *pipeline = NULL, *presets[2] = {NULL, NULL};
+  cupel_budget *budget = NULL;
+  cupel_report *report = NULL;
+  double utilization = 0, coverage = 0;
+  stage_table trace;
+  const cupel_pipeline *variants[3];
+  const char *labels[3] = {"policy", "Chat", "AgentLoop"};
+  char *json = NULL;
+  size_t json_len = 0;
+
+  must(cupel_pipeline_from_json(policy, policy_len, &pipeline), "cupel_pipeline_from_json");
+  must(cupel_budget_from_json(budget_doc, budget_len, &budget), "cupel_budget_from_json");
+  must(cupel_report_new(&report), "cupel_report_new");
+  memset(&trace, 0, sizeof trace);
+  must(cupel_pipeline_set_trace(pipeline, CUPEL_TRACE_EXCLUSIONS, on_trace, &trace), "cupel_pipeline_set_trace");
+  must(cupel_pipeline_run(pipeline, items, budget, placed, MAX_FILES, &count, report), "run");
+  must(cupel_report_budget_utilization(report, &utilization), "utilization");
+  must(cupel_report_kind_diversity(report, items, &kinds), "diversity");
+  must(cupel_report_timestamp_coverage(report, items, &coverage), "coverage");
+
+  printf("\n0c. THE SAME SESSION UNDER A POLICY FILE\n"
+         "The pipeline of %s (read by cupel_pipeline_from_json: the host's\n"
+         "relevance 3, recency 2, kind weights of its own 1; GreedySlice; chronological;\n"
+         "o200k_base) and the budget of %s\n"
+         "(4096 tokens, 1024 kept for the answer, a 700-token goal).\n",
+         policy_path, budget_path);
+  printf("Selected (prompt order):");
+  for (i = 0; i < count; i++) printf(" %s", files[placed[i]]);
+  printf("\nBudget utilization %.3f of max_tokens, %zu kinds, %.0f %% of the items timestamped.\n", utilization,
+         kinds, coverage * 100);
+  printf("The trace (CUPEL_TRACE_EXCLUSIONS; a binding turns these into OpenTelemetry spans):\n");
+  for (i = 0; i < (size_t)trace.n; i++) printf("%s\n", trace.lines[i]);
+  printf("  and %d cupel.exclusion events, then cupel.pipeline.\n", trace.excluded);
+
+  /* Policy sensitivity: the file against two presets, item by item. */
+  must(cupel_pipeline_preset("Chat", &presets[0]), "preset Chat");
+  must(cupel_pipeline_preset("AgentLoop", &presets[1]), "preset AgentLoop");
+  must(cupel_pipeline_set_trace(pipeline, CUPEL_TRACE_STAGES, NULL, NULL), "trace off");
+  variants[0] = pipeline, variants[1] = presets[0], variants[2] = presets[1];
+  if (cupel_policy_sensitivity(variants, labels, 3, items, budget, NULL, 0, &json_len) != CUPEL_ERROR_BUFFER_TOO_SMALL)
+    must(CUPEL_ERROR_INTERNAL, "sensitivity length");
+  json = malloc(json_len + 1);
+  must(cupel_policy_sensitivity(variants, labels, 3, items, budget, json, json_len + 1, &json_len), "sensitivity");
+  printf("Against the presets Chat and AgentLoop (cupel_policy_sensitivity): the items\n"
+         "one of them takes and another leaves out, in push order:\n  %-26s %-9s %-9s %s\n", "file", "policy",
+         "Chat", "AgentLoop");
+  {
+    /* The diffs are {"content":..,"index":N,"statuses":[...]} in push order;
+     * a demo reads the indices and statuses with strstr (a host would use
+     * its JSON library). */
+    const char *d = strstr(json, "\"diffs\":");
+    size_t shown = 0;
+    while (d && (d = strstr(d, "\"index\":")) != NULL) {
+      size_t index = (size_t)strtoull(d + 8, NULL, 10);
+      const char *st = d;
+      printf("  %-26s", index < n ? files[index] : "?");
+      for (k = 0; k < 3; k++) {
+        st = strstr(st, "\"status\":\"");
+        if (!st) break;
+        st += 10;
+        printf(" %-9.8s", strncmp(st, "Included", 8) == 0 ? "in" : "out");
+      }
+      printf("\n");
+      d = st ? st : d + 8;
+      shown++;
+    }
+    if (!shown) printf("  (none: all three select the same)\n");
+  }
+  free(json);
+  cupel_pipeline_free(presets[0]);
+  cupel_pipeline_free(presets[1]);
+  cupel_report_free(report);
+  cupel_budget_free(budget);
+  cupel_pipeline_free(pipeline);
+  free(policy);
+  free(budget_doc);
+}
+
 /* The session of examples/data/session: each file one item, its tokens
  * counted by the library (o200k_base), then the pipeline. */
 static void run_from_text(const char *dir) {
@@ -425,6 +524,7 @@ static void run_from_text(const char *dir) {
              (long long)d.available_tokens);
     printf("\n");
   }
+  run_policy_file(items, n, files);
   run_shrinking(items, tok, pipeline, n, files, kinds, texts, lens);
 
   /* The long log would not fit: its last 300 tokens, cut exactly. */

@@ -26,6 +26,8 @@ grep -q "CountConstrainedKnapsack" target/demo.out
 grep -q "Variant: sent as" target/demo.out
 grep -q "Truncated: its first" target/demo.out
 grep -q "A CONVERSATION, TURN BY TURN" target/demo.out
+grep -q "0c. THE SAME SESSION UNDER A POLICY FILE" target/demo.out
+grep -q "cupel.stage.deduplicate" target/demo.out
 # The cost chart, wherever a python3 there has matplotlib (demo.sh draws it).
 if python3 -c "import matplotlib" >/dev/null 2>&1 || /usr/bin/python3 -c "import matplotlib" >/dev/null 2>&1; then
   test -s target/examples/session_cost.png
