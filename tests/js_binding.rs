@@ -6,12 +6,18 @@
 //! for the tokenizers: texts (the corpus, slices of it, adversarial and
 //! random text in many scripts) with the native counts and truncations in
 //! bytes, which the JS test compares with its own in UTF-16 units, and
-//! tiktoken files loaded from bytes. Runs the binding contract table
-//! (tests/contract/contract.txt) through the JS API. Then `npm pack`, an
-//! install of the tarball into a fresh empty project (no network: the
-//! package has no dependencies), and the README's four examples run
-//! there (tokens.mjs, shrink.mjs and session.mjs among them), their output
-//! compared with the README's.
+//! tiktoken files loaded from bytes. The OpenTelemetry tests need
+//! @opentelemetry/api and @opentelemetry/sdk-trace-base: `npm ci` installs
+//! the versions pinned in bindings/js/test/otel (package.json and its
+//! lockfile) into target/tmp/js_otel, once (a failed install fails under
+//! CI=true, and skips those tests elsewhere). Runs the binding contract
+//! table (tests/contract/contract.txt) through the JS API. Then `npm
+//! pack`, an install of the tarball into a fresh empty project (no
+//! network: the package has no dependencies; its one peer dependency,
+//! @opentelemetry/api, is optional), and every example of the README run
+//! there (example.mjs, the one-call path, first; otel.mjs with the pinned
+//! OpenTelemetry packages linked into the project), their output compared
+//! with the README's.
 
 mod common;
 
@@ -29,6 +35,21 @@ use pipeline_ref::{ours_raw, Case, ScorerSpec, SlicerSpec, REFERENCE_MS};
 use serde_json::{json, Value};
 
 const CROSS_CASES: u64 = 400;
+
+/// The README's examples, in the README's order, each shipped in the package.
+const EXAMPLES: [&str; 11] = [
+    "example.mjs",
+    "pipeline.mjs",
+    "tokens.mjs",
+    "shrink.mjs",
+    "session.mjs",
+    "policy.mjs",
+    "presets.mjs",
+    "sensitivity.mjs",
+    "analytics.mjs",
+    "tracing.mjs",
+    "otel.mjs",
+];
 
 fn have_wasm_target() -> bool {
     let out = Command::new("rustup")
@@ -320,6 +341,63 @@ fn token_cases() -> Value {
     json!({ "texts": texts, "encodings": encodings, "files": files })
 }
 
+/// The node_modules holding the pinned @opentelemetry/api and
+/// @opentelemetry/sdk-trace-base (bindings/js/test/otel), installed by `npm
+/// ci` into target/tmp/js_otel once (again only when the lockfile
+/// changed). None when npm is missing or the install failed outside CI;
+/// under CI=true either fails the test.
+fn otel_modules() -> Option<std::path::PathBuf> {
+    static MODULES: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    MODULES
+        .get_or_init(|| {
+            let ci = std::env::var("CI").as_deref() == Ok("true");
+            if !common::have_toolchain("npm", "Debian's npm") {
+                return None;
+            }
+            let pinned = common::root().join("bindings/js/test/otel");
+            let dir = common::out_dir("js_otel");
+            let lock = std::fs::read(pinned.join("package-lock.json")).unwrap();
+            let modules = dir.join("node_modules");
+            let stamp = dir.join("installed-from.lock");
+            if std::fs::read(&stamp).ok().as_deref() == Some(&lock[..])
+                && modules.join("@opentelemetry/sdk-trace-base/package.json").exists()
+            {
+                return Some(modules);
+            }
+            for f in ["package.json", "package-lock.json"] {
+                std::fs::copy(pinned.join(f), dir.join(f)).unwrap();
+            }
+            let _ = std::fs::remove_file(&stamp);
+            let out = Command::new("npm")
+                .args(["ci", "--no-audit", "--no-fund"])
+                .current_dir(&dir)
+                .env("npm_config_cache", dir.join("npm-cache"))
+                .env("npm_config_update_notifier", "false")
+                .output();
+            match out {
+                Ok(o) if o.status.success() => {
+                    std::fs::write(&stamp, &lock).unwrap();
+                    Some(modules)
+                }
+                other => {
+                    let why = match other {
+                        Ok(o) => String::from_utf8_lossy(&o.stderr).into_owned(),
+                        Err(e) => e.to_string(),
+                    };
+                    if ci {
+                        panic!("npm ci of bindings/js/test/otel failed, and CI=true:\n{why}");
+                    }
+                    eprintln!("\n*** SKIPPED: the OpenTelemetry tests of bindings/js (npm ci failed: {why}) ***\n");
+                    None
+                }
+            }
+        })
+        .clone()
+}
+
+/// The OpenTelemetry tests in bindings/js/test/otel.test.mjs.
+const OTEL_TESTS: usize = 4;
+
 #[test]
 fn node_tests_pass_and_wasm_agrees_with_native() {
     if !common::have_toolchain("node", "Debian's nodejs") || !have_wasm_target() {
@@ -332,24 +410,38 @@ fn node_tests_pass_and_wasm_agrees_with_native() {
     let token_cases_path = dir.join("token_cases.json");
     std::fs::write(&token_cases_path, token_cases().to_string()).unwrap();
     let root = common::root();
-    let out = common::run(
-        Command::new("node")
-            .args(["--test", "--test-reporter=spec", "bindings/js/test/"])
-            .current_dir(&root)
-            .env("CUPEL_CROSS_CASES", &cases)
-            .env("CUPEL_TOKEN_CASES", &token_cases_path),
-        "node --test",
-    );
+    let otel = otel_modules();
+    let mut node = Command::new("node");
+    node.args(["--test", "--test-reporter=spec", "bindings/js/test/"])
+        .current_dir(&root)
+        .env("CUPEL_CROSS_CASES", &cases)
+        .env("CUPEL_TOKEN_CASES", &token_cases_path)
+        .env_remove("NODE_PATH")
+        .env_remove("CUPEL_OTEL_NODE_MODULES");
+    if let Some(modules) = &otel {
+        // index.js finds @opentelemetry/api through require, as a host's would.
+        node.env("CUPEL_OTEL_NODE_MODULES", modules)
+            .env("NODE_PATH", modules);
+    }
+    let out = common::run(&mut node, "node --test");
     print!("{out}");
     assert!(out.contains("wasm agrees with native"), "{out}");
     assert!(
         out.contains("tokenizers in wasm agree with native"),
         "{out}"
     );
+    let skipped = if otel.is_some() { 0 } else { OTEL_TESTS };
     assert!(
-        out.contains("ℹ fail 0") && out.contains("ℹ skipped 0"),
+        out.contains("ℹ fail 0") && out.contains(&format!("ℹ skipped {skipped}\n")),
         "{out}"
     );
+    for name in [
+        "events per level: 6 at stages, 7 at exclusions, 9 at full",
+        "policy sensitivity: variants with their reports, diffs by index",
+        "a policy document's text (with its tokenizer)",
+    ] {
+        assert!(out.contains(name), "the node tests lack {name:?}");
+    }
 }
 
 #[test]
@@ -474,110 +566,92 @@ fn npm_pack_installs_in_a_fresh_project_and_runs_the_readme_example() {
         "npm install",
     );
     let installed = project.join("node_modules/libcupel");
-    for f in [
+    for f in EXAMPLES.iter().chain(&[
         "index.js",
         "index.d.ts",
         "cupel.wasm",
-        "example.mjs",
-        "tokens.mjs",
-        "shrink.mjs",
-        "session.mjs",
         "LICENSE-vocabularies.txt",
         "README.md",
         "package.json",
-    ] {
+    ]) {
         assert!(installed.join(f).exists(), "the package lacks {f}");
     }
     assert!(
         !installed.join("test").exists(),
         "the package ships its tests"
     );
-
-    // The README's example is example.mjs, and prints what the README shows.
-    let example = block_after(&readme, "<!-- example: example.mjs");
-    assert_eq!(
-        example,
-        std::fs::read_to_string(installed.join("example.mjs")).unwrap(),
-        "the README's example and example.mjs differ"
-    );
-    std::fs::write(project.join("example.mjs"), example).unwrap();
-    let out = common::run(
-        Command::new("node")
-            .arg("example.mjs")
-            .current_dir(&project),
-        "the README's example",
-    );
-    print!("{out}");
-    assert_eq!(
-        out,
-        block_after(&readme, "<!-- output -->"),
-        "the README's output block"
+    assert!(
+        !installed.join("node_modules").exists(),
+        "npm installed a dependency: the package has none (its peer dependency is optional)"
     );
 
-    // "Counting tokens": tokens.mjs, its output, and the vocabularies inside
-    // the module (with their licence notice, in the package).
-    let tokens = block_after(&readme, "<!-- example: tokens.mjs");
-    assert_eq!(
-        tokens,
-        std::fs::read_to_string(installed.join("tokens.mjs")).unwrap(),
-        "the README's token example and tokens.mjs differ"
+    // The README's examples, in its order (the one-call path first): each
+    // block is the file the package ships, and prints what the README shows.
+    let mut at = 0;
+    for f in EXAMPLES {
+        let marker = format!("<!-- example: {f}");
+        let found = readme
+            .find(&marker)
+            .unwrap_or_else(|| panic!("README: no example {f}"));
+        assert!(found > at, "README: {f} is out of order");
+        at = found;
+        let code = block_after(&readme, &marker);
+        assert_eq!(
+            code,
+            std::fs::read_to_string(installed.join(f)).unwrap(),
+            "the README's {f} and the package's differ"
+        );
+        if f == "otel.mjs" {
+            // The pinned OpenTelemetry packages, linked in beside libcupel:
+            // it imports @opentelemetry/api as a host's would.
+            let Some(modules) = otel_modules() else {
+                eprintln!("*** SKIPPED: otel.mjs (no OpenTelemetry install) ***");
+                continue;
+            };
+            let link = project.join("node_modules/@opentelemetry");
+            if !link.exists() {
+                std::os::unix::fs::symlink(modules.join("@opentelemetry"), &link).unwrap();
+            }
+        }
+        std::fs::write(project.join(f), code).unwrap();
+        let out = common::run(
+            Command::new("node").arg(f).current_dir(&project),
+            &format!("the README's {f}"),
+        );
+        print!("{out}");
+        assert_eq!(
+            out,
+            block_after(&readme, &format!("<!-- output: {f} -->")),
+            "the README's output of {f}"
+        );
+    }
+    // The README's first example is example.mjs, the one-call path.
+    let first_js = readme.find("```js").unwrap();
+    assert!(
+        readme[..first_js].contains("<!-- example: example.mjs"),
+        "the README's first example is example.mjs"
     );
-    std::fs::write(project.join("tokens.mjs"), tokens).unwrap();
-    let out = common::run(
-        Command::new("node").arg("tokens.mjs").current_dir(&project),
-        "the README's token example",
+    assert!(
+        block_after(&readme, "<!-- example: example.mjs").contains("cupel.select("),
+        "the first example is the one-call path"
     );
-    print!("{out}");
-    assert_eq!(
-        out,
-        block_after(&readme, "<!-- output: tokens.mjs -->"),
-        "the README's token output block"
+    for heading in [
+        "## Counting tokens",
+        "## Items that shrink",
+        "## Sessions",
+        "## Policies from JSON",
+        "## Presets",
+        "## Policy sensitivity",
+        "## Analytics",
+        "## Tracing",
+        "## OpenTelemetry",
+    ] {
+        assert!(readme.contains(heading), "README: no {heading}");
+    }
+    assert!(
+        readme.contains("performance.timeOrigin + performance.now()"),
+        "the README says how spans are timed"
     );
-    assert!(readme.contains("## Counting tokens"));
-
-    // "Items that shrink": shrink.mjs (variants, truncation, the text as
-    // sent) and its output.
-    let shrink = block_after(&readme, "<!-- example: shrink.mjs");
-    assert_eq!(
-        shrink,
-        std::fs::read_to_string(installed.join("shrink.mjs")).unwrap(),
-        "the README's shrink example and shrink.mjs differ"
-    );
-    std::fs::write(project.join("shrink.mjs"), shrink).unwrap();
-    let out = common::run(
-        Command::new("node").arg("shrink.mjs").current_dir(&project),
-        "the README's shrink example",
-    );
-    print!("{out}");
-    assert_eq!(
-        out,
-        block_after(&readme, "<!-- output: shrink.mjs -->"),
-        "the README's shrink output block"
-    );
-    assert!(readme.contains("## Items that shrink"));
-
-    // "Sessions": session.mjs (three turns: the action, the stable prefix
-    // and the breakpoints of each) and its output.
-    let session = block_after(&readme, "<!-- example: session.mjs");
-    assert_eq!(
-        session,
-        std::fs::read_to_string(installed.join("session.mjs")).unwrap(),
-        "the README's session example and session.mjs differ"
-    );
-    std::fs::write(project.join("session.mjs"), session).unwrap();
-    let out = common::run(
-        Command::new("node")
-            .arg("session.mjs")
-            .current_dir(&project),
-        "the README's session example",
-    );
-    print!("{out}");
-    assert_eq!(
-        out,
-        block_after(&readme, "<!-- output: session.mjs -->"),
-        "the README's session output block"
-    );
-    assert!(readme.contains("## Sessions"));
     assert!(
         readme.contains("UTF-8 byte offsets"),
         "the README says the cut's offsets are bytes"

@@ -15,11 +15,19 @@
 # package's engines; SIMD itself came in 16.4), Chrome/Electron >= 91,
 # Firefox >= 89, Safari >= 16.4. CUPEL_WASM_SIMD=0 builds without it, for
 # older runtimes.
+#
+# The function table is exported and growable (wasm-ld --export-table
+# --growable-table), for the wasm32 target only: a C function pointer in
+# wasm32 is an index into that table, and index.js puts its trace callback
+# (a JavaScript function wrapped by a tiny module it writes itself) into a
+# slot it grows, so that cupel_pipeline_set_trace can call it.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+flags="-C link-arg=--export-table -C link-arg=--growable-table"
 if [ "${CUPEL_WASM_SIMD:-1}" != 0 ]; then
-  export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="-C target-feature=+simd128"
+  flags="-C target-feature=+simd128 $flags"
 fi
+export CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_RUSTFLAGS="$flags"
 cargo build --profile wasm --target wasm32-unknown-unknown --lib
 src=target/wasm32-unknown-unknown/wasm/cupel.wasm
 if command -v wasm-opt >/dev/null 2>&1; then

@@ -67,6 +67,116 @@ export type SessionActionValue = (typeof SessionAction)[keyof typeof SessionActi
 export declare const BreakpointMark: Readonly<{ Pinned: "pinned"; Compaction: "compaction"; Stable: "stable"; End: "end" }>;
 /** A value of `BreakpointMark`. */
 export type BreakpointMarkValue = (typeof BreakpointMark)[keyof typeof BreakpointMark];
+/**
+ * How much a trace carries (`Pipeline.setTrace`): the stage spans and the
+ * pipeline's ("StageOnly"), + one event per excluded item
+ * ("StageAndExclusions"), + one per included item ("Full").
+ */
+export declare const TraceLevel: Readonly<{ Stages: 0; Exclusions: 1; Full: 2 }>;
+/** A value of `TraceLevel`. */
+export type TraceLevelValue = (typeof TraceLevel)[keyof typeof TraceLevel];
+/** What a trace event is about (`TraceEvent.kind`). */
+export declare const TraceKind: Readonly<{ Pipeline: "pipeline"; Stage: "stage"; Exclusion: "exclusion"; Included: "included" }>;
+/** A value of `TraceKind`. */
+export type TraceKindValue = (typeof TraceKind)[keyof typeof TraceKind];
+
+/**
+ * One trace event (a span or a span event of the specification's
+ * OpenTelemetry chapter), never content or metadata. Per run, in order:
+ * each stage's span event, followed by its exclusions (the place stage's
+ * also by the included items), and the pipeline's last. Fields that do not
+ * apply to the kind are null.
+ */
+export interface TraceEvent {
+  kind: TraceKindValue;
+  /** "cupel.pipeline", "cupel.stage.classify" (.score, .deduplicate, .slice, .place), "cupel.exclusion", "cupel.item.included". */
+  name: string;
+  /** The stage, lowercase ("classify", ...); null for the pipeline. */
+  stage: string | null;
+  /** `cupel.verbosity`: "StageOnly", "StageAndExclusions" or "Full". */
+  verbosity: string;
+  /** Stage: items in and out, and its exclusions; pipeline: items in, included, all exclusions. */
+  itemCountIn: number | null;
+  itemCountOut: number | null;
+  exclusionCount: number | null;
+  /** Exclusion, included: the item's index. */
+  item: number | null;
+  /** Exclusion: the reason's code (`Reason`) and name ("BudgetExceeded"). */
+  reason: number | null;
+  reasonName: string | null;
+  /** Exclusion, included: the item's kind. */
+  itemKind: string | null;
+  /** Exclusion: the item's tokens; included: the tokens it adds. */
+  tokens: number | bigint | null;
+  /** Included: its final score. */
+  score: number | null;
+  /** Pipeline: `cupel.budget.max_tokens`. */
+  maxTokens: number | bigint | null;
+  /**
+   * Nanoseconds since the Unix epoch, and the duration (0 for events). The
+   * module has no clock: the binding times the whole run, and every span
+   * (the pipeline's and the stages') has the run's start and end; events
+   * are at the end.
+   */
+  startUnixNanos: bigint;
+  durationNanos: bigint;
+}
+
+/** A message of the one-call path (`Cupel.select`); other fields are ignored. */
+export interface Message {
+  /** Required, non-empty. */
+  text: string;
+  /** Default "Message". */
+  kind?: string | null;
+  pinned?: boolean | null;
+  /** Messages with the same group are kept or dropped together. */
+  group?: string | null;
+  /** A tool result's, or a single tool call's, id: one group with the call. */
+  toolCallId?: string | null;
+  /** A message that makes several calls: all their ids. */
+  toolCallIds?: string[] | null;
+  /** A non-zero 64-bit identity (sessions). */
+  key?: Integer | null;
+  /** UTC ms or a Date; when no message has one, message i gets i. */
+  timestamp?: Integer | Date | null;
+  priority?: Integer | null;
+  /** The reflexive scorer's hint. */
+  relevance?: number | null;
+  /** The given scorer's score; default 1. */
+  score?: number | null;
+}
+
+/** The options of `Cupel.select`: `maxTokens` or `budget`. */
+export interface SelectOptions {
+  /** The budget's max and target. */
+  maxTokens?: Integer;
+  /** A Budget, or `cupel.budget`'s options. */
+  budget?: Budget | BudgetOptions;
+  /** A preset name, a policy document (text or object) or a Pipeline; default "AgentLoop". */
+  policy?: string | Record<string, unknown> | Pipeline;
+  /** An encoding name or a Tokenizer; default the policy's tokenizer, else "o200k_base". */
+  tokenizer?: string | Tokenizer;
+}
+
+/** What `Cupel.policySensitivity` found. */
+export interface Sensitivity {
+  /** Each pipeline's run, in order: its label and SelectionReport (parsed JSON). */
+  variants: { label: string; report: any }[];
+  /** Every item included by one pipeline and excluded by another, by index in push order. */
+  diffs: { index: number; content: string | null; statuses: { label: string; status: "Included" | "Excluded" }[] }[];
+}
+
+/** A report's analytics. */
+export interface Analytics {
+  /** Included tokens over the budget's max_tokens; 0 when that is 0 or nothing is included. */
+  budgetUtilization: number;
+  /** Distinct kinds among the included items (compared case-insensitively). */
+  kindDiversity: number;
+  /** The share of included items with a timestamp; 0 when none is included. */
+  timestampCoverage: number;
+  /** One row per quota constraint, outermost first (as the report's JSON has them). */
+  quotas: { kind: string; mode: "percentage" | "count"; require: number; cap: number; actual: number; utilization: number }[];
+}
 
 /**
  * A failure of the library that is not an argument error (scarcity,
@@ -283,6 +393,8 @@ export interface Report {
   selectedTokens: number | bigint;
   shortfalls: { kind: string; required: number; satisfied: number }[];
   capExcluded: number[];
+  /** Budget utilization, kind diversity, timestamp coverage, quota rows. */
+  analytics: Analytics;
   /** The specification's SelectionReport JSON. */
   json: string;
 }
@@ -383,6 +495,10 @@ export declare class Budget extends Handle {
   setSafetyMargin(percent: number): this;
   /** Tokens reserved for items of `kind` (again: replaces). */
   reserve(kind: string, tokens: Integer): this;
+  /** The budget as a budget document (JSON text, every field; reserved kinds lower-cased). */
+  toJson(): string;
+  /** toJson() parsed. */
+  toObject(): Record<string, unknown>;
 }
 
 /** A slicer: which items fit the budget. */
@@ -416,6 +532,40 @@ export declare class Pipeline extends Handle {
    * pipeline keeps its own reference: `tokenizer` may be disposed after.
    */
   setTokenizer(tokenizer: Tokenizer | null): this;
+  /**
+   * The pipeline as a policy document (JSON text, every setting), which
+   * `cupel.pipelineFromJson` reads back exactly. CupelError (UNSUPPORTED)
+   * for a pipeline that cannot be written without loss.
+   */
+  toJson(): string;
+  /** toJson() parsed. */
+  toObject(): Record<string, unknown>;
+  /**
+   * Calls `callback` with each event of `level` during every successful run
+   * (and every run of a session made from the pipeline afterwards); null
+   * turns tracing off. An exception of the callback is thrown by the run
+   * once it returned. The callback must not call into this pipeline, nor
+   * change the run's items or budget (CupelError).
+   */
+  setTrace(level: TraceLevelValue, callback: ((event: TraceEvent) => void) | null): this;
+  /** Turns tracing off. */
+  clearTrace(): this;
+}
+
+/** OpenTelemetry spans from a pipeline's runs (`cupel.otel`). */
+export declare class Otel {
+  /** The @opentelemetry/api module once loaded; null before. */
+  readonly api: unknown;
+  /**
+   * Traces `pipeline` as OpenTelemetry spans on the tracer "cupel":
+   * `cupel.pipeline` with five `cupel.stage.<name>` children and their
+   * events. `@opentelemetry/api` (an optional peer dependency) is imported
+   * the first time, unless given as `api`. Resolves to the pipeline.
+   */
+  instrument(
+    pipeline: Pipeline,
+    options?: { level?: TraceLevelValue; tracerProvider?: { getTracer(name: string, version?: string): unknown }; api?: unknown },
+  ): Promise<Pipeline>;
 }
 
 /** A cache breakpoint of a session run: after the first `items` items of its output, which add `tokens` tokens. */
@@ -566,6 +716,37 @@ export declare class Cupel {
   readonly liveHandles: number;
   /** The scorer factories. */
   readonly scorers: Scorers;
+  /** OpenTelemetry spans, when the host has @opentelemetry/api. */
+  readonly otel: Otel;
+  /**
+   * The one-call path: the messages to send (the objects given), in prompt
+   * order, fitted to `maxTokens` (or `budget`) under `policy`. Errors name
+   * the message (`messages[3].text`).
+   */
+  select<M extends Message>(messages: M[], options: SelectOptions): M[];
+  /** `select`, and the run's report (indices of `messages`). */
+  selectWithReport<M extends Message>(messages: M[], options: SelectOptions): { messages: M[]; report: Report };
+  /**
+   * A pipeline from a policy document (JSON text, or an object to
+   * stringify). A RangeError gives the JSON path and the rule.
+   */
+  pipelineFromJson(json: string | Record<string, unknown>): Pipeline;
+  /** A budget from a budget document (JSON text or an object). */
+  budgetFromJson(json: string | Record<string, unknown>): Budget;
+  /** A preset pipeline by name (case-insensitive): see `presetNames`. */
+  preset(name: "Chat" | "CodeReview" | "Rag" | "DocumentQa" | "ToolUse" | "LongRunning" | "Debugging" | "AgentLoop" | (string & {})): Pipeline;
+  /** The presets' names. */
+  readonly presetNames: string[];
+  /**
+   * Runs every pipeline on the same items and budget: each run's report, and
+   * the items whose status differs, matched by index (never by content).
+   * At least two variants: [label, pipeline] pairs, a Map, or an object.
+   */
+  policySensitivity(
+    variants: [string, Pipeline][] | Map<string, Pipeline> | Record<string, Pipeline>,
+    items: Items,
+    budget: Budget,
+  ): Sensitivity;
   /** The specification's name of a reason code (cupel_reason_str): "BudgetExceeded", ...; "Unknown" for no reason. */
   reasonName(code: Integer): string;
   /** A new list holding `items` (nothing is made if one is bad). */

@@ -25,6 +25,24 @@
 // identity `key` (0: none) and a `volatile` flag; a session reports its
 // action, its stable prefix and its cache breakpoints.
 //
+// The one-call path: `cupel.select(messages, { maxTokens, policy })` fits
+// plain message objects (tool calls kept with their results) into a budget
+// under a preset, a policy document or a pipeline, and returns the same
+// objects in prompt order (docs/policies.md, "The one-call path").
+//
+// Policies as data: `cupel.pipelineFromJson` / `pipeline.toJson` (the .NET
+// Cupel policy format and libcupel's extensions), budgets likewise,
+// presets (`cupel.preset`), policy sensitivity, a report's analytics.
+//
+// Tracing: `pipeline.setTrace(level, callback)`. A C function pointer in
+// wasm32 is an index into the module's function table, which build.sh
+// exports (growable); a JavaScript function cannot go into a table on Node
+// 20 (no WebAssembly.Function), so a 32-byte module written here wraps one
+// trampoline as (i32, i32) -> () and takes one slot, user_data naming the
+// callback. `cupel.otel.instrument` makes OpenTelemetry spans of the
+// events where the host has @opentelemetry/api (an optional peer
+// dependency, imported when first needed).
+//
 // Errors. Every argument is checked here before it reaches the module, in
 // the caller's terms (the parameter names below, camelCase): a value of the
 // wrong type, null where a value is needed, or a disposed handle throws a
@@ -108,6 +126,24 @@ const ACTIONS = [SessionAction.First, SessionAction.Append, SessionAction.Compac
 export const BreakpointMark = Object.freeze({ Pinned: "pinned", Compaction: "compaction", Stable: "stable", End: "end" });
 /** The `cupel_breakpoint_mark` codes, in order. */
 const MARKS = [BreakpointMark.Pinned, BreakpointMark.Compaction, BreakpointMark.Stable, BreakpointMark.End];
+
+/**
+ * How much a trace carries (`cupel_trace_level`; `Pipeline.setTrace`): the
+ * stage spans and the pipeline's (the specification's "StageOnly"), and
+ * one event per excluded item ("StageAndExclusions"), and one per
+ * included item ("Full").
+ */
+export const TraceLevel = Object.freeze({ Stages: 0, Exclusions: 1, Full: 2 });
+/**
+ * What a trace event is about (`TraceEvent.kind`; `cupel_trace_kind`): the
+ * `cupel.pipeline` span (sent last), a `cupel.stage.<name>` span, a
+ * `cupel.exclusion` event, a `cupel.item.included` event.
+ */
+export const TraceKind = Object.freeze({ Pipeline: "pipeline", Stage: "stage", Exclusion: "exclusion", Included: "included" });
+/** The `cupel_trace_kind` codes, in order. */
+const TRACE_KINDS = [TraceKind.Pipeline, TraceKind.Stage, TraceKind.Exclusion, TraceKind.Included];
+/** The trace callback a pipeline or session holds. */
+const TRACE = Symbol("libcupel.trace");
 
 const BRAND = Symbol("libcupel.error");
 
@@ -338,12 +374,12 @@ function checkTruncation(keep, minTokens, at) {
  * TypeError naming `this` when it is null or no such handle (a method
  * taken off its object), as Handle.self() does once it is disposed.
  */
-function receiver(obj, Class, method) {
+function receiver(obj, Class, method, read = false) {
   if (obj === null || typeof obj !== "object" || !(obj instanceof Class)) {
     const a = /^[aeiou]/i.test(RECEIVER[Class.name]) ? "an" : "a";
     throw typeError(`this is ${describe(obj)}; ${method} is a method of ${a} ${RECEIVER[Class.name]}`, obj);
   }
-  return obj.self();
+  return obj.self(read);
 }
 
 /** A session's slack: a number in [0, 1) (NaN refused). */
@@ -354,6 +390,34 @@ function slackOf(v, name) {
   }
   return f;
 }
+
+/** A `TraceLevel` value (an argument named `name`), checked. */
+function traceLevelOf(v, name) {
+  const l = int(v, name, I32);
+  if (l < 0 || l > 2) {
+    throw rangeError(`${name} is ${describe(v)}; expected TraceLevel.Stages (0), TraceLevel.Exclusions (1) or TraceLevel.Full (2)`);
+  }
+  return l;
+}
+
+/** Now, in nanoseconds since the Unix epoch (a BigInt), from the host's clock. */
+function nowNanos() {
+  return BigInt(Math.round(performance.timeOrigin * 1000)) * 1000n + BigInt(Math.round(performance.now() * 1e6));
+}
+
+/**
+ * A module of three sections written by hand: a function of type
+ * (i32, i32) -> () imported as e.f and exported as f. Instantiated with a
+ * JavaScript function, its export is a WebAssembly function of that type,
+ * which a slot of cupel.wasm's function table can hold: a C function
+ * pointer `void (*)(void *, const cupel_trace_event *)` in wasm32.
+ */
+const TRAMPOLINE_MODULE = new Uint8Array([
+  0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // "\0asm", version 1
+  0x01, 0x06, 0x01, 0x60, 0x02, 0x7f, 0x7f, 0x00, // type section: (i32, i32) -> ()
+  0x02, 0x07, 0x01, 0x01, 0x65, 0x01, 0x66, 0x00, 0x00, // import section: e.f, a function of type 0
+  0x07, 0x05, 0x01, 0x01, 0x66, 0x00, 0x00, // export section: f, function 0
+]);
 
 /** `text` under another name, for methods whose parameter is called `text`. */
 const checkedString = text;
@@ -376,6 +440,109 @@ function array(v, name) {
  * The tests check it against the library's own kind check.
  */
 const BLANK = /^[\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]*$/;
+
+// ---- the one-call path -----------------------------------------------------------
+
+/** A group or tool call id (named `name`): a non-empty string. */
+function idOf(v, name) {
+  const s = text(v, name);
+  if (s === "") throw rangeError(`${name} is empty; an id must be a non-empty string (null or absent for none)`);
+  return s;
+}
+
+/**
+ * Message `i` of `cupel.select`, checked: its text's bytes, kind, score,
+ * pinned, key, the ids that group it ("g" + group, "c" + a tool call id),
+ * and timestamp, priority, relevance where given.
+ */
+function checkMessage(m, i) {
+  const where = `messages[${i}]`;
+  const at = (f) => `${where}.${f}`;
+  if (m === null || typeof m !== "object" || Array.isArray(m)) {
+    throw typeError(`${where} is ${describe(m)}; expected a message object with a text field`, m);
+  }
+  if (m.text == null) throw typeError(`${at("text")} is ${describe(m.text)}; a message needs its text (a non-empty string)`, m.text);
+  const bytes = textBytes(m.text, at("text"));
+  if (bytes.length === 0) throw rangeError(`${at("text")} is empty; a message's text must be non-empty`);
+  const c = { bytes, kind: null, score: 1, pinned: false, key: 0n, ids: [] };
+  if (m.kind != null) c.kind = text(m.kind, at("kind"));
+  if (m.score != null) c.score = dbl(m.score, at("score"));
+  if (m.pinned != null) c.pinned = bool(m.pinned, at("pinned"));
+  if (m.group != null) c.ids.push(`g${idOf(m.group, at("group"))}`);
+  if (m.toolCallId != null) c.ids.push(`c${idOf(m.toolCallId, at("toolCallId"))}`);
+  if (m.toolCallIds != null) {
+    array(m.toolCallIds, at("toolCallIds")).forEach((id, j) => c.ids.push(`c${idOf(id, `${at("toolCallIds")}[${j}]`)}`));
+  }
+  if (m.key != null) {
+    c.key = int(m.key, at("key"), U64);
+    if (c.key === 0n) throw rangeError(`${at("key")} is 0; a key is a non-zero integer (null or absent for none)`);
+  }
+  if (m.timestamp != null) {
+    const ms = m.timestamp instanceof Date ? m.timestamp.getTime() : m.timestamp;
+    if (Number.isNaN(ms)) throw rangeError(`${at("timestamp")} is an invalid Date`);
+    c.timestamp = int(ms, at("timestamp"), I64);
+  }
+  if (m.priority != null) c.priority = int(m.priority, at("priority"), I64);
+  if (m.relevance != null) c.relevance = dbl(m.relevance, at("relevance"));
+  return c;
+}
+
+/**
+ * The keep-together group of each checked message: messages that share a
+ * group or a tool call id are one group, transitively (union-find, each
+ * group's root its first message); groups numbered 1, 2, ... in the order
+ * of their first message; 0 for a message with no id.
+ */
+function messageGroups(checked) {
+  const parent = checked.map((_, i) => i);
+  const find = (i) => {
+    while (parent[i] !== i) {
+      parent[i] = parent[parent[i]];
+      i = parent[i];
+    }
+    return i;
+  };
+  const firstWith = new Map();
+  checked.forEach((c, i) => {
+    for (const id of c.ids) {
+      const j = firstWith.get(id);
+      if (j === undefined) {
+        firstWith.set(id, i);
+        continue;
+      }
+      const [a, b] = [find(i), find(j)];
+      if (a !== b) parent[Math.max(a, b)] = Math.min(a, b);
+    }
+  });
+  const numbers = new Map();
+  return checked.map((c, i) => {
+    if (c.ids.length === 0) return 0n;
+    const root = find(i);
+    let g = numbers.get(root);
+    if (g === undefined) numbers.set(root, (g = BigInt(numbers.size + 1)));
+    return g;
+  });
+}
+
+/**
+ * The tokenizer a policy names (its document's "tokenizer"), or null.
+ * `tolerant`: a pipeline that cannot be written (UNSUPPORTED) names none.
+ */
+function tokenizerOfPolicy(read, tolerant) {
+  try {
+    return read().tokenizer ?? null;
+  } catch (e) {
+    if (tolerant && e instanceof CupelError && e.status === Status.UNSUPPORTED) return null;
+    throw e;
+  }
+}
+
+/** Error `e` of this binding with its detail rewritten by `f` (the same class and status). */
+function renamed(e, f) {
+  if (!(e instanceof CupelError)) return e;
+  const detail = f(e.detail);
+  return e.constructor === CupelError ? new CupelError(e.status, detail) : argError(e.constructor, e.status, detail);
+}
 
 // ---- the module ---------------------------------------------------------------
 
@@ -510,10 +677,27 @@ const FREE = {
   Session: "cupel_session_free",
 };
 
+/**
+ * The error for a call into a handle while a run that uses it is under way:
+ * a trace callback (`Pipeline.setTrace`) must not call into the pipeline,
+ * items, budget or session of the run that calls it.
+ */
+function busyError(h, name) {
+  const kind = Object.keys(RECEIVER).find((k) => h instanceof HANDLES[k]);
+  return new CupelError(
+    Status.UNSUPPORTED,
+    `${name ?? `this ${RECEIVER[kind]}`} is in use by a run under way: a trace callback must not call into the pipeline, items, budget or session of the run that calls it`,
+  );
+}
+
 /** What every handle shares: its native pointer, and dispose(). */
 class Handle {
   #ptr;
   #free;
+  /** Runs under way that use this handle (see Handle.hold), and those that run it (a pipeline, a session). */
+  #busy = 0;
+  #running = 0;
+  #disposeLater = false;
   constructor(lib, ptr, free) {
     this.lib = lib;
     this.#ptr = ptr;
@@ -530,29 +714,65 @@ class Handle {
     }
     if (h.lib !== lib) throw typeError(`${name} belongs to another load() of libcupel; use it with the Cupel that made it`);
     if (!h.#ptr) throw typeError(`${name} was disposed`, null);
+    if (h.#running) throw busyError(h, name);
     return h.#ptr;
   }
-  /** This handle's pointer, for its own methods; throws once disposed. */
-  self() {
+  /**
+   * Runs `f()` with `running` (the pipelines or sessions it runs) and `used`
+   * (the items and budgets they read) marked: from a trace callback during
+   * `f`, a call into a running handle throws, and so does a call that would
+   * change a used one (reading it is fine); a dispose() of either waits for
+   * the end of `f`.
+   */
+  static hold(running, used, f) {
+    for (const h of running) h.#running++;
+    for (const h of [...running, ...used]) h.#busy++;
+    try {
+      return f();
+    } finally {
+      for (const h of running) h.#running--;
+      for (const h of [...running, ...used]) {
+        h.#busy--;
+        if (h.#busy === 0 && h.#disposeLater) h.dispose();
+      }
+    }
+  }
+  /**
+   * This handle's pointer, for its own methods; throws once disposed, and
+   * during a run that uses it (see Handle.hold) unless `read` (a method
+   * that only reads) and the run only reads it.
+   */
+  self(read = false) {
     if (!(#ptr in this)) throw typeError(`this is ${describe(this)}; call the method on a libcupel handle`, this);
     if (!this.#ptr) {
       const kind = Object.keys(RECEIVER).find((k) => this instanceof HANDLES[k]);
       throw typeError(`this ${RECEIVER[kind]} was disposed`, null);
     }
+    if (this.#running || (this.#busy && !read)) throw busyError(this);
     return this.#ptr;
   }
   /** Whether dispose() has run. */
   get disposed() {
     return this.#ptr === 0;
   }
-  /** Frees the native object. Idempotent. */
+  /**
+   * Frees the native object. Idempotent. Called from a trace callback on a
+   * handle of the run under way, it frees it when that run returns.
+   */
   dispose() {
+    if (this.#busy) {
+      this.#disposeLater = true;
+      return;
+    }
     if (this.#ptr) {
       registry.unregister(this);
       this.#free(this.#ptr);
       this.#ptr = 0;
+      this.released();
     }
   }
+  /** After dispose() freed the native object (Pipeline and Session drop their trace callback). */
+  released() {}
   /** dispose(), for `using`. */
   [disposeSymbol]() {
     this.dispose();
@@ -1003,7 +1223,7 @@ export class Items extends Handle {
    * `{ tokens, value, content }` (content null when none).
    */
   variants(index) {
-    const h = receiver(this, Items, "variants");
+    const h = receiver(this, Items, "variants", true);
     const i = this.#index(index);
     const lib = this.lib;
     const x = lib.x;
@@ -1058,7 +1278,7 @@ export class Items extends Handle {
 
   /** How item `index` may be cut: `{ keep, minTokens }` (keep a `Keep` value), or null when it is not truncatable. */
   truncatable(index) {
-    const h = receiver(this, Items, "truncatable");
+    const h = receiver(this, Items, "truncatable", true);
     const i = this.#index(index);
     const lib = this.lib;
     return lib.call((a) => {
@@ -1080,7 +1300,7 @@ export class Items extends Handle {
    * key (0 when none) and volatile. Integers past 2^53 come back as BigInt.
    */
   get(index) {
-    const h = this.self();
+    const h = this.self(true);
     const i = this.#index(index);
     const lib = this.lib;
     const x = lib.x;
@@ -1152,7 +1372,7 @@ export class Items extends Handle {
 
   /** The number of items. */
   get length() {
-    return this.lib.x.cupel_items_len(this.self());
+    return this.lib.x.cupel_items_len(this.self(true));
   }
 
   /** Removes every item (indices start again from 0). */
@@ -1165,7 +1385,7 @@ export class Items extends Handle {
 export class Budget extends Handle {
   /** The effective [max, target] after `pinnedTokens`, reserves and margin. */
   effective(pinnedTokens = 0) {
-    const h = this.self();
+    const h = this.self(true);
     const pinned = int(pinnedTokens, "pinnedTokens", I64);
     return this.lib.call((a) => {
       const max = a.out(8);
@@ -1187,6 +1407,20 @@ export class Budget extends Handle {
     const p = dbl(percent, "percent");
     this.lib.call(() => this.lib.x.cupel_budget_set_safety_margin(h, p));
     return this;
+  }
+  /**
+   * The budget as a budget document (JSON text, every field: `maxTokens`,
+   * `targetTokens`, `outputReserve`, `reservedSlots` with the kinds
+   * lower-cased, `estimationSafetyMarginPercent`), which
+   * `cupel.budgetFromJson` reads back to the same budget.
+   */
+  toJson() {
+    const h = receiver(this, Budget, "toJson", true);
+    return this.lib.text((a, buf, cap, len) => this.lib.x.cupel_budget_to_json(h, buf, cap, len));
+  }
+  /** `toJson()` parsed: a plain object. */
+  toObject() {
+    return JSON.parse(this.toJson());
   }
   /** Reserves `tokens` for items of `kind` (setting a kind again replaces it). Returns this budget. */
   reserve(kind, tokens) {
@@ -1253,11 +1487,26 @@ export class Placer extends Handle {
   }
 }
 
-/** The whole pipeline. Build with `cupel.pipeline({...})`. */
+/** A run's error message in this API's terms: the library names its own setters. */
+function runTerms(m) {
+  return m
+    .replace("(cupel_items_set_content)", "(Items.setContent, or content when pushed)")
+    .replace("(cupel_pipeline_set_tokenizer)", "(Pipeline.setTokenizer, or the tokenizer option of cupel.pipeline)");
+}
+
+/**
+ * The whole pipeline. Build with `cupel.pipeline({...})`, from a policy
+ * document (`cupel.pipelineFromJson`) or a preset (`cupel.preset`).
+ */
 export class Pipeline extends Handle {
+  /** The trace callback this pipeline holds (see setTrace), or null. */
+  [TRACE] = null;
+
   /**
    * Runs all six stages. Returns `{ placed, report }`: the item indices in
-   * placed order, and (with `{ report: true }`) every decision.
+   * placed order, and (with `{ report: true }`) every decision, the report's
+   * analytics among them. A traced pipeline calls its callback during the
+   * run; an exception it threw is thrown here once the run has returned.
    */
   run(items, budget, opts) {
     const h = this.self();
@@ -1267,16 +1516,70 @@ export class Pipeline extends Handle {
     const { report = false } = options(opts, "options");
     bool(report, "options.report");
     return lib.withReport(report, items, "placed", (r) =>
-      lib.indices(
-        items.length,
-        (a, out, cap, len) => lib.x.cupel_pipeline_run(h, ip, bp, out, cap, len, r),
-        // A truncatable item without content, or no tokenizer: the library names its own setters.
-        (m) =>
-          m
-            .replace("(cupel_items_set_content)", "(Items.setContent, or content when pushed)")
-            .replace("(cupel_pipeline_set_tokenizer)", "(Pipeline.setTokenizer, or the tokenizer option of cupel.pipeline)"),
+      lib.traced([this], [items, budget], () =>
+        lib.indices(items.length, (a, out, cap, len) => lib.x.cupel_pipeline_run(h, ip, bp, out, cap, len, r), runTerms),
       ),
     );
+  }
+
+  /**
+   * The pipeline as a policy document (JSON text, every setting, keys in
+   * alphabetical order): `cupel.pipelineFromJson` reads it back to a
+   * pipeline that selects exactly as this one. A pipeline that cannot be
+   * written without loss (a slicer nested otherwise than count quotas
+   * around quotas around greedy, knapsack or stream; a tokenizer loaded
+   * from a vocabulary file) throws CupelError with status UNSUPPORTED.
+   */
+  toJson() {
+    const h = receiver(this, Pipeline, "toJson");
+    return this.lib.text((a, buf, cap, len) => this.lib.x.cupel_pipeline_to_json(h, buf, cap, len));
+  }
+
+  /** `toJson()` parsed: a plain object. */
+  toObject() {
+    return JSON.parse(this.toJson());
+  }
+
+  /**
+   * Traces this pipeline's runs: during each successful run (and each run
+   * of a session made from it afterwards), `callback(event)` gets every
+   * event of `level` (`TraceLevel.Stages`, `.Exclusions` or `.Full`), in
+   * order: each stage's span event followed by its exclusions (the place
+   * stage also by the included items), the pipeline's last. A `TraceEvent`
+   * never holds content or metadata. `callback` null (or clearTrace())
+   * turns tracing off. An exception the callback throws ends the delivery
+   * of that run's events and is thrown by the run once it returned. The
+   * callback must not call into this pipeline or change the run's items or
+   * budget (that throws CupelError). The module has no clock: the binding
+   * times the run, and gives every span the run's start and end. The
+   * pipeline keeps the callback until it is disposed or the trace changes.
+   * Returns this pipeline.
+   */
+  setTrace(level, callback) {
+    const h = receiver(this, Pipeline, "setTrace");
+    const lib = this.lib;
+    const l = traceLevelOf(level, "level");
+    if (callback !== null && typeof callback !== "function") {
+      throw typeError(`callback is ${describe(callback)}; expected a function (null: tracing off)`, callback);
+    }
+    if (callback === null) {
+      lib.call(() => lib.x.cupel_pipeline_set_trace(h, l, 0, 0));
+      this[TRACE] = null;
+      return this;
+    }
+    const entry = lib.traceEntry(callback);
+    lib.call(() => lib.x.cupel_pipeline_set_trace(h, l, lib.trampoline(), entry.id));
+    this[TRACE] = entry;
+    return this;
+  }
+
+  /** Turns tracing off (setTrace(TraceLevel.Stages, null)). Returns this pipeline. */
+  clearTrace() {
+    return this.setTrace(TraceLevel.Stages, null);
+  }
+
+  released() {
+    this[TRACE] = null;
   }
 
   /**
@@ -1411,6 +1714,9 @@ export class Tokenizer extends Handle {
  * run that throws changes nothing.
  */
 export class Session extends Handle {
+  /** The trace callback of the pipeline this session copied, or null: the session's runs call it. */
+  [TRACE] = null;
+
   /**
    * The share, in [0, 1), of the effective target a compaction leaves free
    * for the turns after it (default 0.2). Setting a number outside [0, 1)
@@ -1446,15 +1752,14 @@ export class Session extends Handle {
     const { report = false } = options(opts, "options");
     bool(report, "options.report");
     return lib.withReport(report, items, "placed", (r) =>
-      lib.indices(
-        items.length,
-        (a, out, cap, len) => lib.x.cupel_session_run(h, ip, bp, out, cap, len, r),
-        (m) =>
-          m
-            .replace("(cupel_items_set_content)", "(Items.setContent, or content when pushed)")
-            .replace("(cupel_pipeline_set_tokenizer)", "(Pipeline.setTokenizer, or the tokenizer option of cupel.pipeline)"),
+      lib.traced([this], [items, budget], () =>
+        lib.indices(items.length, (a, out, cap, len) => lib.x.cupel_session_run(h, ip, bp, out, cap, len, r), runTerms),
       ),
     );
+  }
+
+  released() {
+    this[TRACE] = null;
   }
 
   /**
@@ -1519,12 +1824,175 @@ export class Session extends Handle {
 /** The handle classes by name (for messages). */
 const HANDLES = { Items, Budget, Slicer, Scorer, Placer, Pipeline, Stream, Tokenizer, Session };
 
+// ---- OpenTelemetry -----------------------------------------------------------------
+
+/** Nanoseconds since the epoch (a BigInt) as OpenTelemetry's HrTime, [seconds, nanoseconds]. */
+function hrTime(ns) {
+  return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
+}
+
+/** An integer attribute: a number (a BigInt past 2^53 rounds). */
+function attrInt(v) {
+  return typeof v === "bigint" ? Number(v) : v;
+}
+
+/**
+ * A trace callback that turns each run's events into OpenTelemetry spans
+ * on `tracer`, after the fact: the `cupel.pipeline` span (a child of the
+ * context active during the run) with five `cupel.stage.<name>` children,
+ * their `cupel.exclusion` and `cupel.item.included` events, and the
+ * attributes of the specification's chapter for `level`.
+ */
+function spanBuilder(api, tracer, level) {
+  let pending = [];
+  return (e) => {
+    if (e.kind !== TraceKind.Pipeline) {
+      if (e.kind === TraceKind.Stage && e.stage === "classify") pending = []; // a run's first event
+      pending.push(e);
+      return;
+    }
+    const events = pending;
+    pending = [];
+    const parent = api.context.active();
+    const root = tracer.startSpan(
+      e.name,
+      {
+        startTime: hrTime(e.startUnixNanos),
+        attributes: { "cupel.budget.max_tokens": attrInt(e.maxTokens), "cupel.verbosity": e.verbosity },
+      },
+      parent,
+    );
+    const inside = api.trace.setSpan(parent, root);
+    let stage = null;
+    let stageEnd;
+    for (const ev of events) {
+      if (ev.kind === TraceKind.Stage) {
+        stage?.end(stageEnd);
+        const attributes = {
+          "cupel.stage.name": ev.stage,
+          "cupel.stage.item_count_in": ev.itemCountIn,
+          "cupel.stage.item_count_out": ev.itemCountOut,
+        };
+        if (level >= TraceLevel.Exclusions) attributes["cupel.exclusion.count"] = ev.exclusionCount;
+        stage = tracer.startSpan(ev.name, { startTime: hrTime(ev.startUnixNanos), attributes }, inside);
+        stageEnd = hrTime(ev.startUnixNanos + ev.durationNanos);
+      } else if (ev.kind === TraceKind.Exclusion) {
+        stage?.addEvent(
+          ev.name,
+          {
+            "cupel.exclusion.reason": ev.reasonName,
+            "cupel.exclusion.item_kind": ev.itemKind,
+            "cupel.exclusion.item_tokens": attrInt(ev.tokens),
+          },
+          hrTime(ev.startUnixNanos),
+        );
+      } else {
+        stage?.addEvent(
+          ev.name,
+          { "cupel.item.kind": ev.itemKind, "cupel.item.tokens": attrInt(ev.tokens), "cupel.item.score": ev.score },
+          hrTime(ev.startUnixNanos),
+        );
+      }
+    }
+    stage?.end(stageEnd);
+    root.end(hrTime(e.startUnixNanos + e.durationNanos));
+  };
+}
+
+const OTEL_API = "@opentelemetry/api";
+
+/**
+ * `@opentelemetry/api`, loaded when first needed: an ES module import as
+ * the host resolves it, else Node's require (which also honours
+ * NODE_PATH). CupelError (UNSUPPORTED) when neither finds it.
+ */
+async function loadOtelApi() {
+  let why;
+  try {
+    const m = await import(/* webpackIgnore: true */ OTEL_API);
+    return m.trace ? m : m.default;
+  } catch (e) {
+    why = e;
+  }
+  try {
+    const { createRequire } = await import("node:module");
+    return createRequire(import.meta.url)(OTEL_API);
+  } catch {
+    // not installed: the error below
+  }
+  throw new CupelError(
+    Status.UNSUPPORTED,
+    `${OTEL_API} is not installed (an optional peer dependency of libcupel): npm install ${OTEL_API}, or pass it as options.api (${why?.message ?? why})`,
+  );
+}
+
+/**
+ * OpenTelemetry spans from a pipeline's runs (`cupel.otel`), when the host
+ * has `@opentelemetry/api` installed (an optional peer dependency, loaded
+ * the first time it is needed).
+ */
+export class Otel {
+  /** Made by load(): `cupel.otel`. */
+  constructor(lib) {
+    this.lib = lib;
+    this.api = null;
+  }
+  /**
+   * Traces `pipeline` as OpenTelemetry spans: each successful run (and
+   * each run of a session made from it afterwards) ends a `cupel.pipeline`
+   * span, a child of the span active during the run, with five
+   * `cupel.stage.<name>` children (`cupel.stage.name`,
+   * `cupel.stage.item_count_in`, `cupel.stage.item_count_out`, and from
+   * `TraceLevel.Exclusions` `cupel.exclusion.count`), `cupel.exclusion`
+   * events (`cupel.exclusion.reason`, `.item_kind`, `.item_tokens`) and at
+   * `TraceLevel.Full` `cupel.item.included` events (`cupel.item.kind`,
+   * `.tokens`, `.score`) on them; the root has `cupel.budget.max_tokens`
+   * and `cupel.verbosity`. The tracer is named "cupel". Options: `level`
+   * (TraceLevel.Stages), `tracerProvider` (the global one), `api` (the
+   * `@opentelemetry/api` module, where this module cannot import it: a
+   * bundle). It replaces the pipeline's trace callback
+   * (`pipeline.clearTrace()` ends it). Resolves to the pipeline.
+   */
+  async instrument(pipeline, opts) {
+    const lib = this.lib;
+    lib.ptrOf(pipeline, Pipeline, "pipeline");
+    const o = options(opts, "options");
+    const level = traceLevelOf(o.level ?? TraceLevel.Stages, "options.level");
+    let api = o.api;
+    if (api == null) api = this.api ??= await loadOtelApi();
+    if (typeof api !== "object" || typeof api.trace?.setSpan !== "function" || typeof api.context?.active !== "function") {
+      throw typeError(`options.api is ${describe(api)}; expected the @opentelemetry/api module`, api);
+    }
+    const provider = o.tracerProvider ?? api.trace.getTracerProvider();
+    if (typeof provider?.getTracer !== "function") {
+      throw typeError(`options.tracerProvider is ${describe(provider)}; expected a TracerProvider`, provider);
+    }
+    const tracer = provider.getTracer("cupel", lib.version);
+    return pipeline.setTrace(level, spanBuilder(api, tracer, level));
+  }
+}
+
 /** The library: factories for every handle, and the calls between them. */
 export class Cupel {
   /** Wraps an instance's exports; use load() rather than this. */
   constructor(exports) {
     this.x = exports;
     this.reasonNames = new Map();
+    /** Trace callbacks by the id passed as user_data: weak, the pipelines and sessions hold them. */
+    this.traces = new Map();
+    this.traceIds = 0;
+    this.traceGone = new FinalizationRegistry((id) => this.traces.delete(id));
+    /** The runs under way (Cupel.traced), innermost last. */
+    this.frames = [];
+    /** The function table slot of the trace trampoline (0: not made yet). */
+    this.trampolineSlot = 0;
+    /** The library's static strings (event names, stages, reason names) by address. */
+    this.statics = new Map();
+    /**
+     * OpenTelemetry spans from a pipeline's runs, when the host has
+     * `@opentelemetry/api` (an optional peer dependency): see `Otel`.
+     */
+    this.otel = new Otel(this);
     const lib = this;
     const weightsOf = (a, weights, name) => {
       const entries = Object.entries(options(weights, name)).map(([k, w]) => [
@@ -1727,6 +2195,149 @@ export class Cupel {
       if (report) this.x.cupel_report_free(report);
     }
   }
+  /**
+   * A text the library writes with its buffer rules: `f(arena, buf,
+   * capacity, outLen)` is called with `capacity` bytes (default: first 0, to
+   * ask for the length) and again with what it asked for if that was too
+   * small. `mute`: the second call runs with the trace delivery of the
+   * innermost traced call off (a call that runs pipelines runs them again).
+   */
+  text(f, capacity = 0, rename, mute = false) {
+    return this.call((a) => {
+      const len = a.out(4);
+      let buf = capacity ? a.alloc(capacity) : 0;
+      let st = f(a, buf, capacity, len);
+      if (st === Status.BUFFER_TOO_SMALL) {
+        const n = this.u32At(len);
+        buf = a.alloc(n + 1);
+        const frame = mute ? this.frames.at(-1) : undefined;
+        if (frame) frame.muted = true;
+        st = f(a, buf, n + 1, len);
+      } else if (st === 0 && !capacity) {
+        st = Status.INTERNAL; // a length asked for and not refused: never happens
+      }
+      return [st, () => decoder.decode(this.u8().subarray(buf, buf + this.u32At(len)))];
+    }, rename);
+  }
+  /**
+   * Runs `f()`, which runs the pipelines or sessions `running` on `used`
+   * (items, budgets), as one traced call: the trace events of its runs get
+   * the host's times, and an exception a trace callback threw is thrown
+   * here once `f` has returned (an error of `f` itself comes first).
+   */
+  traced(running, used, f) {
+    const frame = { start: nowNanos(), end: 0n, failed: false, error: undefined, muted: false };
+    this.frames.push(frame);
+    let value;
+    try {
+      value = Handle.hold(running, used, f);
+    } finally {
+      this.frames.pop();
+    }
+    if (frame.failed) throw frame.error;
+    return value;
+  }
+  /** A trace callback entry with its user_data id; the pipeline holds it, the table weakly. */
+  traceEntry(callback) {
+    const entry = { id: ++this.traceIds, callback };
+    this.traces.set(entry.id, new WeakRef(entry));
+    this.traceGone.register(entry, entry.id);
+    return entry;
+  }
+  /**
+   * The function table slot of the trace trampoline: a WebAssembly function
+   * of type (i32, i32) -> () that calls onTrace, made once per load().
+   */
+  trampoline() {
+    if (!this.trampolineSlot) {
+      const table = this.x.__indirect_function_table;
+      if (!(table instanceof WebAssembly.Table)) {
+        throw new CupelError(
+          Status.UNSUPPORTED,
+          "this cupel.wasm exports no function table, which tracing needs: build it with bindings/js/build.sh",
+        );
+      }
+      const module = new WebAssembly.Module(TRAMPOLINE_MODULE);
+      const { exports } = new WebAssembly.Instance(module, { e: { f: (id, ptr) => this.onTrace(id >>> 0, ptr >>> 0) } });
+      const slot = table.grow(1);
+      table.set(slot, exports.f);
+      this.trampolineSlot = slot;
+    }
+    return this.trampolineSlot;
+  }
+  /**
+   * A trace event from the library (C calls this through the trampoline):
+   * never lets an exception unwind into the module. The first exception of
+   * a callback is kept for Cupel.traced to throw, and the rest of that
+   * call's events are not delivered.
+   */
+  onTrace(id, ptr) {
+    const frame = this.frames.at(-1);
+    try {
+      if (frame && (frame.failed || frame.muted)) return;
+      const entry = this.traces.get(id)?.deref();
+      if (!entry) return;
+      const event = this.traceEvent(ptr, frame);
+      if (event.kind === TraceKind.Pipeline && frame) {
+        // The next run of the same call (policy sensitivity) starts now.
+        frame.start = nowNanos();
+        frame.end = 0n;
+      }
+      entry.callback(event);
+    } catch (e) {
+      if (frame) {
+        frame.failed = true;
+        frame.error = e;
+      } else {
+        queueMicrotask(() => {
+          throw e;
+        });
+      }
+    }
+  }
+  /** The library's static NUL-terminated string at `ptr` (null for 0), decoded once. */
+  staticString(ptr) {
+    if (!ptr) return null;
+    let s = this.statics.get(ptr);
+    if (s === undefined) this.statics.set(ptr, (s = this.cString(ptr)));
+    return s;
+  }
+  /** The `cupel_trace_event` at `ptr` as a `TraceEvent` (wasm32 layout: 88 bytes). */
+  traceEvent(ptr, frame) {
+    const dv = new DataView(this.x.memory.buffer);
+    const kind = TRACE_KINDS[dv.getInt32(ptr, true)];
+    const span = kind === TraceKind.Pipeline || kind === TraceKind.Stage;
+    const kindPtr = dv.getUint32(ptr + 40, true);
+    let start = dv.getBigUint64(ptr + 72, true);
+    let duration = dv.getBigUint64(ptr + 80, true);
+    if (start === 0n) {
+      // No clock in the module: the run's start and end as the host saw them.
+      let t0 = frame?.start;
+      if (frame && frame.end === 0n) frame.end = nowNanos();
+      const t1 = frame?.end ?? nowNanos();
+      t0 ??= t1;
+      start = span ? t0 : t1;
+      duration = span ? t1 - t0 : 0n;
+    }
+    return {
+      kind,
+      name: this.staticString(dv.getUint32(ptr + 4, true)),
+      stage: this.staticString(dv.getUint32(ptr + 8, true)),
+      verbosity: this.staticString(dv.getUint32(ptr + 12, true)),
+      itemCountIn: span ? dv.getUint32(ptr + 16, true) : null,
+      itemCountOut: span ? dv.getUint32(ptr + 20, true) : null,
+      exclusionCount: span ? dv.getUint32(ptr + 24, true) : null,
+      item: span ? null : dv.getUint32(ptr + 28, true),
+      reason: kind === TraceKind.Exclusion ? dv.getInt32(ptr + 32, true) : null,
+      reasonName: kind === TraceKind.Exclusion ? this.staticString(dv.getUint32(ptr + 36, true)) : null,
+      itemKind: span ? null : kindPtr ? decoder.decode(this.u8().subarray(kindPtr, kindPtr + dv.getUint32(ptr + 44, true))) : "",
+      tokens: span ? null : int64Out(dv.getBigInt64(ptr + 48, true)),
+      score: kind === TraceKind.Included ? dv.getFloat64(ptr + 56, true) : null,
+      maxTokens: kind === TraceKind.Pipeline ? int64Out(dv.getBigInt64(ptr + 64, true)) : null,
+      startUnixNanos: start,
+      durationNanos: duration,
+    };
+  }
   /** Decision `i` of a report's included (or excluded) items. */
   decision(report, included, i) {
     return this.call((a) => {
@@ -1822,9 +2433,22 @@ export class Cupel {
       const buf = a.alloc(n + 1);
       return [x.cupel_report_json(r, ip, buf, n + 1, len), () => decoder.decode(this.u8().subarray(buf, buf + n))];
     });
+    const analytics = this.call((a) => {
+      const u = a.out(8), d = a.out(4), c = a.out(8);
+      let st = x.cupel_report_budget_utilization(r, u);
+      if (st === 0) st = x.cupel_report_kind_diversity(r, ip, d);
+      if (st === 0) st = x.cupel_report_timestamp_coverage(r, ip, c);
+      return [st, () => {
+        const dv = new DataView(x.memory.buffer);
+        return { budgetUtilization: dv.getFloat64(u, true), kindDiversity: dv.getUint32(d, true), timestampCoverage: dv.getFloat64(c, true) };
+      }];
+    });
+    // The quota rows (the slicer's constraints, outermost first) as the JSON has them.
+    analytics.quotas = JSON.parse(json).analytics?.quotas ?? [];
     return {
       included,
       excluded,
+      analytics,
       totalCandidates: int64Out(x.cupel_report_total_candidates(r)),
       totalTokensConsidered: int64Out(x.cupel_report_total_tokens_considered(r)),
       effectiveMaxTokens: int64Out(x.cupel_report_effective_max_tokens(r)),
@@ -2008,6 +2632,8 @@ export class Cupel {
     const { slack } = options(opts, "options");
     const f = slack === undefined ? undefined : slackOf(slack, "options.slack");
     const s = this.make(Session, (out) => this.x.cupel_session_new(pp, out));
+    // The session copied the pipeline's trace: it keeps the callback alive.
+    s[TRACE] = pipeline[TRACE];
     if (f !== undefined) this.call(() => this.x.cupel_session_set_slack(s.self(), f));
     return s;
   }
@@ -2079,6 +2705,273 @@ export class Cupel {
     else throw typeError(`ranks is ${describe(ranks)}; expected the file's bytes (an ArrayBuffer or a typed array such as Uint8Array)`, ranks);
     const pat = pattern === null ? null : text(pattern, "pattern");
     return this.make(Tokenizer, (out, a) => this.x.cupel_tokenizer_from_tiktoken(a.bytes(bytes), bytes.length, a.str(pat), out));
+  }
+  // ---- policies as data, presets, sensitivity, the one-call path --------
+  /**
+   * A policy document (JSON text, UTF-8; an object is JSON.stringify'd) as
+   * a text's bytes; `name` names the argument.
+   */
+  jsonBytes(v, name) {
+    if (typeof v === "string") return textBytes(v, name);
+    if (v === null || typeof v !== "object" || v instanceof Handle) {
+      throw typeError(`${name} is ${describe(v)}; expected a JSON text (a string) or an object to write as JSON`, v);
+    }
+    let json;
+    try {
+      json = JSON.stringify(v);
+    } catch (e) {
+      throw typeError(`${name} cannot be written as JSON: ${e.message}`, v);
+    }
+    return textBytes(json, name);
+  }
+  /**
+   * A pipeline from a policy document: JSON text, or an object (written
+   * with JSON.stringify): the .NET Cupel policy format and libcupel's
+   * extensions (docs/policies.md). A document the library refuses throws a
+   * RangeError whose message gives the JSON path and the rule (`json
+   * $.scorers[0].weight: must be positive and finite (got -1)`; malformed
+   * JSON with its line and column).
+   */
+  pipelineFromJson(json) {
+    const bytes = this.jsonBytes(json, "json");
+    return this.make(Pipeline, (out, a) => this.x.cupel_pipeline_from_json(a.bytes(bytes), bytes.length, out));
+  }
+  /**
+   * A budget from a budget document (JSON text or an object): `maxTokens`
+   * and `targetTokens` (required), `outputReserve`, `reservedSlots`
+   * ({ kind: tokens }), `estimationSafetyMarginPercent`, validated as
+   * `cupel.budget` validates (a RangeError with the JSON path).
+   */
+  budgetFromJson(json) {
+    const bytes = this.jsonBytes(json, "json");
+    return this.make(Budget, (out, a) => this.x.cupel_budget_from_json(a.bytes(bytes), bytes.length, out));
+  }
+  /**
+   * A preset pipeline by name, matched case-insensitively: the .NET
+   * presets "Chat", "CodeReview", "Rag", "DocumentQa", "ToolUse",
+   * "LongRunning", "Debugging" and libcupel's "AgentLoop"
+   * (`cupel.presetNames`). An unknown name is a RangeError listing them.
+   */
+  preset(name) {
+    const n = text(name, "name");
+    return this.make(Pipeline, (out, a) => this.x.cupel_pipeline_preset(a.str(n), out));
+  }
+  /** The names `preset` knows, in the library's order. */
+  get presetNames() {
+    const names = [];
+    for (let i = 0; i < this.x.cupel_preset_count(); i++) names.push(this.cString(this.x.cupel_preset_name(i)));
+    return names;
+  }
+  /**
+   * Policy sensitivity: runs every pipeline of `variants` on the same
+   * `items` and `budget`. `variants` is an array of [label, pipeline]
+   * pairs, a Map or an object of pipelines by label (at least two).
+   * Returns `{ variants: [{ label, report }], diffs: [{ index, content,
+   * statuses: [{ label, status }] }] }`: each run's SelectionReport (parsed
+   * JSON), and every item included by one pipeline and excluded by
+   * another, by index in push order, with its content (null when none) and
+   * its status ("Included" or "Excluded") under each label. Items are
+   * matched by index, never by content: two items with the same text are
+   * two items. A variant's run error names its index and label.
+   */
+  policySensitivity(variants, items, budget) {
+    let pairs;
+    let at;
+    if (variants instanceof Map) {
+      pairs = [...variants];
+      at = (k, part) => `variants entry ${k}${part === 0 ? " key" : ""}`;
+    } else if (Array.isArray(variants)) {
+      pairs = variants.map((v, k) => {
+        if (!Array.isArray(v) || v.length !== 2) throw typeError(`variants[${k}] is ${describe(v)}; expected a [label, pipeline] pair`, v);
+        return v;
+      });
+      at = (k, part) => `variants[${k}][${part}]`;
+    } else if (variants !== null && typeof variants === "object" && !(variants instanceof Handle)) {
+      pairs = Object.entries(variants);
+      at = (k, part) => (part === 0 ? `variants key ${JSON.stringify(pairs[k][0])}` : `variants[${JSON.stringify(pairs[k][0])}]`);
+    } else {
+      throw typeError(
+        `variants is ${describe(variants)}; expected an array of [label, pipeline] pairs, a Map or an object of pipelines by label`,
+        variants,
+      );
+    }
+    const checked = pairs.map(([label, pipeline], k) => [text(label, at(k, 0)), this.ptrOf(pipeline, Pipeline, at(k, 1)), pipeline]);
+    if (checked.length < 2) {
+      throw rangeError(`variants holds ${checked.length} pipeline${checked.length === 1 ? "" : "s"}; policy sensitivity compares at least two`);
+    }
+    const ip = this.ptrOf(items, Items, "items");
+    const bp = this.ptrOf(budget, Budget, "budget");
+    const pipelines = [...new Set(checked.map(([, , p]) => p))];
+    // A first buffer big enough for most: a second call would run every pipeline again.
+    const guess = 65536 + checked.length * items.length * 1024;
+    const json = this.traced(pipelines, [items, budget], () =>
+      this.text(
+        (a, buf, cap, len) =>
+          this.x.cupel_policy_sensitivity(
+            a.u32s(checked.map(([, p]) => p)),
+            a.u32s(checked.map(([label]) => a.str(label))),
+            checked.length,
+            ip,
+            bp,
+            buf,
+            cap,
+            len,
+          ),
+        guess,
+        runTerms,
+        true,
+      ),
+    );
+    const result = JSON.parse(json);
+    for (const v of result.variants) if (typeof v.report === "string") v.report = JSON.parse(v.report);
+    for (const d of result.diffs) d.content ??= null;
+    return result;
+  }
+  /**
+   * The one-call path (docs/policies.md): the messages to send, in prompt
+   * order, out of `messages` fitted to a budget under a policy.
+   *
+   * `messages`: plain objects with `text` (required, a non-empty string)
+   * and optionally `kind` ("Message"), `pinned` (false), `group` (a
+   * string: messages with the same group are kept or dropped together),
+   * `toolCallId` (a tool result's, or a single call's, id), `toolCallIds`
+   * (a message that makes several calls: all their ids), `key` (a non-zero
+   * 64-bit integer, a number or BigInt), `timestamp` (Unix ms or a Date),
+   * `priority` (integer), `relevance` (the reflexive scorer's hint) and
+   * `score` (the given scorer's; 1). Other fields are ignored. Messages
+   * that share a group, a tool call id or one of their toolCallIds are one
+   * group, transitively; groups are numbered 1, 2, ... by first message.
+   * When no message has a timestamp, message i gets timestamp i.
+   *
+   * Options: `maxTokens` (the budget's max and target), or `budget` (a
+   * Budget, or `cupel.budget`'s options); `policy`: a preset name, a
+   * policy document's text (first non-blank character `{`), a policy
+   * object, or a Pipeline (default "AgentLoop"); `tokenizer`: an encoding
+   * name or a Tokenizer (default: the policy's tokenizer, else
+   * "o200k_base"). Returns the kept messages themselves, in the order the
+   * placer gives. Errors name the message: `messages[3].text`.
+   */
+  select(messages, opts) {
+    return this.selecting(messages, opts, false).messages;
+  }
+  /**
+   * `select`, and why: `{ messages, report }`, the kept messages and the
+   * run's report (as `pipeline.run`'s with `{ report: true }`, its indices
+   * those of `messages`).
+   */
+  selectWithReport(messages, opts) {
+    return this.selecting(messages, opts, true);
+  }
+  /** select and selectWithReport. */
+  selecting(messages, opts, withReport) {
+    array(messages, "messages");
+    const o = options(opts, "options");
+    const checked = Array.from(messages, (m, i) => checkMessage(m, i)); // a hole is undefined
+    const owned = [];
+    try {
+      // The budget.
+      let budget;
+      if (o.maxTokens !== undefined && o.budget !== undefined) {
+        throw typeError("options.maxTokens and options.budget are both given; pass one", o.budget);
+      }
+      if (o.budget !== undefined && o.budget !== null) {
+        if (o.budget instanceof Budget) {
+          this.ptrOf(o.budget, Budget, "budget");
+          budget = o.budget;
+        } else if (typeof o.budget === "object") {
+          owned.push((budget = this.budget(o.budget)));
+        } else {
+          throw typeError(`budget is ${describe(o.budget)}; expected a Budget or cupel.budget's options`, o.budget);
+        }
+      } else {
+        if (o.maxTokens === undefined) throw typeError("maxTokens is undefined; pass options.maxTokens (or options.budget)", null);
+        const max = int(o.maxTokens, "maxTokens", I64);
+        owned.push((budget = this.make(Budget, (out) => this.x.cupel_budget_new(max, max, out))));
+      }
+      // The policy.
+      const policy = o.policy ?? "AgentLoop";
+      let pipeline;
+      let policyTokenizer = null;
+      if (policy instanceof Pipeline) {
+        this.ptrOf(policy, Pipeline, "policy");
+        pipeline = policy;
+        if (o.tokenizer == null) policyTokenizer = tokenizerOfPolicy(() => pipeline.toObject(), true);
+      } else if (typeof policy === "string" || (policy !== null && typeof policy === "object")) {
+        const document = typeof policy !== "string" || /^\s*\{/.test(policy);
+        try {
+          pipeline = document ? this.pipelineFromJson(policy) : this.preset(policy);
+        } catch (e) {
+          throw renamed(e, (m) => m.replace(document ? /^json\b/ : /^name\b/, "policy"));
+        }
+        owned.push(pipeline);
+        if (o.tokenizer == null) policyTokenizer = tokenizerOfPolicy(() => pipeline.toObject(), false);
+      } else {
+        throw typeError(`policy is ${describe(policy)}; expected a preset name, a policy document (text or object) or a Pipeline`, policy);
+      }
+      // The tokenizer.
+      let tokenizer;
+      const t = o.tokenizer ?? policyTokenizer ?? "o200k_base";
+      if (t instanceof Tokenizer) {
+        this.ptrOf(t, Tokenizer, "tokenizer");
+        tokenizer = t;
+      } else {
+        owned.push((tokenizer = this.tokenizer(text(t, "tokenizer"))));
+      }
+      // The items, with the bulk calls.
+      const items = this.make(Items, (out) => this.x.cupel_items_new(out));
+      owned.push(items);
+      const n = checked.length;
+      if (n > 0) {
+        const ih = items.self();
+        const tp = tokenizer.self();
+        this.call(
+          (a) => {
+            const [ptrs, lens] = a.byteStrings(checked.map((c) => c.bytes));
+            const kindPtrs = new Map();
+            const kinds = checked.map((c) => {
+              if (c.kind === null) return 0;
+              let p = kindPtrs.get(c.kind);
+              if (p === undefined) kindPtrs.set(c.kind, (p = a.str(c.kind)));
+              return p;
+            });
+            return this.x.cupel_items_push_texts(ih, tp, n, ptrs, lens, a.f64s(checked.map((c) => c.score)), a.u32s(kinds));
+          },
+          (m) =>
+            m.replace(/\b(texts|scores|kinds)\[(\d+)\]/g, (_, f, k) => `messages[${k}].${{ texts: "text", scores: "score", kinds: "kind" }[f]}`),
+        );
+        const x = this.x;
+        const groups = messageGroups(checked);
+        const stamped = checked.filter((c) => c.timestamp !== undefined).length;
+        this.call((a) => {
+          const st = [
+            x.cupel_items_set_groups(ih, 0, n, a.u64s(groups)),
+            x.cupel_items_set_keys(ih, 0, n, a.u64s(checked.map((c) => c.key))),
+          ];
+          if (checked.some((c) => c.pinned)) {
+            const pinned = a.alloc(n);
+            this.u8().set(checked.map((c) => (c.pinned ? 1 : 0)), pinned);
+            st.push(x.cupel_items_set_pinned_many(ih, 0, n, pinned));
+          }
+          if (stamped === 0) st.push(x.cupel_items_set_timestamps(ih, 0, n, a.i64s(checked.map((c, i) => BigInt(i)))));
+          else if (stamped === n) st.push(x.cupel_items_set_timestamps(ih, 0, n, a.i64s(checked.map((c) => c.timestamp))));
+          // A field every message has in one bulk call; one some have, message by message.
+          const allPriorities = checked.every((c) => c.priority !== undefined);
+          const allHints = checked.every((c) => c.relevance !== undefined);
+          if (allPriorities) st.push(x.cupel_items_set_priorities(ih, 0, n, a.i64s(checked.map((c) => c.priority))));
+          if (allHints) st.push(x.cupel_items_set_relevance_hints(ih, 0, n, a.f64s(checked.map((c) => c.relevance))));
+          checked.forEach((c, i) => {
+            if (stamped !== 0 && stamped !== n && c.timestamp !== undefined) st.push(x.cupel_items_set_timestamp(ih, i, c.timestamp));
+            if (!allPriorities && c.priority !== undefined) st.push(x.cupel_items_set_priority(ih, i, c.priority));
+            if (!allHints && c.relevance !== undefined) st.push(x.cupel_items_set_relevance_hint(ih, i, c.relevance));
+          });
+          return st.find((v) => v !== 0) ?? 0;
+        });
+      }
+      const { placed, report } = pipeline.run(items, budget, { report: withReport });
+      return { messages: placed.map((i) => messages[i]), report };
+    } finally {
+      for (const h of owned) h.dispose();
+    }
   }
   /** A StreamSlice taking items up to `targetTokens`, `batchSize` at a time (0: the default, 32). */
   stream(targetTokens, batchSize = 0) {

@@ -7,7 +7,7 @@
 // or names an argument its op does not take. `node --test` runs it too.
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { load, CupelError, Keep, Items, SessionAction } from "../index.js";
+import { load, CupelError, Keep, Items, SessionAction, Pipeline, Budget, TraceLevel } from "../index.js";
 
 const LANG = "js";
 
@@ -33,6 +33,14 @@ const ALIAS = {
   "items.add_variant items": "this",
   "items.set_key items": "this", // the same for setKey
   "session.set_slack fraction": "slack", // the property: session.slack = fraction
+  // Methods of the handle: the receiver is `this` (a null one: the method
+  // called through the prototype with null).
+  "pipeline.to_json pipeline": "this",
+  "budget.to_json budget": "this",
+  "pipeline.set_trace pipeline": "this",
+  // policySensitivity(variants, items, budget): the labels and pipelines
+  // come as [label, pipeline] pairs, so "fewer than two" names variants.
+  "policy_sensitivity count": "variants",
 };
 
 const SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"];
@@ -95,6 +103,10 @@ function valuesOf(v) {
   if (v === "inf") return [Infinity];
   if (v === "-inf") return [-Infinity];
   if (v === "true") return [true];
+  if (v === "stages") return [TraceLevel.Stages];
+  if (v === "exclusions") return [TraceLevel.Exclusions];
+  if (v === "full") return [TraceLevel.Full];
+  if (v in JSON_VALUES) return [JSON_VALUES[v]];
   if (v === "false") return [false];
   const pow = /^2\^(\d+)$/.exec(v);
   if (pow) return [2 ** Number(pow[1]), 2n ** BigInt(pow[1])];
@@ -108,6 +120,20 @@ function valuesOf(v) {
 
 // ---- the fixture and the ops ----------------------------------------------------
 
+/** The table's JSON texts for `json`. */
+const JSON_VALUES = {
+  "policy-null": "null",
+  "policy-malformed": '{"scorers":',
+  "policy-bad-weight": '{"scorers":[{"type":"recency","weight":-1}]}',
+  "policy-bad-type": '{"scorers":[{"type":"nope","weight":1}]}',
+  "budget-bad": '{"maxTokens":100,"targetTokens":250}',
+  "budget-missing": '{"targetTokens":1}',
+};
+
+/** The table's POLICY (the fixture's pipeline as JSON) and BUDGET. */
+const POLICY = '{"scorers":[{"type":"recency","weight":1}],"slicerType":"greedy","placerType":"chronological"}';
+const BUDGET = '{"maxTokens":300,"targetTokens":250}';
+
 /** The table's SENTENCE: 47 bytes, 12 tokens in o200k_base. */
 const SENTENCE = "Hello, world! This is libcupel counting tokens.";
 
@@ -116,6 +142,9 @@ const FIXTURE = [
   { tokens: 200, score: 0.5, kind: "Document", content: "beta", timestamp: 2000 },
   { tokens: 50, score: 0.1, kind: "ToolOutput", content: "gamma", timestamp: 3000 },
 ];
+
+/** The table's MESSAGES: the fixture's items as messages of the one-call path. */
+const MESSAGES = FIXTURE.map(({ content, kind, timestamp }) => ({ text: content, kind, timestamp }));
 
 function fixture(cupel) {
   const f = {
@@ -130,7 +159,15 @@ function fixture(cupel) {
     tokenizer: cupel.tokenizer("o200k_base"),
   };
   f.pipeline = cupel.pipeline({ scorer: f.recency, slicer: f.greedy, placer: f.chronological });
+  const kindMessage = cupel.scorers.kind({ Message: 1 });
+  f.kindpipe = cupel.pipeline({ scorer: kindMessage, slicer: f.greedy, placer: f.chronological });
+  kindMessage.dispose();
   f.all = Object.values(f);
+  // What an op makes (a pipeline from JSON, a preset): disposed with the rest.
+  f.own = (h) => {
+    f.all.push(h);
+    return h;
+  };
   // The session ops make a session from `pipeline`; disposed with the rest.
   f.session = (opts) => {
     const s = cupel.session(f.pipeline, opts);
@@ -317,6 +354,50 @@ const OPS = {
     const pipeline = handle("pipeline", f.pipeline);
     pipeline.setTokenizer(handle("tokenizer", f.tokenizer));
     return pipeline.run(handle("items", f.items), handle("budget", f.budget), { report: true }).report.included.length;
+  },
+  "pipeline.from_json": (f, arg, handle, check, cupel) =>
+    f.own(cupel.pipelineFromJson(arg("json", POLICY))).run(f.items, f.budget).placed.length,
+  "pipeline.to_json": (f, arg, handle, check, cupel) => {
+    const text = Pipeline.prototype.toJson.call(handle("pipeline", f.pipeline));
+    const again = f.own(cupel.pipelineFromJson(text)).toJson();
+    if (again !== text) check(`the text read back writes ${again}, not ${text}`);
+  },
+  "budget.from_json": (f, arg, handle, check, cupel) =>
+    f.pipeline.run(f.items, f.own(cupel.budgetFromJson(arg("json", BUDGET)))).placed.length,
+  "budget.to_json": (f, arg, handle, check, cupel) => {
+    const text = Budget.prototype.toJson.call(handle("budget", f.budget));
+    const again = f.own(cupel.budgetFromJson(text)).toJson();
+    if (again !== text) check(`the text read back writes ${again}, not ${text}`);
+  },
+  "pipeline.preset": (f, arg, handle, check, cupel) => f.own(cupel.preset(arg("name", "Chat"))).run(f.items, f.budget).placed.length,
+  policy_sensitivity: (f, arg, handle, check, cupel) => {
+    const variants = [["a", f.pipeline], ["b", f.kindpipe]];
+    // `count` 1 passes the first pair only.
+    const count = arg("count", 2);
+    const result = cupel.policySensitivity(variants.slice(0, count), handle("items", f.items), handle("budget", f.budget));
+    const labels = result.variants.map((v) => v.label).join();
+    if (labels !== "a,b") check(`the variants are labelled ${labels}`);
+    return result.diffs.length;
+  },
+  "report.analytics": (f, arg, handle, check) => {
+    const { report } = handle("pipeline", f.pipeline).run(handle("items", f.items), handle("budget", f.budget), { report: true });
+    const a = report.analytics;
+    if (Math.abs(a.budgetUtilization - 250 / 300) > 1e-9) check(`the budget utilization is ${a.budgetUtilization}, not 250/300`);
+    return [a.kindDiversity, a.timestampCoverage];
+  },
+  "pipeline.set_trace": (f, arg, handle) => {
+    let events = 0;
+    const callback = arg("callback", () => events++);
+    Pipeline.prototype.setTrace.call(handle("pipeline", f.pipeline), arg("level", TraceLevel.Stages), callback);
+    f.pipeline.run(f.items, f.budget);
+    return events;
+  },
+  select: (f, arg, handle, check, cupel) => {
+    const messages = arg("messages", MESSAGES);
+    const kept = cupel.select(messages, { maxTokens: arg("max_tokens", 2), policy: arg("policy", "Chat") });
+    // The host's own message objects, in placed order.
+    if (kept.some((m) => !MESSAGES.includes(m))) check("select returned objects that are not the messages given");
+    return kept.length;
   },
 };
 
