@@ -7,11 +7,16 @@
 //!     bash benches/ab.sh ce71f59 5       # against ce71f59, 5 rounds each
 //!
 //! Prints one line per case: `case<TAB>median ms` (median of 31 calls
-//! after 3 warm-up calls).
+//! after 3 warm-up calls). The last cases run the whole pipeline without a
+//! trace (issue 29: tracing costs nothing when off), measured against the
+//! commit before tracing with `bash benches/ab.sh 512774a 5`.
 
 use std::hint::black_box;
 use std::time::Instant;
 
+use cupel::pipeline::Pipeline;
+use cupel::placer::Placer;
+use cupel::scorer::Scorer;
 use cupel::testing::Rng;
 use cupel::{Budget, Engine, Items, Knapsack, NewItem, Slicer};
 
@@ -80,6 +85,44 @@ fn main() {
         let engine = Engine::new(slicer);
         let ms = median_ms(|| {
             black_box(engine.slice(&list, &budget, 0).unwrap());
+        });
+        println!("{name}\t{ms:.3}");
+    }
+    // The pipeline: 2 x recency + 1 x kind, deduplication, GreedySlice,
+    // chronological; contents of 50-2,000 bytes, one in ten repeated.
+    for n in [1_000usize, 10_000] {
+        let name = format!("pipeline N={n}");
+        if filter.as_deref().is_some_and(|f| !name.contains(f)) {
+            continue;
+        }
+        let mut list = items(n, 1000, 29);
+        let mut rng = Rng(31);
+        for i in 0..n {
+            let k = if rng.below(10) == 0 {
+                rng.below(n as u64 / 10 + 1)
+            } else {
+                i as u64
+            };
+            let len = 50 + (k * 7919 % 1951) as usize;
+            let unit = format!("item {k} ");
+            let text: String = unit.repeat(len / unit.len() + 1)[..len].to_string();
+            list.set_content(i, &text).unwrap();
+            list.set_timestamp(i, 1_700_000_000_000 + rng.below(1 << 30) as i64)
+                .unwrap();
+        }
+        let scorer = Scorer::composite(vec![
+            (Scorer::Recency, 2.0),
+            (Scorer::kind(None).unwrap(), 1.0),
+        ])
+        .unwrap();
+        let pipeline = Pipeline::new(
+            Some(scorer),
+            Engine::new(Slicer::Greedy),
+            Some(Placer::Chronological),
+        );
+        let budget = Budget::new(128_000, 64_000).unwrap();
+        let ms = median_ms(|| {
+            black_box(pipeline.run(&list, &budget, None).unwrap());
         });
         println!("{name}\t{ms:.3}");
     }
