@@ -1,8 +1,10 @@
 //! The C# binding (bindings/csharp): built with mcs, tests run under mono by
 //! the binding's own test.sh, the binding contract table run through its
-//! API, the README's examples ("Example", "Counting tokens", "Items that
-//! shrink", "Sessions") run as printed, and its NuGet package built,
-//! installed into a fresh directory and used as the README says.
+//! API, the README's examples ("Example": the one-call path, "The long-hand
+//! pipeline", "Policies from JSON", "Presets", "Policy sensitivity",
+//! "Analytics", "Tracing", "Counting tokens", "Items that shrink",
+//! "Sessions") run as printed, and its NuGet package built, installed into a
+//! fresh directory and used as the README says.
 
 mod common;
 
@@ -72,6 +74,21 @@ fn csharp_tests_pass_under_mono() {
         "SessionDisposedAndNull",
         "SessionNames",
         "SessionFinalizers",
+        "PolicyJson",
+        "BudgetJson",
+        "Presets",
+        "Sensitivity",
+        "Analytics",
+        "TraceLevels",
+        "TraceSwitches",
+        "TraceHandlerExceptions",
+        "TraceLifetimes",
+        "TraceSessions",
+        "SelectMatchesLongHand",
+        "SelectPolicies",
+        "SelectAttributes",
+        "SelectTokenizers",
+        "SelectErrors",
     ] {
         assert!(
             out.contains(&format!("ok   {test}\n")),
@@ -107,6 +124,129 @@ fn csharp_readme_example_runs_as_printed() {
         readme_output(&readme),
         test_sh(&["--example"]),
         "the README does not show what the example prints"
+    );
+}
+
+/// The README section `heading`'s example is bindings/csharp/example/`file`,
+/// and `bash test.sh --<mode>` prints what the section shows; returns it.
+fn section_runs_as_printed(heading: &str, file: &str, mode: &str) -> String {
+    let root = common::root();
+    let readme = readme();
+    let source = std::fs::read_to_string(root.join("bindings/csharp/example").join(file)).unwrap();
+    assert_eq!(
+        common::code_block_after(&readme, heading),
+        source,
+        "the README's {heading:?} example is not bindings/csharp/example/{file}"
+    );
+    let printed = test_sh(&[&format!("--{mode}")]);
+    assert_eq!(
+        common::code_block_after(&readme, &format!("`bash test.sh --{mode}` runs it")),
+        printed,
+        "the README does not show what example/{file} prints"
+    );
+    printed
+}
+
+/// The README's first example is the one-call path: the kept messages in
+/// prompt order, the parallel tool call kept with both its results.
+#[test]
+fn csharp_readme_example_is_the_one_call_path() {
+    if !have_mono() {
+        return;
+    }
+    let readme = readme();
+    let first = readme.find("```csharp").expect("a C# example");
+    assert!(
+        readme[..first].contains("## Example"),
+        "the README's first example is not the one-call path"
+    );
+    let example = common::code_block_after(&readme, "## Example");
+    assert!(
+        example.contains("Context.Select(conversation, 75, \"Chat\")"),
+        "{example}"
+    );
+    let printed = test_sh(&["--example"]);
+    assert!(
+        printed.starts_with(
+            "SystemPrompt You are an on-call assistant. Answer briefly.\n\
+             ToolCall     kubectl logs auth-7f9; kubectl get events\n\
+             ToolOutput   auth-7f9: token signature invalid (kid=2024-06)\n\
+             ToolOutput   events: secret auth-keys updated at 09:13\n"
+        ),
+        "{printed}"
+    );
+    assert!(printed.contains("messages[1].Text is empty"), "{printed}");
+}
+
+#[test]
+fn csharp_readme_long_hand_runs_as_printed() {
+    if !have_mono() {
+        return;
+    }
+    let printed = section_runs_as_printed("## The long-hand pipeline", "LongHand.cs", "longhand");
+    assert!(
+        printed.starts_with("knapsack chose [3 2 1 0] using 950 tokens\n"),
+        "{printed}"
+    );
+}
+
+#[test]
+fn csharp_readme_policies_run_as_printed() {
+    if !have_mono() {
+        return;
+    }
+    let printed = section_runs_as_printed("## Policies from JSON", "Policy.cs", "policy");
+    assert!(printed.contains("\"knapsackBucketSize\": 10,"), "{printed}");
+    assert!(
+        printed.ends_with("json $.scorers[0].weight: must be positive and finite (got -1)\n"),
+        "{printed}"
+    );
+    let printed = section_runs_as_printed("## Presets", "Presets.cs", "presets");
+    for name in [
+        "Chat",
+        "CodeReview",
+        "Rag",
+        "DocumentQa",
+        "ToolUse",
+        "LongRunning",
+        "Debugging",
+        "AgentLoop",
+    ] {
+        assert!(
+            printed.contains(&format!("{name:<12} placed [")),
+            "{name}: {printed}"
+        );
+    }
+}
+
+#[test]
+fn csharp_readme_sensitivity_analytics_tracing_run_as_printed() {
+    if !have_mono() {
+        return;
+    }
+    let printed = section_runs_as_printed("## Policy sensitivity", "Sensitivity.cs", "sensitivity");
+    assert!(
+        printed.ends_with("item 0 (the runbook): rag only\nitem 1 (the runbook): chat only\n"),
+        "{printed}"
+    );
+    let printed = section_runs_as_printed("## Analytics", "Analytics.cs", "analytics");
+    assert!(printed.contains("budget utilization 0.65\n"), "{printed}");
+    let printed = section_runs_as_printed("## Tracing", "Tracing.cs", "tracing");
+    assert_eq!(
+        printed
+            .lines()
+            .filter(|l| l.starts_with("cupel.stage."))
+            .count(),
+        5,
+        "{printed}"
+    );
+    assert!(
+        printed.contains("  cupel.exclusion: item 0 (Message, 100 tokens) BudgetExceeded\n"),
+        "{printed}"
+    );
+    assert!(
+        printed.ends_with("the run threw the handler's TimeoutException: exporter down\n"),
+        "{printed}"
     );
 }
 

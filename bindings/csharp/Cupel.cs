@@ -29,6 +29,9 @@
 // StablePrefix, Breakpoints and Reset; items' identity keys and volatile
 // flags (Items.SetKey, SetVolatile, SetKeys, SetVolatileMany; Item.Key and
 // Item.Volatile); Reason.Deferred.
+//
+// Policies as data, presets, policy sensitivity, report analytics, tracing
+// and the one-call path (Context.Select): Policies.cs, built with this file.
 
 using System;
 using System.Collections.Generic;
@@ -56,6 +59,9 @@ namespace Cupel
         Capacity = 6,
         /// <summary>CUPEL_ERROR_INTERNAL: a bug caught at the boundary.</summary>
         Internal = 7,
+        /// <summary>CUPEL_ERROR_OVERFLOW: a pipeline run's selection exceeds
+        /// the target and the overflow strategy is Overflow.Throw.</summary>
+        Overflow = 8,
     }
 
     /// <summary>What a count slicer does when too few items of a kind exist.</summary>
@@ -734,7 +740,7 @@ namespace Cupel
     }
 
     /// <summary>A token budget: hard ceiling (max) and the slicers' goal (target).</summary>
-    public sealed class Budget : IDisposable
+    public sealed partial class Budget : IDisposable
     {
         internal readonly BudgetHandle Handle;
 
@@ -925,7 +931,7 @@ namespace Cupel
     }
 
     /// <summary>What a slice call did besides the selection.</summary>
-    public sealed class Report : IDisposable
+    public sealed partial class Report : IDisposable
     {
         internal readonly ReportHandle Handle;
 
@@ -1185,6 +1191,8 @@ namespace Cupel
         static readonly Args TruncateArgs = new Args("text", "len=text", "max_tokens", "keep");
 
         private Tokenizer(TokenizerHandle handle) { Handle = handle; }
+
+        internal static Tokenizer Wrap(TokenizerHandle handle) { return new Tokenizer(handle); }
 
         /// <summary>A tokenizer for a vocabulary built into the library:
         /// <see cref="O200kBase"/> or <see cref="Cl100kBase"/>. An unknown
@@ -1747,7 +1755,7 @@ namespace Cupel
         internal static ScorerHandle Arg(Scorer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
         internal static PlacerHandle Arg(Placer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
         internal static TokenizerHandle Arg(Tokenizer x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
-        internal static PipelineHandle Arg(Pipeline x, string name) { return ArgHandle(x, x == null ? null : x.Handle, name); }
+        internal static PipelineHandle Arg(Pipeline x, string name) { return Tracing.Check(ArgHandle(x, x == null ? null : x.Handle, name)); }
 
         /// <summary>The length of a live list.</summary>
         internal static int Len(ItemsHandle items) { return (int)cupel_items_len(items); }
@@ -2331,6 +2339,9 @@ namespace Cupel
         public PipelineHandle() : base(IntPtr.Zero, true) { }
         /// <summary>Whether no native pipeline is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>The trace the native pipeline calls back (null: none),
+        /// held as long as the handle: the callback's target stays alive.</summary>
+        internal TraceSink Trace;
         /// <summary>Frees the native pipeline.</summary>
         protected override bool ReleaseHandle() { Native.cupel_pipeline_free(handle); return true; }
     }
@@ -2550,7 +2561,7 @@ namespace Cupel
     }
 
     /// <summary>The whole pipeline; keeps copies of its scorer, slicer and placer.</summary>
-    public sealed class Pipeline : IDisposable
+    public sealed partial class Pipeline : IDisposable
     {
         internal readonly PipelineHandle Handle;
 
@@ -2594,7 +2605,7 @@ namespace Cupel
         /// throws CupelArgumentException for items, naming the item.</summary>
         public void SetTokenizer(Tokenizer tokenizer)
         {
-            var self = Native.Live(Handle, this);
+            var self = Tracing.Live(Handle, this);
             var t = tokenizer == null ? null : Native.Arg(tokenizer, "tokenizer");
             bool added = false;
             try
@@ -2615,19 +2626,51 @@ namespace Cupel
         /// items, naming the item.</summary>
         public int[] Run(Items items, Budget budget, Report report = null)
         {
-            var self = Native.Live(Handle, this);
+            return RunNamed(items, budget, report, RunArgs);
+        }
+
+        /// <summary>Run, its errors named by args.</summary>
+        internal int[] RunNamed(Items items, Budget budget, Report report, Args args)
+        {
+            var self = Tracing.Live(Handle, this);
             var it = Native.Arg(items, "items");
             var b = Native.Arg(budget, "budget");
             var r = report == null ? Native.NoReport : Native.Arg(report, "report");
             int count = Native.Len(it);
             var buf = Native.IndexBuffer(count);
             UIntPtr n;
-            Native.Check(Native.cupel_pipeline_run(self, it, b, buf, (UIntPtr)count, out n, r), RunArgs);
-            return Native.Ints(buf, n);
+            var sink = self.Trace;
+            if (sink == null)
+            {
+                Native.Check(Native.cupel_pipeline_run(self, it, b, buf, (UIntPtr)count, out n, r), args);
+                return Native.Ints(buf, n);
+            }
+            // Traced: the handler's exception, caught in the callback, is
+            // thrown here once the library has returned.
+            Status st;
+            var scope = Tracing.Enter(self);
+            try
+            {
+                st = Native.cupel_pipeline_run(self, it, b, buf, (UIntPtr)count, out n, r);
+            }
+            finally
+            {
+                Tracing.Exit(scope);
+            }
+            GC.KeepAlive(sink);
+            Native.Check(st, args);
+            var result = Native.Ints(buf, n);
+            scope.Rethrow();
+            return result;
         }
 
-        /// <summary>Frees the native pipeline; a second call does nothing.</summary>
-        public void Dispose() { Handle.Dispose(); }
+        /// <summary>Frees the native pipeline and drops its trace handler
+        /// (sessions made from it keep theirs); a second call does nothing.</summary>
+        public void Dispose()
+        {
+            Handle.Dispose();
+            Handle.Trace = null;
+        }
     }
 
     // ---- sessions --------------------------------------------------------------
@@ -2767,6 +2810,9 @@ namespace Cupel
         public SessionHandle() : base(IntPtr.Zero, true) { }
         /// <summary>Whether no native session is held.</summary>
         public override bool IsInvalid { get { return handle == IntPtr.Zero; } }
+        /// <summary>The trace the session's copy of its pipeline calls back
+        /// (the pipeline's when the session was made; null: none).</summary>
+        internal TraceSink Trace;
         /// <summary>Frees the native session.</summary>
         protected override bool ReleaseHandle() { Native.cupel_session_free(handle); return true; }
     }
@@ -2799,6 +2845,8 @@ namespace Cupel
         {
             var p = Native.Arg(pipeline, "pipeline");
             Native.Check(Native.cupel_session_new(p, out Handle), NewArgs);
+            // The native copy keeps the pipeline's trace: so does this handle.
+            Handle.Trace = p.Trace;
         }
 
         /// <summary>The share of the effective target a compaction leaves free
@@ -2814,7 +2862,7 @@ namespace Cupel
                 Native.Check(Native.cupel_session_slack(Native.Live(Handle, this), out f));
                 return f;
             }
-            set { Native.Check(Native.cupel_session_set_slack(Native.Live(Handle, this), value), SlackArgs); }
+            set { Native.Check(Native.cupel_session_set_slack(Tracing.Live(Handle, this), value), SlackArgs); }
         }
 
         /// <summary>One turn: the context's item indices in prompt order, as
@@ -2833,15 +2881,34 @@ namespace Cupel
         /// if it never happened.</summary>
         public int[] Run(Items items, Budget budget, Report report = null)
         {
-            var self = Native.Live(Handle, this);
+            var self = Tracing.Live(Handle, this);
             var it = Native.Arg(items, "items");
             var b = Native.Arg(budget, "budget");
             var r = report == null ? Native.NoReport : Native.Arg(report, "report");
             int count = Native.Len(it);
             var buf = Native.IndexBuffer(count);
             UIntPtr n;
-            Native.Check(Native.cupel_session_run(self, it, b, buf, (UIntPtr)count, out n, r), RunArgs);
-            return Native.Ints(buf, n);
+            var sink = self.Trace;
+            if (sink == null)
+            {
+                Native.Check(Native.cupel_session_run(self, it, b, buf, (UIntPtr)count, out n, r), RunArgs);
+                return Native.Ints(buf, n);
+            }
+            Status st;
+            var scope = Tracing.Enter(self);
+            try
+            {
+                st = Native.cupel_session_run(self, it, b, buf, (UIntPtr)count, out n, r);
+            }
+            finally
+            {
+                Tracing.Exit(scope);
+            }
+            GC.KeepAlive(sink);
+            Native.Check(st, RunArgs);
+            var result = Native.Ints(buf, n);
+            scope.Rethrow();
+            return result;
         }
 
         /// <summary>The last run's stable prefix: how many leading items of its
@@ -2909,7 +2976,7 @@ namespace Cupel
 
         /// <summary>Forgets every run: the next run is a first run (its output
         /// is the pipeline's, its stable prefix 0). The slack stays.</summary>
-        public void Reset() { Native.Check(Native.cupel_session_reset(Native.Live(Handle, this))); }
+        public void Reset() { Native.Check(Native.cupel_session_reset(Tracing.Live(Handle, this))); }
 
         /// <summary>Frees the native session; a second call does nothing.</summary>
         public void Dispose() { Handle.Dispose(); }

@@ -24,7 +24,8 @@ version="$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/Cargo.toml" | head -n 1)"
 [ -n "$version" ] || { echo "no version in $root/Cargo.toml" >&2; exit 1; }
 stage="$(mktemp -d)"
 trap 'rm -rf "$stage"' EXIT
-mcs -nologo -warnaserror -optimize+ -target:library -doc:"$stage/Cupel.xml" -out:"$stage/Cupel.dll" "$here/Cupel.cs"
+mcs -nologo -warnaserror -optimize+ -target:library -doc:"$stage/Cupel.xml" -out:"$stage/Cupel.dll" \
+  -r:System.Runtime.Serialization.dll "$here/Cupel.cs" "$here/Policies.cs"
 cp "$lib" "$stage/libcupel.so"
 mkdir -p "$dest"
 dest="$(cd "$dest" && pwd)"

@@ -8,6 +8,10 @@
 #   bash test.sh --tokens     runs example/Tokens.cs (the README's "Counting tokens")
 #   bash test.sh --shrink     runs example/Shrink.cs (the README's "Items that shrink")
 #   bash test.sh --session    runs example/Session.cs (the README's "Sessions")
+#   bash test.sh --longhand | --policy | --presets | --sensitivity | --analytics | --tracing
+#                             runs example/LongHand.cs, Policy.cs, Presets.cs,
+#                             Sensitivity.cs, Analytics.cs, Tracing.cs (the
+#                             README's sections of those names)
 #   bash test.sh --contract   runs the contract table (tests/contract/contract.txt,
 #                             or $CUPEL_CONTRACT): "contract cs: N passed, M failed"
 #   bash test.sh --demo | --cross FILE | --bench N   (see tests/*.rs)
@@ -30,7 +34,8 @@ for tool in mcs mono; do
     exit 1
   fi
 done
-mcs -nologo -warnaserror -optimize+ -target:library -doc:"$out/Cupel.xml" -out:"$out/Cupel.dll" "$here/Cupel.cs"
+mcs -nologo -warnaserror -optimize+ -target:library -doc:"$out/Cupel.xml" -out:"$out/Cupel.dll" \
+  -r:System.Runtime.Serialization.dll "$here/Cupel.cs" "$here/Policies.cs"
 build() { mcs -nologo -warnaserror -r:"$out/Cupel.dll" "$@"; }
 export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 case "${1:-}" in
@@ -46,6 +51,13 @@ case "${1:-}" in
   --session)
     build -out:"$out/Session.exe" "$here/example/Session.cs"
     exec mono "$out/Session.exe" ;;
+  --longhand|--policy|--presets|--sensitivity|--analytics|--tracing)
+    case "$1" in
+      --longhand) name=LongHand ;; --policy) name=Policy ;; --presets) name=Presets ;;
+      --sensitivity) name=Sensitivity ;; --analytics) name=Analytics ;; --tracing) name=Tracing ;;
+    esac
+    build -out:"$out/$name.exe" "$here/example/$name.cs"
+    exec mono "$out/$name.exe" ;;
   --contract)
     build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
     exec mono --debug "$out/Contract.exe" ;;
@@ -62,11 +74,15 @@ case "${1:-}" in
   *) echo "test.sh: unknown mode $1" >&2; exit 2 ;;
 esac
 # The tests run; every other program is compiled, so none rots unseen.
-build -r:System.Core.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs"
+build -r:System.Core.dll -r:System.Runtime.Serialization.dll -out:"$out/CupelTests.exe" "$here/tests/CupelTests.cs" \
+  "$here/tests/PolicyTests.cs"
 build -out:"$out/Example.exe" "$here/example/Example.cs"
 build -out:"$out/Tokens.exe" "$here/example/Tokens.cs"
 build -out:"$out/Shrink.exe" "$here/example/Shrink.cs"
 build -out:"$out/Session.exe" "$here/example/Session.cs"
+for name in LongHand Policy Presets Sensitivity Analytics Tracing; do
+  build -out:"$out/$name.exe" "$here/example/$name.cs"
+done
 build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
 build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"

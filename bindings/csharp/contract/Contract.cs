@@ -71,6 +71,9 @@ static class Contract
         // Duplicate keys are an ArgumentException for the items (both
         // indices named): Run has no key parameter.
         { "session.run_keyed key", "items" },
+        // PolicySensitivity.Compare takes one list of (label, pipeline)
+        // pairs: too few is an ArgumentException for it.
+        { "policy_sensitivity count", "variants" },
     };
 
     static readonly string[] Sentinels = { "18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295" };
@@ -99,6 +102,17 @@ static class Contract
         public static readonly string[] Kinds = { "Message", "Document", "ToolOutput" };
         public static readonly string[] Contents = { "alpha", "beta", "gamma" };
         public const string Sentence = "Hello, world! This is libcupel counting tokens.";
+        public const string Policy = "{\"scorers\":[{\"type\":\"recency\",\"weight\":1}],\"slicerType\":\"greedy\",\"placerType\":\"chronological\"}";
+        public const string BudgetDoc = "{\"maxTokens\":300,\"targetTokens\":250}";
+
+        /// <summary>The table's MESSAGES: the items as messages of the one-call path.</summary>
+        public static List<Message> Messages()
+        {
+            var list = new List<Message>();
+            for (int i = 0; i < 3; i++)
+                list.Add(new Message(Contents[i], Kinds[i]) { Timestamp = DateTimeOffset.FromUnixTimeMilliseconds(1000L * (i + 1)) });
+            return list;
+        }
 
         public readonly Items Items = new Items();
         public readonly Budget Budget = new Budget(300, 250);
@@ -212,14 +226,27 @@ static class Contract
             throw Cannot("bool");
         }
 
+        /// <summary>The table's named JSON texts (VALUES).</summary>
+        static readonly Dictionary<string, string> JsonTexts = new Dictionary<string, string> {
+            { "policy-null", "null" },
+            { "policy-malformed", "{\"scorers\":" },
+            { "policy-bad-weight", "{\"scorers\":[{\"type\":\"recency\",\"weight\":-1}]}" },
+            { "policy-bad-type", "{\"scorers\":[{\"type\":\"nope\",\"weight\":1}]}" },
+            { "budget-bad", "{\"maxTokens\":100,\"targetTokens\":250}" },
+            { "budget-missing", "{\"targetTokens\":1}" },
+        };
+
         /// <summary>A string: null, a lone surrogate for bad-utf8 (strings are
-        /// UTF-16 here), or the quoted text with \xHH escapes decoded.</summary>
+        /// UTF-16 here), one of the table's JSON texts, or the quoted text
+        /// with \xHH escapes decoded.</summary>
         public string S(string arg, string dflt)
         {
             if (!Mine(arg)) return dflt;
             var v = row.Value;
             if (v == "null") return null;
             if (v == "bad-utf8") return "\uD800";
+            string json;
+            if (JsonTexts.TryGetValue(v, out json)) return json;
             if (v.Length < 2 || v[0] != '"' || v[v.Length - 1] != '"') throw Cannot("string");
             var sb = new StringBuilder();
             for (int i = 1; i < v.Length - 1; i++)
@@ -264,6 +291,38 @@ static class Contract
             int v;
             if (!int.TryParse(row.Value, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out v)) throw Cannot("Keep");
             return (Keep)v;
+        }
+
+        /// <summary>level: stages, exclusions or full (the table's spelling of
+        /// TraceLevel.Stages, Exclusions, Full), or a number cast to TraceLevel.</summary>
+        public TraceLevel T(string arg, TraceLevel dflt)
+        {
+            if (!Mine(arg)) return dflt;
+            switch (row.Value)
+            {
+                case "stages": return TraceLevel.Stages;
+                case "exclusions": return TraceLevel.Exclusions;
+                case "full": return TraceLevel.Full;
+            }
+            int v;
+            if (!int.TryParse(row.Value, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out v)) throw Cannot("TraceLevel");
+            return (TraceLevel)v;
+        }
+
+        /// <summary>Whether the row passes null for arg (any other value is
+        /// not one this runner can pass).</summary>
+        public bool IsNull(string arg)
+        {
+            if (!Mine(arg)) return false;
+            if (row.Value == "null") return true;
+            throw Cannot(arg);
+        }
+
+        /// <summary>How many items pipeline includes on the fixture's items
+        /// and budget.</summary>
+        public string Included(Pipeline pipeline, Budget budget)
+        {
+            return pipeline.Run(F.Items, budget).Length.ToString(CultureInfo.InvariantCulture);
         }
 
         /// <summary>A result list as the table writes it: [a,b,c].</summary>
@@ -579,6 +638,80 @@ static class Contract
                     if (session.LastAction != SessionAction.Append || prefix.Items != placed.Length)
                         CheckFailed = "the second run: " + session.LastAction + ", stable " + prefix + " of " +
                             placed.Length + " items";
+                    return true;
+                }
+                case "pipeline.from_json":
+                    Result = Included(f.Keep(Pipeline.FromJson(S("json", Fixture.Policy))), f.Budget);
+                    return true;
+                case "pipeline.to_json":
+                {
+                    var text = H("pipeline", f.Pipeline).ToJson();
+                    using (var back = Pipeline.FromJson(text))
+                    {
+                        var again = back.ToJson();
+                        if (again != text) CheckFailed = "read back and written again: " + again + ", not " + text;
+                    }
+                    return true;
+                }
+                case "budget.from_json":
+                    Result = Included(f.Pipeline, f.Keep(Budget.FromJson(S("json", Fixture.BudgetDoc))));
+                    return true;
+                case "budget.to_json":
+                {
+                    var text = H("budget", f.Budget).ToJson();
+                    using (var back = Budget.FromJson(text))
+                    {
+                        var again = back.ToJson();
+                        if (again != text) CheckFailed = "read back and written again: " + again + ", not " + text;
+                    }
+                    return true;
+                }
+                case "pipeline.preset":
+                    Result = Included(f.Keep(Pipeline.Preset(S("name", "Chat"))), f.Budget);
+                    return true;
+                case "policy_sensitivity":
+                {
+                    // KINDPIPE: scorer.kind's defaults (Message: 1), greedy, chronological.
+                    var kindScorer = f.Keep(Scorer.Kind(new Dictionary<string, double> { { "Message", 1 } }));
+                    var kindPipe = f.Keep(new Pipeline(kindScorer, f.Greedy, f.Chronological));
+                    var variants = new List<KeyValuePair<string, Pipeline>> {
+                        new KeyValuePair<string, Pipeline>("a", f.Pipeline),
+                        new KeyValuePair<string, Pipeline>("b", kindPipe),
+                    };
+                    int count = I("count", 2);
+                    var result = PolicySensitivity.Compare(variants.Take(count), H("items", f.Items), H("budget", f.Budget));
+                    Result = result.Diffs.Count.ToString(CultureInfo.InvariantCulture);
+                    return true;
+                }
+                case "report.analytics":
+                {
+                    var report = f.Keep(new Report());
+                    H("pipeline", f.Pipeline).Run(f.Items, f.Budget, report);
+                    var items = H("items", f.Items);
+                    int kinds = report.KindDiversity(items);
+                    double coverage = report.TimestampCoverage(items);
+                    Result = "[" + kinds.ToString(CultureInfo.InvariantCulture) + "," +
+                        coverage.ToString(CultureInfo.InvariantCulture) + "]";
+                    if (Math.Abs(report.BudgetUtilization - 250.0 / 300) > 1e-9)
+                        CheckFailed = "budget utilization " + report.BudgetUtilization + ", not 250/300";
+                    return true;
+                }
+                case "pipeline.set_trace":
+                {
+                    int events = 0;
+                    var pipeline = H("pipeline", f.Pipeline);
+                    var level = T("level", TraceLevel.Stages);
+                    Action<TraceEvent> counter = e => events++;
+                    pipeline.SetTrace(level, IsNull("callback") ? null : counter);
+                    f.Pipeline.Run(f.Items, f.Budget);
+                    Result = events.ToString(CultureInfo.InvariantCulture);
+                    return true;
+                }
+                case "select":
+                {
+                    var messages = IsNull("messages") ? null : Fixture.Messages();
+                    Result = Context.Select(messages, L("max_tokens", 2), S("policy", "Chat")).Length
+                        .ToString(CultureInfo.InvariantCulture);
                     return true;
                 }
             }

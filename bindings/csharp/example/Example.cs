@@ -1,62 +1,42 @@
-// Chooses which retrieved snippets fit a 1000-token prompt budget.
+// An agent's conversation cut to fit a token budget, in one call: the
+// messages to send, in prompt order, tool calls kept with their results.
 using System;
+using System.Collections.Generic;
 using Cupel;
 
 static class Example
 {
     static void Main()
     {
-        using (var items = new Items())
-        using (var budget = new Budget(1000, 1000))
-        using (var knapsack = Slicer.Knapsack(10))
-        using (var report = new Report())
+        var conversation = new List<Message> {
+            new Message("You are an on-call assistant. Answer briefly.", "SystemPrompt") { Pinned = true },
+            new Message("Why does the login service return 500 since this morning?"),
+            new Message("grep -rn refresh_token src/", "ToolCall") { ToolCallId = "call_1" },
+            new Message("src/auth.rs:88: let token = cache.get(user)?; // stale after a key rotation", "ToolOutput")
+                { ToolCallId = "call_1" },
+            new Message("kubectl logs auth-7f9; kubectl get events", "ToolCall") { ToolCallIds = new[] { "call_2", "call_3" } },
+            new Message("auth-7f9: token signature invalid (kid=2024-06)", "ToolOutput") { ToolCallId = "call_2" },
+            new Message("events: secret auth-keys updated at 09:13", "ToolOutput") { ToolCallId = "call_3" },
+            new Message("The keys rotated at 09:13 and the token cache was not flushed: flush it."),
+        };
+
+        // A preset policy by name and a budget of 75 tokens (o200k_base counts).
+        foreach (Message m in Context.Select(conversation, 75, "Chat"))
+            Console.WriteLine(m.Kind.PadRight(12) + " " + m.Text);
+
+        // A policy document works the same (a settings file's text), and so
+        // does a Pipeline or a Budget object.
+        string policy = "{ \"scorers\": [ { \"type\": \"kind\", \"weight\": 1 } ], \"placerType\": \"uShaped\" }";
+        Console.WriteLine(Context.Select(conversation, 75, policy).Length + " messages under the kind policy");
+
+        // Mistakes name the message.
+        try
         {
-            // tokens, relevance score and kind of each candidate
-            items.PushMany(
-                new long[] { 120, 400, 350, 80, 300, 60 },
-                new[] { 0.95, 0.80, 0.75, 0.60, 0.40, 0.30 },
-                new[] { "SystemPrompt", "Document", "Document", "Message", "ToolOutput", "Message" });
-            items.SetContent(1, "the retrieved passage");
-
-            int[] chosen = knapsack.Slice(items, budget, 0, report);
-            Console.WriteLine("knapsack chose [" + string.Join(" ", chosen) + "] using "
-                + report.SelectedTokens + " tokens");
-            foreach (var d in report.Excluded)
-                Console.WriteLine("  item " + d.Index + ": " + d.Reason.Name());
-
-            // Any item reads back whole; absent attributes are null.
-            Item item = items[1];
-            Console.WriteLine("item 1: " + item.Tokens + " tokens, " + item.Kind + ", \"" + item.Content
-                + "\", timestamp " + (item.Timestamp == null ? "none" : item.Timestamp.ToString()));
-
-            // With 1500 tokens: at least one message, at most one document.
-            using (var roomy = new Budget(1500, 1500))
-            using (var greedy = Slicer.Greedy())
-            using (var counted = Slicer.CountQuota(greedy, new[] {
-                new CountQuota("Message", 1, 10), new CountQuota("Document", 0, 1) }, Scarcity.Degrade))
-            {
-                chosen = counted.Slice(items, roomy, 0, report);
-                Console.WriteLine("count quota chose [" + string.Join(" ", chosen) + "] and capped out ["
-                    + string.Join(" ", report.CapExcluded) + "]");
-            }
-
-            // Caller mistakes are ArgumentExceptions naming the C# parameter.
-            try
-            {
-                new Budget(100, 200);
-            }
-            catch (CupelArgumentException e)
-            {
-                Console.WriteLine(e.Message);
-            }
-            try
-            {
-                items.SetContent(-1, "x");
-            }
-            catch (ArgumentOutOfRangeException e)
-            {
-                Console.WriteLine(e.GetType().Name + " for " + e.ParamName);
-            }
+            Context.Select(new[] { new Message("hello"), new Message("") }, 100);
+        }
+        catch (ArgumentException e)
+        {
+            Console.WriteLine(e.Message);
         }
     }
 }

@@ -8,7 +8,7 @@ using System.Linq;
 using System.Threading;
 using Cupel;
 
-static class CupelTests
+static partial class CupelTests
 {
     static void Equal<T>(IEnumerable<T> got, params T[] want)
     {
@@ -1697,6 +1697,7 @@ static class CupelTests
             new KeyValuePair<string, Action>("SessionFinalizers", SessionFinalizers),
             new KeyValuePair<string, Action>("FinalizersFreeForgottenHandles", FinalizersFreeForgottenHandles),
         };
+        tests.AddRange(PolicyTests);
         int passed = 0, failed = 0;
         foreach (var t in tests)
         {
