@@ -1,7 +1,9 @@
 //! The Go binding (bindings/go): go vet, the race-detector test suite, the
 //! contract table (tests/contract/contract.txt), the README's examples
-//! (the first one, "Counting tokens", "Items that shrink" and "Sessions")
-//! run as printed, and the module used from a fresh consumer module.
+//! (the first one, the one-call path; "Slicing by hand", "Counting
+//! tokens", "Items that shrink", "Sessions", "Policies from JSON",
+//! "Presets", "Policy sensitivity", "Analytics" and "Tracing") run as
+//! printed, and the module used from a fresh consumer module.
 
 mod common;
 
@@ -68,6 +70,29 @@ fn go_vet_and_race_tests_pass() {
         "TestSessionClosedAndNil",
         "TestSessionNames",
         "TestSessionFinalizer",
+        // Policies as data, presets, sensitivity, analytics, tracing and
+        // the one-call path (issue 29).
+        "TestPolicyJSONRoundTrip",
+        "TestPolicyJSONErrors",
+        "TestBudgetJSON",
+        "TestPresets",
+        "TestAnalytics",
+        "TestSensitivity",
+        "TestSensitivityLargeReport",
+        "TestTraceLevels",
+        "TestTraceEventFields",
+        "TestTraceOffAndErrors",
+        "TestTracePanicIsAnError",
+        "TestTraceConcurrentRuns",
+        "TestTraceSessionKeepsCallback",
+        "TestTraceInSensitivityAndSelect",
+        "TestSelectAgainstLongHand",
+        "TestSelectGroupsTransitively",
+        "TestSelectPolicyJSONAndAttributes",
+        "TestSelectTimestamps",
+        "TestSelectErrors",
+        "ExampleSelect",
+        "ExamplePipeline_SetTrace",
     ] {
         assert!(
             out.contains(&format!("--- PASS: {test} ")),
@@ -97,6 +122,10 @@ fn go_contract() {
     common::contract::check_summary("go", &out);
 }
 
+/// The README's first example, the one-call path: bindings/go/example/main.go,
+/// printing what the README shows (the pinned system prompt, the parallel
+/// calls with both results, the last turn; then an error naming the
+/// message's field).
 #[test]
 fn go_readme_example_runs_as_printed() {
     if !common::have_toolchain("go", "Debian's golang-go") {
@@ -105,16 +134,147 @@ fn go_readme_example_runs_as_printed() {
     let root = common::root();
     let readme = readme();
     let source = std::fs::read_to_string(root.join("bindings/go/example/main.go")).unwrap();
+    assert!(
+        readme.find("## Example") < readme.find("```go"),
+        "the one-call path is the README's first Go example"
+    );
     assert_eq!(
         common::code_block_after(&readme, "## Example"),
         source,
         "the README's example is not bindings/go/example/main.go"
     );
+    assert!(source.contains("cupel.Select("), "{source}");
     let out = go(&["run", "./example"]);
     assert_eq!(
         common::code_block_after(&readme, "It prints:"),
         out,
         "the README does not show what the example prints"
+    );
+    assert!(out.starts_with("You are a careful assistant."), "{out}");
+    assert!(
+        out.contains(
+            "assistant: calling the clock and the weather tool\ntool: Rome 24C, sunny\ntool: 14:05"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("true CUPEL_ERROR_INVALID_ARGUMENT: messages[3].Text is empty; an item's content must be non-empty\n"),
+        "{out}"
+    );
+}
+
+/// A README section's example: the section's first code block is
+/// bindings/go/<dir>/main.go, and `go run ./<dir>` prints the block after
+/// the section's "prints:". Returns the output.
+fn section_example(heading: &str, dir: &str) -> String {
+    let root = common::root();
+    let readme = readme();
+    let section = &readme[readme
+        .find(heading)
+        .unwrap_or_else(|| panic!("the README has a {heading:?} section"))..];
+    let source =
+        std::fs::read_to_string(root.join("bindings/go").join(dir).join("main.go")).unwrap();
+    assert_eq!(
+        common::code_block_after(section, heading),
+        source,
+        "the section {heading:?}'s example is not bindings/go/{dir}/main.go"
+    );
+    let out = go(&["run", &format!("./{dir}")]);
+    assert_eq!(
+        common::code_block_after(section, "prints:"),
+        out,
+        "the README does not show what {dir} prints"
+    );
+    out
+}
+
+/// "Slicing by hand": the long-hand slicers (the README's first example
+/// before the one-call path).
+#[test]
+fn go_readme_slicing_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let out = section_example("## Slicing by hand", "example/slicing");
+    assert!(
+        out.starts_with("knapsack chose [3 2 1 0] using 950 tokens\n"),
+        "{out}"
+    );
+}
+
+/// "Policies from JSON": a settings file's policy and budget read, used by
+/// the one-call path, written back; a broken rule names its JSON path.
+#[test]
+fn go_readme_policy_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let out = section_example("## Policies from JSON", "example/policy");
+    assert!(out.contains("\"name\":\"support-bot\""), "{out}");
+    assert!(
+        out.ends_with("json $.scorers[0].weight: must be positive and finite (got -0.5)\n"),
+        "{out}"
+    );
+}
+
+/// "Presets": the table of docs/policies.md, read from each preset's
+/// document.
+#[test]
+fn go_readme_presets_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let out = section_example("## Presets", "example/presets");
+    assert!(out.starts_with("Chat        recency 3, kind 1 "), "{out}");
+    assert!(
+        out.contains("DocumentQa  kind 2, reflexive 2, priority 1   knapsack uShaped\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("AgentLoop   recency 3, kind 2, reflexive 1 "),
+        "{out}"
+    );
+}
+
+/// "Policy sensitivity": two presets compared; the two items with the same
+/// content are two diffs.
+#[test]
+fn go_readme_sensitivity_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let out = section_example("## Policy sensitivity", "example/sensitivity");
+    assert!(out.contains("item 1 \"see above\""), "{out}");
+    assert!(out.contains("item 3 \"see above\""), "{out}");
+}
+
+/// "Analytics": the figures of a run with count quotas.
+#[test]
+fn go_readme_analytics_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let out = section_example("## Analytics", "example/analytics");
+    assert!(out.contains("budget utilization 0.750, 3 kinds"), "{out}");
+    assert!(out.contains("quota Document (count)"), "{out}");
+}
+
+/// "Tracing": a callback at TraceExclusions through the one-call path, and
+/// a panicking callback returned as an error.
+#[test]
+fn go_readme_trace_example_runs_as_printed() {
+    if !common::have_toolchain("go", "Debian's golang-go") {
+        return;
+    }
+    let out = section_example("## Tracing", "example/trace");
+    assert!(out.starts_with("cupel.stage.classify "), "{out}");
+    assert!(
+        out.contains("cupel.exclusion: item 1 (Message, 3 tokens) Deduplicated"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("the trace callback panicked: exporter down\n"),
+        "{out}"
     );
 }
 

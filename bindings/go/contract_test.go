@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	cupel "github.com/libcupel/libcupel/bindings/go"
 )
@@ -65,6 +66,9 @@ var aliases = map[string]string{
 	"pipeline.new scorer":              "Scorer", // PipelineOptions fields: opts.Slicer
 	"pipeline.new slicer":              "Slicer",
 	"pipeline.new placer":              "Placer",
+	"policy_sensitivity count":         "variants",       // Sensitivity(variants, ...): len(variants) < 2
+	"select max_tokens":                "opts.MaxTokens", // Select(messages, SelectOptions{MaxTokens, ...})
+	"select policy":                    "opts.Policy",
 }
 
 // rawSentinels are the C library's sentinel numbers: a message may show one
@@ -348,6 +352,53 @@ func (a *args) str(name, dflt string) string {
 		b.WriteByte(v[i])
 	}
 	return b.String()
+}
+
+// jsonTexts are the table's named JSON texts (VALUES).
+var jsonTexts = map[string]string{
+	"policy-null":       `null`,
+	"policy-malformed":  `{"scorers":`,
+	"policy-bad-weight": `{"scorers":[{"type":"recency","weight":-1}]}`,
+	"policy-bad-type":   `{"scorers":[{"type":"nope","weight":1}]}`,
+	"budget-bad":        `{"maxTokens":100,"targetTokens":250}`,
+	"budget-missing":    `{"targetTokens":1}`,
+}
+
+// json is a JSON text argument as Go's JSON functions take it, []byte: a
+// named text, a string, bad-utf8, or nil for `null` (a nil slice).
+func (a *args) json(name, dflt string) []byte {
+	if !a.mine(name) {
+		return []byte(dflt)
+	}
+	if a.r.value == "null" {
+		return nil
+	}
+	if t, ok := jsonTexts[a.r.value]; ok {
+		return []byte(t)
+	}
+	a.used = false // str notes it again
+	return []byte(a.str(name, dflt))
+}
+
+// level: stages, exclusions or full as cupel.TraceStages, TraceExclusions,
+// TraceFull; another number as a TraceLevel of that value.
+func (a *args) level(name string, dflt cupel.TraceLevel) cupel.TraceLevel {
+	if !a.mine(name) {
+		return dflt
+	}
+	switch a.r.value {
+	case "stages":
+		return cupel.TraceStages
+	case "exclusions":
+		return cupel.TraceExclusions
+	case "full":
+		return cupel.TraceFull
+	}
+	v, err := strconv.ParseInt(a.r.value, 10, 32)
+	if err != nil {
+		a.fail("%s %s is not a cupel.TraceLevel", name, a.r.value)
+	}
+	return cupel.TraceLevel(v)
 }
 
 // keep: head, tail or both_ends as cupel.KeepHead, KeepTail, KeepBothEnds;
@@ -668,10 +719,146 @@ func call(f *fixture, a *args) (o outcome, ok bool) {
 					len(placed))
 			}
 		}
+	case "pipeline.from_json":
+		var p *cupel.Pipeline
+		if p, o.err = cupel.PipelineFromJSON(a.json("json", policyJSON)); o.err == nil {
+			defer p.Close()
+			o.result, o.err = includedCount(p, f.items, f.budget)
+		}
+	case "pipeline.to_json":
+		p := handle(a, "pipeline", f.pipeline)
+		var text string
+		if text, o.err = p.JSON(); o.err == nil {
+			o.check = jsonRoundTrip(text, func(b []byte) (string, error) {
+				q, err := cupel.PipelineFromJSON(b)
+				if err != nil {
+					return "", err
+				}
+				defer q.Close()
+				return q.JSON()
+			})
+		}
+	case "budget.from_json":
+		var b *cupel.Budget
+		if b, o.err = cupel.BudgetFromJSON(a.json("json", budgetJSON)); o.err == nil {
+			defer b.Close()
+			o.result, o.err = includedCount(f.pipeline, f.items, b)
+		}
+	case "budget.to_json":
+		b := handle(a, "budget", f.budget)
+		var text string
+		if text, o.err = b.JSON(); o.err == nil {
+			o.check = jsonRoundTrip(text, func(t []byte) (string, error) {
+				c, err := cupel.BudgetFromJSON(t)
+				if err != nil {
+					return "", err
+				}
+				defer c.Close()
+				return c.JSON()
+			})
+		}
+	case "pipeline.preset":
+		var p *cupel.Pipeline
+		if p, o.err = cupel.Preset(a.str("name", "Chat")); o.err == nil {
+			defer p.Close()
+			o.result, o.err = includedCount(p, f.items, f.budget)
+		}
+	case "policy_sensitivity":
+		// KINDPIPE: scorer.kind's defaults (kind "Message", weight 1),
+		// greedy, chronological.
+		kinds, err := cupel.NewKindScorer(map[string]float64{"Message": 1})
+		if o.err = err; err != nil {
+			break
+		}
+		defer kinds.Close()
+		kindPipe, err := cupel.NewPipeline(cupel.PipelineOptions{Scorer: kinds, Slicer: f.greedy, Placer: f.chronological})
+		if o.err = err; err != nil {
+			break
+		}
+		defer kindPipe.Close()
+		variants := []cupel.SensitivityVariant{{Label: "a", Pipeline: f.pipeline}, {Label: "b", Pipeline: kindPipe}}
+		variants = variants[:a.index("count", 2)]
+		items, budget := handle(a, "items", f.items), handle(a, "budget", f.budget)
+		var res *cupel.SensitivityResult
+		if res, o.err = cupel.Sensitivity(variants, items, budget); o.err == nil {
+			o.result = strconv.Itoa(len(res.Diffs))
+		}
+	case "report.analytics":
+		p, items, budget := handle(a, "pipeline", f.pipeline), handle(a, "items", f.items), handle(a, "budget", f.budget)
+		report, err := cupel.NewReport()
+		if o.err = err; err != nil {
+			break
+		}
+		defer report.Close()
+		if _, o.err = p.Run(items, budget, report); o.err != nil {
+			break
+		}
+		var an cupel.Analytics
+		if an, o.err = report.Analytics(items); o.err == nil {
+			o.result = numbers(int64(an.KindDiversity), int64(an.TimestampCoverage))
+			if an.TimestampCoverage != float64(int64(an.TimestampCoverage)) {
+				o.result = fmt.Sprintf("[%d,%v]", an.KindDiversity, an.TimestampCoverage)
+			}
+			if math.Abs(an.BudgetUtilization-250.0/300.0) > 1e-9 {
+				o.check = fmt.Sprintf("the budget utilization %v", an.BudgetUtilization)
+			}
+		}
+	case "pipeline.set_trace":
+		p := handle(a, "pipeline", f.pipeline)
+		events := 0
+		var fn func(cupel.TraceEvent)
+		if !a.mine("callback") {
+			fn = func(cupel.TraceEvent) { events++ }
+		} else if a.r.value != "null" {
+			a.fail("callback %s is not a func(cupel.TraceEvent)", a.r.value)
+		}
+		if o.err = p.SetTrace(a.level("level", cupel.TraceStages), fn); o.err != nil {
+			break
+		}
+		if _, o.err = f.pipeline.Run(f.items, f.budget, nil); o.err == nil {
+			o.result = strconv.Itoa(events)
+		}
+	case "select":
+		var messages []cupel.Message
+		if !a.mine("messages") {
+			for _, x := range fixtureItems {
+				messages = append(messages, cupel.Message{Text: x.Content, Kind: x.Kind,
+					Timestamp: time.UnixMilli(*x.Timestamp)})
+			}
+		} else if a.r.value != "null" {
+			a.fail("messages %s is not a []cupel.Message", a.r.value)
+		}
+		opts := cupel.SelectOptions{MaxTokens: a.i64("max_tokens", 2), Policy: a.str("policy", "Chat")}
+		var kept []cupel.Message
+		if kept, o.err = cupel.Select(messages, opts); o.err == nil {
+			o.result = strconv.Itoa(len(kept))
+		}
 	default:
 		return o, false
 	}
 	return o, true
+}
+
+// policyJSON and budgetJSON are the table's POLICY and BUDGET.
+const (
+	policyJSON = `{"scorers":[{"type":"recency","weight":1}],"slicerType":"greedy","placerType":"chronological"}`
+	budgetJSON = `{"maxTokens":300,"targetTokens":250}`
+)
+
+// includedCount is the number of items p includes on items and budget.
+func includedCount(p *cupel.Pipeline, items *cupel.Items, budget *cupel.Budget) (string, error) {
+	placed, err := p.Run(items, budget, nil)
+	return strconv.Itoa(len(placed)), err
+}
+
+// jsonRoundTrip is "" when text read back and written again (again) is
+// text, else what differs.
+func jsonRoundTrip(text string, again func([]byte) (string, error)) string {
+	got, err := again([]byte(text))
+	if err != nil || got != text {
+		return fmt.Sprintf("the round trip (%q, %v)", got, err)
+	}
+	return ""
 }
 
 // checkIdentity is "" when item index reads back with key and volatile

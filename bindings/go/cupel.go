@@ -6,6 +6,12 @@
 //
 //	import cupel "github.com/libcupel/libcupel/bindings/go"
 //
+// The one-call path is Select: messages, a budget and a policy (a preset
+// name, a policy document or a Pipeline) in, the messages to send out.
+// Policies are data (PipelineFromJSON, Pipeline.JSON, BudgetFromJSON,
+// Preset), Sensitivity compares them, Report.Analytics gives a run's
+// figures and Pipeline.SetTrace traces runs through a callback.
+//
 // Handles (Items, Budget, Slicer, Scorer, Placer, Pipeline, Report, Stream,
 // Tokenizer, Session) own native memory: call Close when done (idempotent; a
 // finalizer frees a forgotten handle as a backstop). Items, Budget and

@@ -873,7 +873,11 @@ const (
 )
 
 // Pipeline runs all six stages; it keeps copies of its scorer, slicer and placer.
-type Pipeline struct{ p *C.cupel_pipeline }
+type Pipeline struct {
+	p     *C.cupel_pipeline
+	trace *traceState // SetTrace's callback, nil when untraced
+	tok   *Tokenizer  // SetTokenizer's, for Select (the library keeps its own reference)
+}
 
 // PipelineOptions configures a pipeline. Slicer is required; Scorer nil:
 // the pushed scores (the given scorer); Placer nil: the slicer's order;
@@ -935,6 +939,12 @@ func (p *Pipeline) Run(items *Items, budget *Budget, report *Report) ([]int, err
 	pooled, buf := takeIndexBuf(items.Len())
 	defer indexBufPool.Put(pooled)
 	var n C.size_t
+	if p.trace != nil {
+		if err := runPipeline(p, items, budget, buf, &n, report); err != nil {
+			return nil, err
+		}
+		return buf.ints(n), nil
+	}
 	var e errBuf
 	err := e.check(C.go_pipeline_run(p.p, items.p, budget.p, buf.ptr(), C.size_t(len(buf)), &n,
 		report.ptr(), e.ptr()))
@@ -955,12 +965,15 @@ func (p *Pipeline) ptr() *C.cupel_pipeline {
 	return p.p
 }
 
-// Close frees the pipeline. Calling it again is a no-op; any other method
-// of a closed pipeline fails with ErrClosed.
+// Close frees the pipeline and lets go of its trace callback (SetTrace;
+// sessions made from it keep theirs). Calling it again is a no-op; any
+// other method of a closed pipeline fails with ErrClosed.
 func (p *Pipeline) Close() {
 	if p != nil && p.p != nil {
 		C.cupel_pipeline_free(p.p)
 		p.p = nil
+		p.trace.release()
+		p.trace, p.tok = nil, nil
 		runtime.SetFinalizer(p, nil)
 	}
 }

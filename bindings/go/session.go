@@ -245,10 +245,15 @@ const MaxBreakpoints = 4
 //
 // A session keeps its own copy of the pipeline. It is used by one
 // goroutine at a time; any number of sessions may run at once.
-type Session struct{ p *C.cupel_session }
+type Session struct {
+	p     *C.cupel_session
+	trace *traceState // the pipeline's trace when the session was made
+}
 
 // NewSession creates a session over a copy of pipeline (which may be closed
 // right after: the session keeps working), with the default slack (0.2).
+// The copy keeps the pipeline's trace (Pipeline.SetTrace) as it is now:
+// the session's runs call that callback until the session is closed.
 func NewSession(pipeline *Pipeline) (*Session, error) {
 	if err := pipeline.need("pipeline"); err != nil {
 		return nil, err
@@ -260,6 +265,7 @@ func NewSession(pipeline *Pipeline) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.trace = pipeline.trace.acquire()
 	runtime.SetFinalizer(s, (*Session).Close)
 	return s, nil
 }
@@ -277,6 +283,8 @@ func (s *Session) Close() {
 	if s != nil && s.p != nil {
 		C.cupel_session_free(s.p)
 		s.p = nil
+		s.trace.release()
+		s.trace = nil
 		runtime.SetFinalizer(s, nil)
 	}
 }
@@ -328,6 +336,12 @@ func (s *Session) Run(items *Items, budget *Budget, report *Report) ([]int, erro
 	pooled, buf := takeIndexBuf(items.Len())
 	defer indexBufPool.Put(pooled)
 	var n C.size_t
+	if s.trace != nil {
+		if err := runSession(s, items, budget, buf, &n, report); err != nil {
+			return nil, err
+		}
+		return buf.ints(n), nil
+	}
 	var e errBuf
 	err := e.check(C.go_session_run(s.p, items.p, budget.p, buf.ptr(), C.size_t(len(buf)), &n,
 		report.ptr(), e.ptr()))

@@ -267,6 +267,9 @@ func (p *Pipeline) SetTokenizer(tokenizer *Tokenizer) error {
 	err := e.check(C.go_pipeline_set_tokenizer(p.p, tokenizer.ptr(), e.ptr()))
 	runtime.KeepAlive(p)
 	runtime.KeepAlive(tokenizer)
+	if err == nil {
+		p.tok = tokenizer
+	}
 	return err
 }
 

@@ -385,6 +385,13 @@ func (it *Items) PushText(tokenizer *Tokenizer, text string, score float64, kind
 // blank. The texts are counted on up to two threads. A bad entry's error
 // names it: "texts[2] is empty; ...", "scores[4] is NaN".
 func (it *Items) PushTexts(tokenizer *Tokenizer, texts []string, scores []float64, kinds []string) error {
+	return it.pushTexts(tokenizer, texts, scores, kinds, nil, "kinds[%d]")
+}
+
+// pushTexts is PushTexts with extra renames for the library's messages and
+// the name of kind i in the binding's own (Select: messages[i].Kind).
+func (it *Items) pushTexts(tokenizer *Tokenizer, texts []string, scores []float64, kinds []string, extra []rule,
+	kindName string) error {
 	if err := firstError(it.need("items"), tokenizer.need("tokenizer")); err != nil {
 		return err
 	}
@@ -403,7 +410,7 @@ func (it *Items) PushTexts(tokenizer *Tokenizer, texts []string, scores []float6
 		for i, k := range kinds {
 			// A NUL would end the kind early in the packed kinds; an empty
 			// or blank kind is the library's to refuse (it names kinds[i]).
-			if err := textError(fmt.Sprintf("kinds[%d]", i), k); err != nil {
+			if err := textError(fmt.Sprintf(kindName, i), k); err != nil {
 				return err
 			}
 			packed = append(append(packed, k...), 0)
@@ -413,8 +420,8 @@ func (it *Items) PushTexts(tokenizer *Tokenizer, texts []string, scores []float6
 	}
 	packed, lens := sc.pack(texts)
 	var e errBuf
-	err := e.check(C.go_items_push_texts(it.p, tokenizer.p, C.size_t(n), packed, lens,
-		(*C.double)(unsafe.Pointer(&scores[0])), kp, e.ptr()))
+	err := e.checkWith(C.go_items_push_texts(it.p, tokenizer.p, C.size_t(n), packed, lens,
+		(*C.double)(unsafe.Pointer(&scores[0])), kp, e.ptr()), extra)
 	runtime.KeepAlive(it)
 	runtime.KeepAlive(tokenizer)
 	return err

@@ -1,4 +1,6 @@
-// Chooses which retrieved snippets fit a 1000-token prompt budget.
+// Trims a conversation to a token budget in one call: the pinned system
+// prompt stays, a tool call stays with its result (or both go), and the
+// oldest turns go first.
 package main
 
 import (
@@ -10,75 +12,28 @@ import (
 )
 
 func main() {
-	items, err := cupel.NewItems()
+	messages := []cupel.Message{
+		{Text: "You are a careful assistant. Answer in one sentence.", Kind: "SystemPrompt", Pinned: true},
+		{Text: "user: what is the weather in Paris and in Rome today, and what time is it there?"},
+		{Text: "assistant: calling the weather tool", ToolCallID: "call_1"},
+		{Text: "tool: Paris 18C, light rain, wind from the west at 20 km/h", Kind: "ToolOutput", ToolCallID: "call_1"},
+		{Text: "assistant: calling the clock and the weather tool", ToolCallIDs: []string{"call_2", "call_3"}},
+		{Text: "tool: Rome 24C, sunny", Kind: "ToolOutput", ToolCallID: "call_2"},
+		{Text: "tool: 14:05 in Paris and in Rome", Kind: "ToolOutput", ToolCallID: "call_3"},
+		{Text: "user: and tomorrow?"},
+	}
+	// A preset name (cupel.PresetNames()), a policy document's text or a
+	// *cupel.Pipeline; MaxTokens or a *cupel.Budget.
+	kept, err := cupel.Select(messages, cupel.SelectOptions{MaxTokens: 60, Policy: "AgentLoop"})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer items.Close()
-	// tokens, relevance score and kind of each candidate
-	err = items.PushMany(
-		[]int64{120, 400, 350, 80, 300, 60},
-		[]float64{0.95, 0.80, 0.75, 0.60, 0.40, 0.30},
-		[]string{"SystemPrompt", "Document", "Document", "Message", "ToolOutput", "Message"},
-	)
-	if err != nil {
-		log.Fatal(err)
+	for _, m := range kept {
+		fmt.Println(m.Text)
 	}
-	budget, err := cupel.NewBudget(1000, 1000)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer budget.Close()
 
-	knapsack, err := cupel.NewKnapsack(10)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer knapsack.Close()
-	report, err := cupel.NewReport()
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer report.Close()
-	chosen, err := cupel.Slice(knapsack, items, budget, 0, report)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println("knapsack chose", chosen, "using", report.SelectedTokens(), "tokens")
-
-	// Any item reads back with every attribute (absent ones are nil or "").
-	item, err := items.Get(3)
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Printf("item 3: %d tokens, score %.2f, kind %s, timestamp %v\n",
-		item.Tokens, item.Score, item.Kind, item.Timestamp)
-
-	// With 1500 tokens: at least one message, at most one document.
-	roomy, err := cupel.NewBudget(1500, 1500)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer roomy.Close()
-	greedy, _ := cupel.NewGreedy()
-	defer greedy.Close()
-	counted, err := cupel.NewCountQuota(greedy, []cupel.CountQuota{
-		{Kind: "Message", Require: 1, Cap: 10},
-		{Kind: "Document", Require: 0, Cap: 1},
-	}, cupel.Degrade)
-	if err != nil {
-		log.Fatal(err)
-	}
-	defer counted.Close()
-	chosen, err = cupel.Slice(counted, items, roomy, 0, report)
-	if err != nil {
-		log.Fatal(err)
-	}
-	excluded, _ := report.CapExcluded()
-	fmt.Println("count quota chose", chosen, "and capped out", excluded)
-
-	// Errors carry the status and a message naming the bad argument.
-	_, err = cupel.NewBudget(100, 200)
-	fmt.Println("invalid argument:", errors.Is(err, cupel.ErrInvalidArgument))
-	fmt.Println(err)
+	// Errors name the message and its field.
+	messages[3].Text = ""
+	_, err = cupel.Select(messages, cupel.SelectOptions{MaxTokens: 60, Policy: "AgentLoop"})
+	fmt.Println(errors.Is(err, cupel.ErrInvalidArgument), err)
 }
