@@ -3,13 +3,16 @@
 //! checked (py3-none-<platform>: one wheel for every Python >= 3.9, since
 //! the package has no extension module), and THE WHEEL FILE installed into
 //! a fresh CPython venv and a fresh PyPy venv (Debian's PyPy is Python 3.9:
-//! the floor). In each, from a scratch directory outside the source tree:
-//! the README's four examples, "Example", "Counting tokens", "Items that
-//! shrink" and "Sessions" (each one's output must be the output block that
-//! follows it),
-//! the pytest suite, the binding contract runner, the demo (the C demo's
-//! selection, its data found relative to the script) and the cross-binding
-//! driver.
+//! the floor), with the wheel's `otel` extra (opentelemetry-api) and
+//! opentelemetry-sdk from PyPI. In each, from a scratch directory outside
+//! the source tree: the README's examples, "In one call" (the first),
+//! "Example", "Counting tokens", "Items that shrink", "Sessions", "Policies
+//! from JSON and presets", "Policy sensitivity", "Report analytics",
+//! "Tracing" and "OpenTelemetry" (each one's output must be the output
+//! block that follows it), the pytest suite (CUPEL_TEST_OTEL=1: the
+//! OpenTelemetry tests fail rather than skip without the SDK), the binding
+//! contract runner, the demo (the C demo's selection, its data found
+//! relative to the script) and the cross-binding driver.
 
 mod common;
 
@@ -143,6 +146,20 @@ fn the_wheel_is_one_py3_none_platform_wheel_with_the_library() {
     );
 }
 
+/// The C demo's output, made once per test run: the CPython and PyPy tests
+/// run in parallel, and two examples/demo.sh at once would compile its
+/// executable while the other runs it ("Text file busy").
+fn c_demo() -> String {
+    static OUT: OnceLock<String> = OnceLock::new();
+    OUT.get_or_init(|| {
+        common::run(
+            Command::new("bash").arg(common::root().join("examples/demo.sh")),
+            "examples/demo.sh",
+        )
+    })
+    .clone()
+}
+
 /// Installs the wheel file into a fresh venv of `python` and runs
 /// everything from a scratch directory there.
 fn from_the_wheel(python: &str, label: &str) {
@@ -164,6 +181,9 @@ fn from_the_wheel(python: &str, label: &str) {
         "python version",
     );
     println!("{label}: {}", version.trim());
+    // The wheel with its `otel` extra (which must bring opentelemetry-api),
+    // the SDK the OpenTelemetry tests and example export through, pytest.
+    let with_otel = format!("{}[otel]", wheel.display());
     common::run(
         Command::new(&py)
             .args([
@@ -173,10 +193,18 @@ fn from_the_wheel(python: &str, label: &str) {
                 "--quiet",
                 "--disable-pip-version-check",
             ])
-            .arg(&wheel)
-            .arg("pytest"),
-        &format!("pip install {} pytest", wheel.display()),
+            .arg(&with_otel)
+            .args(["opentelemetry-sdk", "pytest"]),
+        &format!("pip install {with_otel} opentelemetry-sdk pytest"),
     );
+    let otel = common::run(
+        Command::new(&py).args([
+            "-c",
+            "import importlib.metadata as m; print(m.version('opentelemetry-api'), m.version('opentelemetry-sdk'))",
+        ]),
+        "the OpenTelemetry API and SDK installed",
+    );
+    println!("{label}: opentelemetry-api and -sdk {}", otel.trim());
     let scratch = work.join("scratch");
     std::fs::create_dir_all(&scratch).unwrap();
     let python_cmd = || {
@@ -191,11 +219,24 @@ fn from_the_wheel(python: &str, label: &str) {
     // The README's examples, run from the scratch directory: each one's
     // output is the output block after it in its section.
     let readme = std::fs::read_to_string(root.join("bindings/python/README.md")).unwrap();
+    let first_example = readme
+        .find("```python")
+        .expect("a Python example in the README");
+    assert!(
+        readme[..first_example].contains("## In one call"),
+        "the README's first example is not the one-call path"
+    );
     for (heading, file) in [
+        ("## In one call", "one_call.py"),
         ("## Example", "example.py"),
         ("## Counting tokens", "counting.py"),
         ("## Items that shrink", "shrink.py"),
         ("## Sessions", "session.py"),
+        ("## Policies from JSON and presets", "policies.py"),
+        ("## Policy sensitivity", "sensitivity.py"),
+        ("## Report analytics", "analytics.py"),
+        ("## Tracing", "tracing.py"),
+        ("## OpenTelemetry", "otel.py"),
     ] {
         // The section: from its heading to the next one.
         let start = readme
@@ -221,7 +262,8 @@ fn from_the_wheel(python: &str, label: &str) {
         python_cmd()
             .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
             .arg(root.join("bindings/python/tests"))
-            .env("CUPEL_TEST_INSTALLED", "1"),
+            .env("CUPEL_TEST_INSTALLED", "1")
+            .env("CUPEL_TEST_OTEL", "1"),
         &format!("pytest under {label}"),
     );
     print!("{out}");
@@ -246,10 +288,7 @@ fn from_the_wheel(python: &str, label: &str) {
         python_cmd().arg(root.join("bindings/python/demo.py")),
         &format!("the Python demo under {label}"),
     );
-    let c_demo = common::run(
-        Command::new("bash").arg(root.join("examples/demo.sh")),
-        "examples/demo.sh",
-    );
+    let c_demo = c_demo();
     let placed = |out: &str| -> String {
         out.lines()
             .find(|l| l.starts_with("placed:"))

@@ -34,6 +34,8 @@ ALIASES = {
     ("scorer.composite", "weights"): "parts",
     ("items.set_volatile", "is_volatile"): "volatile",  # Items.set_volatile(index, volatile=True)
     ("session.set_slack", "fraction"): "slack",  # the property: session.slack = fraction
+    # cupel.policy_sensitivity(variants=[(label, pipeline), ...], items, budget): the count is the pairs'
+    ("policy_sensitivity", "count"): "variants",
 }
 
 SENTINELS = ["18446744073709551615", "9223372036854775808", "9223372036854775807", "4294967295"]
@@ -50,6 +52,21 @@ SENTENCE = "Hello, world! This is libcupel counting tokens."  # 47 bytes (and st
 
 # The table's keep values, as this binding spells them.
 KEEPS = {"head": cupel.Keep.HEAD, "tail": cupel.Keep.TAIL, "both_ends": cupel.Keep.BOTH_ENDS}
+# The table's trace levels.
+LEVELS = {"stages": cupel.TraceLevel.STAGES, "exclusions": cupel.TraceLevel.EXCLUSIONS, "full": cupel.TraceLevel.FULL}
+# The table's JSON texts (VALUES), and the FIXTURE's documents.
+JSON_VALUES = {
+    "policy-null": "null",
+    "policy-malformed": '{"scorers": ',
+    "policy-bad-weight": '{"scorers":[{"type":"recency","weight":-1}]}',
+    "policy-bad-type": '{"scorers":[{"type":"nope","weight":1}]}',
+    "budget-bad": '{"maxTokens":100,"targetTokens":250}',
+    "budget-missing": '{"targetTokens":1}',
+}
+POLICY = '{"scorers":[{"type":"recency","weight":1}],"slicerType":"greedy","placerType":"chronological"}'
+BUDGET = '{"maxTokens":300,"targetTokens":250}'
+# The fixture's items as messages of the one-call path (1 token each with o200k_base).
+MESSAGES = [{"text": content, "kind": kind, "timestamp": ts} for _, _, kind, content, ts in FIXTURE]
 
 
 class Unrunnable(Exception):
@@ -94,11 +111,13 @@ class Fixture:
         self.stream = cupel.Stream(100, 0)
         self.tokenizer = cupel.Tokenizer("o200k_base")
         self.session = None  # made by the session ops, from `pipeline`
+        self.kindpipe = cupel.Pipeline(scorer=cupel.scorers.Kind({"Message": 1}), slicer=self.greedy,
+                                       placer=self.chronological)
 
     def close(self):
         if self.session is not None:
             self.session.close()
-        for h in (self.tokenizer, self.stream, self.pipeline, self.chronological, self.kind, self.priority, self.recency,
+        for h in (self.kindpipe, self.tokenizer, self.stream, self.pipeline, self.chronological, self.kind, self.priority, self.recency,
                   self.greedy, self.budget, self.items):
             h.close()
 
@@ -119,6 +138,10 @@ def parse_value(text: str):
         return Special(text)
     if text in KEEPS:
         return KEEPS[text]
+    if text in LEVELS:
+        return LEVELS[text]
+    if text in JSON_VALUES:
+        return JSON_VALUES[text]
     if len(text) >= 2 and text[0] == '"' and text[-1] == '"':
         return re.sub(r"\\x([0-9a-fA-F]{2})", lambda m: chr(int(m.group(1), 16)), text[1:-1])
     if re.fullmatch(r"-?[0-9]+", text):
@@ -176,7 +199,12 @@ class Args:
 
 def fmt_indices(ix):
     """A list of numbers as the table writes results: [i,j], no spaces."""
-    return "[" + ",".join(str(i) for i in ix) + "]"
+    return "[" + ",".join(fmt_number(i) for i in ix) + "]"
+
+
+def fmt_number(x):
+    """A number as the table writes it: 1.0 is 1."""
+    return str(int(x)) if isinstance(x, float) and x.is_integer() else str(x)
 
 
 def check_item(got, index):
@@ -414,6 +442,49 @@ def call(row: Row, f: Fixture, a: Args):
         a.handle("session", f.session, f.greedy).slack = fraction
         if f.session.slack != fraction:
             return None, f"the slack reads back {f.session.slack}, not {fraction}"
+    elif op == "pipeline.from_json":
+        with cupel.Pipeline.from_json(json=a.get("json", POLICY)) as pipeline:
+            return str(len(pipeline.run(f.items, f.budget))), None
+    elif op == "pipeline.to_json":
+        # Unbound (Pipeline.to_json(pipeline)): `pipeline` may be the row's None.
+        text = cupel.Pipeline.to_json(a.handle("pipeline", f.pipeline, f.greedy))
+        with cupel.Pipeline.from_json(text) as again:
+            if again.to_json() != text:
+                return None, f"read back and written again, {text!r} became {again.to_json()!r}"
+    elif op == "budget.from_json":
+        with cupel.Budget.from_json(json=a.get("json", BUDGET)) as budget:
+            return str(len(f.pipeline.run(f.items, budget))), None
+    elif op == "budget.to_json":
+        text = cupel.Budget.to_json(a.handle("budget", f.budget, f.items))
+        with cupel.Budget.from_json(text) as again:
+            if again.to_json() != text:
+                return None, f"read back and written again, {text!r} became {again.to_json()!r}"
+    elif op == "pipeline.preset":
+        with cupel.Pipeline.preset(name=a.get("name", "Chat")) as pipeline:
+            return str(len(pipeline.run(f.items, f.budget))), None
+    elif op == "policy_sensitivity":
+        # (label, pipeline) pairs; count 1 passes the first pair only.
+        pairs = list(zip(["a", "b"], [f.pipeline, f.kindpipe]))[: a.get("count", 2)]
+        found = cupel.policy_sensitivity(pairs, items=a.handle("items", f.items, f.budget),
+                                         budget=a.handle("budget", f.budget, f.items))
+        return str(len(found.diffs)), None
+    elif op == "report.analytics":
+        _, report = cupel.Pipeline.run(a.handle("pipeline", f.pipeline, f.greedy),
+                                       items=a.handle("items", f.items, f.budget),
+                                       budget=a.handle("budget", f.budget, f.items), report=True)
+        if abs(report.budget_utilization - 250 / 300) > 1e-9:
+            return None, f"budget utilization {report.budget_utilization}, not 250/300"
+        return fmt_indices([report.kind_diversity, report.timestamp_coverage]), None
+    elif op == "pipeline.set_trace":
+        events = []
+        cupel.Pipeline.set_trace(a.handle("pipeline", f.pipeline, f.greedy), callback=a.get("callback", events.append),
+                                 level=a.get("level", cupel.TraceLevel.STAGES))
+        f.pipeline.run(f.items, f.budget)
+        return str(len(events)), None
+    elif op == "select":
+        kept = cupel.select(messages=a.get("messages", MESSAGES), max_tokens=a.get("max_tokens", 2),
+                            policy=a.get("policy", "Chat"))
+        return str(len(kept)), None
     else:
         raise Unrunnable(f"unknown op {op}")
     return None, None

@@ -25,6 +25,16 @@ min_tokens)` (or `truncatable=` on a push) lets a run with a tokenizer
 which `variant` was taken, the `tokens_added`, the cut (`head_end`,
 `tail_start`: UTF-8 byte offsets) and the `text` to send.
 
+In one call: `cupel.select(messages, max_tokens, policy="Chat")` keeps the
+messages (dicts or objects with a `text`; see `Message`) that fit, in prompt
+order, with keep-together groups from `group`, `tool_call_id` and
+`tool_call_ids`. Policies as data: `Pipeline.from_json` / `to_json`,
+`Pipeline.preset(name)` (`preset_names()`), `Budget.from_json` / `to_json`;
+`policy_sensitivity` compares pipelines on the same items; every `Report`
+has `budget_utilization`, `kind_diversity` and `timestamp_coverage`;
+`Pipeline.set_trace(callback, level)` traces runs (`TraceEvent`), and
+`cupel.otel.instrument` makes OpenTelemetry spans of them.
+
 Sessions (cache-stable selection across the turns of a conversation):
 `cupel.Session(pipeline)` runs the pipeline turn after turn, changing the
 previous turn's prompt only at its end whenever it can, so that a
@@ -58,6 +68,7 @@ from __future__ import annotations
 import array
 import ctypes as C
 import dataclasses
+import datetime
 import enum
 import itertools
 import json as _json
@@ -65,6 +76,8 @@ import math
 import numbers
 import operator
 import os
+import threading
+import weakref
 from typing import Any, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
 
 from . import _native as N
@@ -76,6 +89,8 @@ __all__ = [
     "Scarcity", "ScarcityError", "Scorer", "Session", "SessionAction", "Shortfall", "Slicer", "StablePrefix", "Status", "Stream", "Tokenizer", "Truncatable",
     "Truncation", "UShaped", "UnsupportedError", "Variant", "abi_version", "find_min_budget", "live_handles",
     "marginal_items", "reason_name", "scorers", "slice", "version",
+    "Message", "Sensitivity", "SensitivityDiff", "SensitivityVariant", "TraceEvent", "TraceKind", "TraceLevel",
+    "policy_sensitivity", "preset_names", "select",
 ]
 
 _lib = N.lib
@@ -1184,6 +1199,25 @@ class Budget(_Handle):
             self.close()
             raise
 
+    @classmethod
+    def from_json(cls, json: Union[str, bytes]) -> "Budget":
+        """A budget from a budget document: `{"maxTokens", "targetTokens"}`
+        (both required), `"outputReserve"`, `"reservedSlots": {kind:
+        tokens}`, `"estimationSafetyMarginPercent"`, checked as the
+        constructor and the setters check them. A ValueError gives the JSON
+        path (`json $.maxTokens: required`)."""
+        buf, n = _json_arg(json)
+        budget = cls.__new__(cls)
+        _Handle.__init__(budget, lambda out: _lib.cupel_budget_from_json(buf, n, out))
+        return budget
+
+    def to_json(self) -> str:
+        """The budget as a budget document (every field; reserved kinds as
+        compared, lower-cased): `Budget.from_json` of it gives the same
+        budget."""
+        h = _ptr(self, Budget, "budget")
+        return _text_from(lambda buf, cap, n: _lib.cupel_budget_to_json(h, buf, cap, n))
+
     def set_output_reserve(self, output_reserve: int) -> None:
         """Keeps `output_reserve` tokens (>= 0) of max_tokens for the answer."""
         h = self._raw
@@ -1597,10 +1631,25 @@ class Report:
     tokens_over_budget: int = 0
     shortfalls: List[Shortfall] = dataclasses.field(default_factory=list)
     cap_excluded: List[int] = dataclasses.field(default_factory=list)  # item indices dropped by a cap_count
+    # Analytics (also in the JSON's "analytics" object): the included tokens
+    # over the run's max_tokens (0 when max_tokens is 0 or nothing is
+    # included), the number of distinct kinds included (compared as kinds
+    # are: ASCII case-insensitively), the share of included items that have
+    # a timestamp (0 when none is included).
+    budget_utilization: float = 0.0
+    kind_diversity: int = 0
+    timestamp_coverage: float = 0.0
 
     def to_dict(self) -> dict:
         """The JSON report parsed."""
         return _json.loads(self.json)
+
+    @property
+    def analytics(self) -> dict:
+        """The JSON's "analytics" object: budgetUtilization, kindDiversity,
+        timestampCoverage and, when the slicer had quotas, "quotas": one row
+        per constraint (kind, mode, require, cap, actual, utilization)."""
+        return self.to_dict().get("analytics", {})
 
 
 def _decisions(r: int, items: int, included: bool) -> List[Decision]:
@@ -1653,12 +1702,17 @@ def _report(r: int, items: int) -> Report:
     for i in range(_lib.cupel_report_cap_excluded_count(r)):
         _check(_lib.cupel_report_cap_excluded(r, i, C.byref(ix)))
         cap.append(ix.value)
+    utilization, kinds, coverage = C.c_double(), C.c_size_t(), C.c_double()
+    _check(_lib.cupel_report_budget_utilization(r, C.byref(utilization)))
+    _check(_lib.cupel_report_kind_diversity(r, items, C.byref(kinds)))
+    _check(_lib.cupel_report_timestamp_coverage(r, items, C.byref(coverage)))
     return Report(
         _decisions(r, items, True), _decisions(r, items, False),
         _lib.cupel_report_total_candidates(r), _lib.cupel_report_total_tokens_considered(r),
         _lib.cupel_report_effective_max_tokens(r), _lib.cupel_report_effective_target_tokens(r),
         _lib.cupel_report_selected_tokens(r), buf.raw[: n.value].decode("utf-8"),
         _lib.cupel_report_tokens_over_budget(r), shortfalls, cap,
+        utilization.value, kinds.value, coverage.value,
     )
 
 
@@ -1680,12 +1734,224 @@ def _run(items: int, want_report: bool, call) -> Union[List[int], Tuple[List[int
             _lib.cupel_report_free(r)
 
 
+def _json_arg(v: Any, name: str = "json"):
+    """A JSON document argument: a str (or UTF-8 bytes), as a ctypes buffer
+    and its length in bytes. The text goes with its length, so a NUL in it
+    is the library's to refuse (as malformed JSON)."""
+    if isinstance(v, str):
+        data = _utf8(v, name)
+    elif isinstance(v, (bytes, bytearray, memoryview)):
+        data = bytes(v)
+    else:
+        raise _bad_type(name, v, "a str (a JSON document)")
+    return C.create_string_buffer(data, max(len(data), 1)), len(data)
+
+
+def _text_from(call, first_capacity: int = 0) -> str:
+    """The text a C call writes with the buffer rules of cupel_report_json
+    (NULL and 0 ask for the length; BUFFER_TOO_SMALL gives the length
+    needed), decoded. `first_capacity` > 0 tries a buffer of that size
+    first. A call that computes its text afresh each time (policy
+    sensitivity: its reports carry the stages' measured durations) may need
+    a little more the second time: it is retried with room to spare."""
+    n = C.c_size_t()
+    capacity = first_capacity
+    if capacity <= 0:
+        st = call(None, 0, C.byref(n))
+        if st != Status.BUFFER_TOO_SMALL:
+            _check(st)
+        capacity = n.value + 1
+    for _ in range(8):
+        buf = C.create_string_buffer(capacity)
+        st = call(buf, capacity, C.byref(n))
+        if st != Status.BUFFER_TOO_SMALL:
+            _check(st)
+            return buf.raw[: n.value].decode("utf-8")
+        capacity = n.value + n.value // 8 + 64
+    _check(st)
+    raise AssertionError("unreachable")
+
+
+# ---- tracing ---------------------------------------------------------------------
+
+
+class TraceLevel(enum.IntEnum):
+    """How much a trace carries (the OpenTelemetry chapter's verbosity
+    tiers; `Pipeline.set_trace` also takes "stages", "exclusions", "full")."""
+
+    STAGES = 0
+    """`StageOnly`: the pipeline's event and one per stage."""
+    EXCLUSIONS = 1
+    """`StageAndExclusions`: + one event per excluded item."""
+    FULL = 2
+    """`Full`: + one event per included item."""
+
+
+_LEVEL_NAMES = {"stages": TraceLevel.STAGES, "exclusions": TraceLevel.EXCLUSIONS, "full": TraceLevel.FULL}
+
+
+def _level(v: Any, name: str = "level") -> TraceLevel:
+    wanted = "a cupel.TraceLevel or one of 'stages', 'exclusions', 'full'"
+    if isinstance(v, str):
+        level = _LEVEL_NAMES.get(v.lower())
+        if level is None:
+            raise _invalid(f"{name} is {v!r}; it must be {wanted}")
+        return level
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise _bad_type(name, v, wanted)
+    i = operator.index(v)
+    if i not in TraceLevel._value2member_map_:
+        raise _invalid(f"{name} is {i}; it must be {wanted} (TraceLevel values are 0, 1 and 2)")
+    return TraceLevel(i)
+
+
+class TraceKind(enum.IntEnum):
+    """What a trace event is about (`TraceEvent.kind`)."""
+
+    PIPELINE = 0
+    """The `cupel.pipeline` span: sent last, spanning the run."""
+    STAGE = 1
+    """A `cupel.stage.<stage>` span, child of the pipeline's."""
+    EXCLUSION = 2
+    """A `cupel.exclusion` event on its stage's span."""
+    INCLUDED = 3
+    """A `cupel.item.included` event on the place stage's span."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TraceEvent:
+    """One event of a traced run (`Pipeline.set_trace`): what the
+    OpenTelemetry chapter puts on its spans and events, never content or
+    metadata. Per run, in order: each stage's event (classify, score,
+    deduplicate, slice, place) followed by its exclusion events, the place
+    stage's also by the included items' events, and the pipeline's last.
+
+    - `name`: "cupel.pipeline", "cupel.stage.classify" (.score,
+      .deduplicate, .slice, .place), "cupel.exclusion" or
+      "cupel.item.included"; `stage` the stage, lowercase (None for the
+      pipeline); `verbosity` the tier ("StageOnly", "StageAndExclusions",
+      "Full").
+    - Stage: `item_count_in`, `item_count_out`, `exclusion_count`; the
+      pipeline: the items in, the items included, all exclusions, and
+      `max_tokens`.
+    - Exclusion and included: `item` (the push index), `item_kind`,
+      `tokens` (an exclusion's item tokens; what an included item adds);
+      exclusion: `reason` (a `Reason`) and `reason_name`
+      ("BudgetExceeded"); included: `score`. None where they do not apply.
+    - `start_unix_nanos` and `duration_nanos` (0 for events), so that spans
+      can be built after the fact; `end_unix_nanos` is their sum."""
+
+    kind: TraceKind
+    name: str
+    stage: Optional[str]
+    verbosity: str
+    item_count_in: int
+    item_count_out: int
+    exclusion_count: int
+    item: Optional[int]
+    reason: Optional["Reason"]
+    reason_name: Optional[str]
+    item_kind: Optional[str]
+    tokens: Optional[int]
+    score: Optional[float]
+    max_tokens: Optional[int]
+    start_unix_nanos: int
+    duration_nanos: int
+
+    @property
+    def end_unix_nanos(self) -> int:
+        """`start_unix_nanos + duration_nanos`."""
+        return self.start_unix_nanos + self.duration_nanos
+
+
+def _c_text(address: Optional[int]) -> Optional[str]:
+    return None if not address else C.string_at(address).decode("utf-8")
+
+
+def _trace_event(e: N.TraceEvent) -> TraceEvent:
+    """A `cupel_trace_event` (valid during the callback only) copied out."""
+    try:
+        kind = TraceKind(e.kind)
+    except ValueError:  # a kind of a later library: passed on as its number
+        kind = e.kind
+    per_item = kind in (TraceKind.EXCLUSION, TraceKind.INCLUDED)
+    reason = None
+    if e.reason >= 0:
+        try:
+            reason = Reason(e.reason)
+        except ValueError:
+            reason = e.reason
+    item_kind = None
+    if per_item and e.item_kind:
+        item_kind = C.string_at(e.item_kind, e.item_kind_len).decode("utf-8") if e.item_kind_len else ""
+    return TraceEvent(
+        kind=kind, name=_c_text(e.name) or "", stage=_c_text(e.stage), verbosity=_c_text(e.verbosity) or "",
+        item_count_in=e.item_count_in, item_count_out=e.item_count_out, exclusion_count=e.exclusion_count,
+        item=e.item if per_item else None, reason=reason, reason_name=_c_text(e.reason_name), item_kind=item_kind,
+        tokens=e.tokens if per_item else None, score=e.score if kind == TraceKind.INCLUDED else None,
+        max_tokens=e.max_tokens if kind == TraceKind.PIPELINE else None,
+        start_unix_nanos=e.start_unix_nanos, duration_nanos=e.duration_nanos,
+    )
+
+
+class _Trace:
+    """A trace callback as the library holds it: the ctypes function (kept
+    alive here, by every pipeline and session that holds it) around the
+    host's callable. The function never lets an exception reach C: the
+    first one a run's callback raises is kept (per thread), the rest of
+    that run's events are dropped, and the run re-raises it once the
+    library has returned (`raise_pending`)."""
+
+    def __init__(self, callback, level: TraceLevel) -> None:
+        self.callback, self.level = callback, level
+        local = self._local = threading.local()
+
+        def trampoline(_user_data, event) -> None:
+            if getattr(local, "error", None) is not None:
+                return
+            try:
+                callback(_trace_event(event.contents))
+            except BaseException as e:  # noqa: B036 -- nothing may unwind through C
+                local.error = e
+
+        self.fn = N.TraceFn(trampoline)
+
+    def begin(self) -> None:
+        self._local.error = None
+
+    def raise_pending(self) -> None:
+        e = getattr(self._local, "error", None)
+        if e is not None:
+            self._local.error = None
+            raise e
+
+
+def _traced(traces: Sequence[Optional[_Trace]], call):
+    """Runs `call` (which runs pipelines holding `traces`), then raises the
+    first exception a trace callback raised during it, if any."""
+    live = [t for t in traces if t is not None]
+    for t in live:
+        t.begin()
+    result = call()
+    for t in live:
+        t.raise_pending()
+    return result
+
+
+# ---- the pipeline ------------------------------------------------------------------
+
+
 class Pipeline(_Handle):
     """All six stages; keeps copies of its scorer, slicer and placer.
-    scorer None: the pushed scores; placer None: the slicer's order."""
+    scorer None: the pushed scores; placer None: the slicer's order.
+    Also from a policy document (`Pipeline.from_json`, written back by
+    `to_json`) or a preset (`Pipeline.preset`)."""
 
     _free = _lib.cupel_pipeline_free
     _noun = "pipeline"
+    _trace: Optional[_Trace] = None
+    _tokenizer_name: Optional[str] = None  # what this package set (see _policy_tokenizer)
+    _tokenizer_ref = None
 
     def __init__(self, *, slicer: Slicer, scorer: Optional[Scorer] = None, placer: Optional[Placer] = None,
                  deduplication: bool = True, overflow: Overflow = Overflow.THROW,
@@ -1704,6 +1970,57 @@ class Pipeline(_Handle):
         _check(_lib.cupel_pipeline_set_overflow(self._ptr, ov))
         if tk is not None:
             _check(_lib.cupel_pipeline_set_tokenizer(self._ptr, tk))
+            self._remember_tokenizer(tokenizer)
+
+    @classmethod
+    def _made_by(cls, create) -> "Pipeline":
+        pipeline = cls.__new__(cls)
+        _Handle.__init__(pipeline, create)
+        return pipeline
+
+    @classmethod
+    def from_json(cls, json: Union[str, bytes]) -> "Pipeline":
+        """A pipeline from a policy document (a JSON object, as a str or
+        UTF-8 bytes): the .NET Cupel policy format (`scorers`, `slicerType`,
+        `placerType`, `deduplicationEnabled`, `overflowStrategy`,
+        `knapsackBucketSize`, `streamBatchSize`, `quotas`, `name`,
+        `description`) and libcupel's extensions (docs/policies.md). A
+        document that breaks a rule is a ValueError whose message gives the
+        JSON path and the rule (`json $.scorers[1].weight: must be positive
+        and finite (got -0.5)`); so are empty text, `null`, malformed JSON
+        (with line and column) and a lone surrogate; a value that is not a
+        str a TypeError."""
+        buf, n = _json_arg(json)
+        return cls._made_by(lambda out: _lib.cupel_pipeline_from_json(buf, n, out))
+
+    @classmethod
+    def preset(cls, name: str) -> "Pipeline":
+        """The preset `name` (case-insensitive; `Pipeline.preset_names()`
+        lists them): the .NET presets "Chat", "CodeReview", "Rag",
+        "DocumentQa", "ToolUse", "LongRunning", "Debugging", and
+        libcupel's "AgentLoop". An unknown name is a ValueError listing
+        them."""
+        n = _str(name, "name")
+        return cls._made_by(lambda out: _lib.cupel_pipeline_preset(n, out))
+
+    @staticmethod
+    def preset_names() -> List[str]:
+        """The names `Pipeline.preset` knows, in the library's order."""
+        return [_lib.cupel_preset_name(i).decode() for i in range(_lib.cupel_preset_count())]
+
+    def to_json(self) -> str:
+        """The pipeline as a policy document (every setting, keys in
+        alphabetical order): `Pipeline.from_json` of it selects exactly as
+        this pipeline does. UnsupportedError for the pipelines the format
+        cannot carry: a slicer nested otherwise than count quotas around
+        quotas around greedy, knapsack or stream, and a tokenizer loaded
+        from a vocabulary file."""
+        h = _ptr(self, Pipeline, "pipeline")
+        return _text_from(lambda buf, cap, n: _lib.cupel_pipeline_to_json(h, buf, cap, n))
+
+    def _remember_tokenizer(self, tokenizer: Optional["Tokenizer"]) -> None:
+        self._tokenizer_name = None if tokenizer is None else tokenizer.name
+        self._tokenizer_ref = None if tokenizer is None else weakref.ref(tokenizer)
 
     def set_tokenizer(self, tokenizer: Optional["Tokenizer"]) -> None:
         """Gives the pipeline the tokenizer it cuts truncatable items with
@@ -1714,12 +2031,46 @@ class Pipeline(_Handle):
         h = _ptr(self, Pipeline, "pipeline")
         t = None if tokenizer is None else _ptr(tokenizer, Tokenizer, "tokenizer")
         _check(_lib.cupel_pipeline_set_tokenizer(h, t))
+        self._remember_tokenizer(tokenizer)
+
+    def set_trace(self, callback, level: Union[TraceLevel, str] = TraceLevel.STAGES) -> None:
+        """Traces the pipeline's runs: during each successful `run` (and
+        each run of a `Session` made from the pipeline afterwards),
+        `callback(event)` is called with a `TraceEvent` for every event of
+        `level` (`TraceLevel.STAGES`, `EXCLUSIONS`, `FULL`, or "stages",
+        "exclusions", "full"), on the thread that runs. `callback` None
+        turns tracing off. The callback must not use this pipeline. An
+        exception it raises never reaches the library: the rest of that
+        run's events are dropped and the run raises it once the library
+        has returned (its selection is lost). The pipeline holds the
+        callback until it is replaced or the pipeline closed; a session
+        keeps the one the pipeline had when the session was made.
+        `cupel.otel.instrument` builds OpenTelemetry spans from these
+        events."""
+        h = _ptr(self, Pipeline, "pipeline")
+        lv = _level(level)
+        if callback is None:
+            _check(_lib.cupel_pipeline_set_trace(h, int(lv), N.TraceFn(), None))  # NULL: off
+            self._trace = None
+            return
+        if not callable(callback):
+            raise _bad_type("callback", callback, "a callable taking a cupel.TraceEvent (or None)")
+        trace = _Trace(callback, lv)
+        _check(_lib.cupel_pipeline_set_trace(h, int(lv), trace.fn, None))
+        self._trace = trace
+
+    def close(self) -> None:
+        """Frees the native pipeline (and lets go of its trace callback);
+        idempotent."""
+        super().close()
+        self._trace = None
 
     def run(self, items: Items, budget: Budget, *, report: bool = False):
         """The placed item indices; with report=True, (placed, Report)."""
         h, it, b = self._raw, _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
-        return _run(it, _bool(report, "report"),
-                    lambda out, cap, got, r: _lib.cupel_pipeline_run(h, it, b, out, cap, got, r))
+        want = _bool(report, "report")
+        return _traced([self._trace], lambda: _run(
+            it, want, lambda out, cap, got, r: _lib.cupel_pipeline_run(h, it, b, out, cap, got, r)))
 
 
 # ---- sessions: cache-stable selection across turns ---------------------------------
@@ -1805,8 +2156,16 @@ class Session(_Handle):
         pp = _ptr(pipeline, Pipeline, "pipeline")
         sl = None if slack is None else _slack(slack)
         super().__init__(lambda out: _lib.cupel_session_new(pp, out))
+        # The copy holds the pipeline's trace callback: keep it alive here.
+        self._trace: Optional[_Trace] = pipeline._trace
         if sl is not None:
             _check(_lib.cupel_session_set_slack(self._ptr, sl))
+
+    def close(self) -> None:
+        """Frees the native session (and lets go of the trace callback its
+        copy of the pipeline held); idempotent."""
+        super().close()
+        self._trace = None
 
     @property
     def slack(self) -> float:
@@ -1833,8 +2192,9 @@ class Session(_Handle):
         "session" object. Two items with the same non-zero key are a
         ValueError naming both indices; a failed run changes nothing."""
         h, it, b = self._raw, _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
-        return _run(it, _bool(report, "report"),
-                    lambda out, cap, got, r: _lib.cupel_session_run(h, it, b, out, cap, got, r))
+        want = _bool(report, "report")
+        return _traced([self._trace], lambda: _run(
+            it, want, lambda out, cap, got, r: _lib.cupel_session_run(h, it, b, out, cap, got, r)))
 
     @property
     def stable_prefix(self) -> StablePrefix:
@@ -1985,6 +2345,16 @@ class _Texts:
             for i, t in enumerate(col):
                 _utf8(t, f"{name}[{i}]")
             raise
+        self._pack(encoded)
+
+    @classmethod
+    def of_utf8(cls, encoded: List[bytes]) -> "_Texts":
+        """Texts already checked and encoded."""
+        texts = cls.__new__(cls)
+        texts._pack(encoded)
+        return texts
+
+    def _pack(self, encoded: List[bytes]) -> None:
         self.n = n = len(encoded)
         lens = [len(b) for b in encoded]
         # One copy the library reads in place: its addresses do not move
@@ -2137,3 +2507,371 @@ def _code_points(text: str, utf8: bytes, offset: int) -> int:
     if offset <= len(utf8) // 2:
         return len(utf8[:offset].decode("utf-8"))
     return len(text) - len(utf8[offset:].decode("utf-8"))
+
+
+# ---- policy sensitivity ----------------------------------------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class SensitivityVariant:
+    """One pipeline's run in a policy sensitivity: its `label` and its
+    SelectionReport JSON, parsed (`report`)."""
+
+    label: str
+    report: dict
+
+
+@dataclasses.dataclass(frozen=True)
+class SensitivityDiff:
+    """An item included by at least one pipeline and excluded by another:
+    its push `index`, its `content` (None when it has none) and its status,
+    "Included" or "Excluded", under each label (`statuses`, in the order of
+    the variants)."""
+
+    index: int
+    content: Optional[str]
+    statuses: Mapping[str, str]
+
+    @property
+    def included_by(self) -> List[str]:
+        """The labels that include the item."""
+        return [label for label, status in self.statuses.items() if status == "Included"]
+
+    @property
+    def excluded_by(self) -> List[str]:
+        """The labels that exclude the item."""
+        return [label for label, status in self.statuses.items() if status != "Included"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Sensitivity:
+    """What `policy_sensitivity` found: every pipeline's run (`variants`,
+    in the order given) and the items they disagree on (`diffs`, in push
+    order); `json` is the library's text."""
+
+    variants: List[SensitivityVariant]
+    diffs: List[SensitivityDiff]
+    json: str
+
+    def report(self, label: str) -> dict:
+        """The parsed SelectionReport of the variant `label` (KeyError when none has it)."""
+        for v in self.variants:
+            if v.label == label:
+                return v.report
+        raise KeyError(label)
+
+
+def policy_sensitivity(variants: Union[Mapping[str, Pipeline], Iterable[Tuple[str, Pipeline]]], items: Items,
+                       budget: Budget) -> Sensitivity:
+    """Runs every pipeline of `variants` ({label: pipeline}, or (label,
+    pipeline) pairs; at least two, labels distinct) on the same `items` and
+    `budget` and says where they disagree: a `Sensitivity`. Items are
+    matched by push index, never by content, so two items with the same
+    text are two diffs. A pipeline whose run fails fails the call, the
+    message naming its label."""
+    if variants is None or isinstance(variants, (str, bytes)) or not isinstance(variants, (Mapping, Iterable)):
+        raise _bad_type("variants", variants, "a mapping of label to Pipeline, or (label, pipeline) pairs")
+    pairs = list(variants.items()) if isinstance(variants, Mapping) else list(variants)
+    labels, handles, traces, seen = [], [], [], set()
+    for k, pair in enumerate(pairs):
+        if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            raise _bad_type(f"variants[{k}]", pair, "a (label, pipeline) pair")
+        label, pipeline = pair
+        labels.append(_str(label, f"variants[{k}] label"))
+        handles.append(_ptr(pipeline, Pipeline, f"variants[{k}] pipeline"))
+        traces.append(pipeline._trace)
+        if label in seen:
+            raise _invalid(f"variants[{k}] label {label!r} is given twice; labels must be distinct")
+        seen.add(label)
+    if len(pairs) < 2:
+        raise _invalid(f"variants has {len(pairs)} pipeline{'' if len(pairs) == 1 else 's'}; "
+                       f"policy sensitivity compares at least two")
+    it, b = _ptr(items, Items, "items"), _ptr(budget, Budget, "budget")
+    n = len(pairs)
+    parr = (C.c_void_p * n)(*handles)
+    larr = (C.c_char_p * n)(*labels)
+    # One call when the text fits a first guess (each call runs every pipeline).
+    guess = min(4096 + 1024 * n * (_lib.cupel_items_len(it) + 4), 1 << 23)
+    text = _traced(traces, lambda: _text_from(
+        lambda buf, cap, got: _lib.cupel_policy_sensitivity(parr, larr, n, it, b, buf, cap, got), guess))
+    doc = _json.loads(text)
+    return Sensitivity(
+        [SensitivityVariant(v["label"], v["report"]) for v in doc["variants"]],
+        [SensitivityDiff(d["index"], d.get("content"), {s["label"]: s["status"] for s in d["statuses"]})
+         for d in doc["diffs"]],
+        text,
+    )
+
+
+def preset_names() -> List[str]:
+    """The preset names `Pipeline.preset` (and `select`'s `policy`) knows."""
+    return Pipeline.preset_names()
+
+
+# ---- the one-call path -----------------------------------------------------------
+
+
+@dataclasses.dataclass
+class Message:
+    """A message for `select` (any dict or object with these fields will
+    do): `text` (required, non-empty), `kind` (None: "Message"), `pinned`,
+    `group` (messages with the same group are kept or dropped together),
+    `tool_call_id` (a tool result's, or a single tool call's, id),
+    `tool_call_ids` (a message that makes several calls: all their ids),
+    `key` (a non-zero int below 2**64, for sessions), `timestamp` (Unix
+    milliseconds or a `datetime`; a naive one is taken as UTC),
+    `priority` (int), `relevance` (the hint the `reflexive` scorer reads)
+    and `score` (the pushed score the `given` scorer reads; None: 1.0)."""
+
+    text: str
+    kind: Optional[str] = None
+    pinned: bool = False
+    group: Optional[str] = None
+    tool_call_id: Optional[str] = None
+    tool_call_ids: Sequence[str] = ()
+    key: Optional[int] = None
+    timestamp: Any = None
+    priority: Optional[int] = None
+    relevance: Optional[float] = None
+    score: Optional[float] = None
+
+
+_MESSAGE_FIELDS = [f.name for f in dataclasses.fields(Message)]
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _message_field(m: Any, name: str) -> Any:
+    if isinstance(m, Mapping):
+        return m.get(name)
+    return getattr(m, name, None)
+
+
+def _unix_millis(v: Any, name: str) -> int:
+    """A timestamp: Unix milliseconds (an int) or a datetime (naive: UTC)."""
+    if isinstance(v, datetime.datetime):
+        if v.tzinfo is None:
+            v = v.replace(tzinfo=datetime.timezone.utc)
+        return _i64((v - _EPOCH) // datetime.timedelta(milliseconds=1), name)
+    if isinstance(v, bool) or not hasattr(type(v), "__index__"):
+        raise _bad_type(name, v, "an int (Unix milliseconds) or a datetime")
+    return _i64(v, name)
+
+
+def _link(v: Any, name: str) -> str:
+    """A group name or a tool call id: a non-empty str (compared exactly,
+    never sent to C; the bindings whose strings cannot be absent take ""
+    as none, so "" is refused here rather than made a group)."""
+    if not isinstance(v, str):
+        raise _bad_type(name, v, "a str")
+    if not v:
+        raise _invalid(f"{name} is empty; an id must be a non-empty str (None or absent for none)")
+    return v
+
+
+def _group_numbers(links: List[List[Tuple[str, str]]]) -> List[int]:
+    """Keep-together groups from each message's links (("group", name) and
+    ("call", id)): messages sharing a link are one group, transitively;
+    groups numbered 1, 2, ... in the order of their first message, 0 for a
+    message without links."""
+    parent = list(range(len(links)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    owner: dict = {}
+    for i, ls in enumerate(links):
+        for link in ls:
+            j = owner.setdefault(link, i)
+            if j != i:
+                a, b = root(i), root(j)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    numbers_of: dict = {}
+    out = []
+    for i, ls in enumerate(links):
+        if not ls:
+            out.append(0)
+            continue
+        out.append(numbers_of.setdefault(root(i), len(numbers_of) + 1))
+    return out
+
+
+def _policy_pipeline(policy: Any) -> Tuple[Pipeline, bool]:
+    """`select`'s policy as a pipeline, and whether select made it (and closes it)."""
+    if isinstance(policy, Pipeline):
+        _ptr(policy, Pipeline, "policy")
+        return policy, False
+    if not isinstance(policy, str):
+        raise _bad_type("policy", policy, "a preset name, a policy document (JSON text) or a cupel.Pipeline")
+    if policy.lstrip().startswith("{"):
+        try:
+            return Pipeline.from_json(policy), True
+        except InvalidArgumentError as e:
+            msg = e.message
+            raise type(e)(e.status, "policy" + msg[4:] if msg.startswith("json") else f"policy: {msg}") from None
+    names = Pipeline.preset_names()
+    if policy.lower() not in (n.lower() for n in names):
+        raise _invalid(f"policy {policy!r} is no preset and no policy document (JSON text starting with '{{'); "
+                       f"the presets are {', '.join(names)}")
+    return Pipeline.preset(policy), True
+
+
+def _policy_tokenizer(pipeline: Pipeline) -> Any:
+    """The tokenizer a policy names (a name or an open Tokenizer), or None:
+    the document's "tokenizer"; for a pipeline the format cannot write,
+    the tokenizer this package gave it."""
+    try:
+        return _json.loads(pipeline.to_json()).get("tokenizer")
+    except UnsupportedError:
+        if pipeline._tokenizer_name:
+            return pipeline._tokenizer_name
+        if pipeline._tokenizer_ref is None:
+            return None
+        tokenizer = pipeline._tokenizer_ref()
+        if tokenizer is None or tokenizer.closed:
+            raise _invalid("policy: the pipeline's tokenizer was loaded from a vocabulary file that has since been "
+                           "closed; pass tokenizer= to select") from None
+        return tokenizer
+
+
+def select(messages: Iterable[Any], max_tokens: Optional[int] = None, policy: Union[str, Pipeline] = "Chat", *,
+           budget: Optional[Budget] = None, tokenizer: Union[None, str, "Tokenizer"] = None,
+           report: bool = False):
+    """The one-call path: the `messages` to send, in prompt order, that fit
+    `max_tokens` (the target is the same) or a `budget` (a `Budget`, as
+    `budget=` or in max_tokens' place; give one of the two) under
+    `policy`: a preset name ("Chat", ... see
+    `preset_names()`), a policy document (a str whose first non-blank
+    character is "{") or a `Pipeline`.
+
+    Messages are dicts or objects with `Message`'s fields (only `text` is
+    required); the result holds the caller's own objects, unchanged.
+    Messages sharing a `group`, a `tool_call_id` or one of their
+    `tool_call_ids` are kept or dropped together (transitively). When no
+    message has a timestamp, message i gets timestamp i (later is more
+    recent). Tokens are counted with `tokenizer` (a name such as
+    "cl100k_base" or a `Tokenizer`), else the policy's, else "o200k_base".
+
+    With report=True, returns (messages, Report); the report's indices are
+    positions in `messages`. Errors as the long-hand calls raise them,
+    naming the message (`messages[3].text`)."""
+    if messages is None or isinstance(messages, (str, bytes, Mapping)) or not isinstance(messages, Iterable):
+        raise _bad_type("messages", messages, "a list of messages (dicts or objects with a text)")
+    msgs = list(messages)
+    want_report = _bool(report, "report")
+
+    # Every message checked first: nothing native is made for bad input.
+    n = len(msgs)
+    texts, kinds, scores, pinned, links, keys = [], [], [], [], [], []
+    stamps, priorities, hints = [], [], []
+    for i, m in enumerate(msgs):
+        at = f"messages[{i}]"
+        if m is None or isinstance(m, (str, bytes)):
+            raise _bad_type(at, m, "a dict or an object with a text")
+        f = {name: _message_field(m, name) for name in _MESSAGE_FIELDS}
+        text = f["text"]
+        if not isinstance(text, str):
+            raise _bad_type(f"{at}.text", text, "a str")
+        if not text:
+            raise _invalid(f"{at}.text is empty; a message needs text")
+        texts.append(_utf8(text, f"{at}.text"))
+        kinds.append(None if f["kind"] is None else _name_of(f["kind"], f"{at}.kind", "a kind"))
+        score = 1.0 if f["score"] is None else _f64(f["score"], f"{at}.score")
+        if not math.isfinite(score):
+            raise _invalid(f"{at}.score is {score}; scores must be finite")
+        scores.append(score)
+        pinned.append(False if f["pinned"] is None else _bool(f["pinned"], f"{at}.pinned"))
+        ls = []
+        if f["group"] is not None:
+            ls.append(("group", _link(f["group"], f"{at}.group")))
+        if f["tool_call_id"] is not None:
+            ls.append(("call", _link(f["tool_call_id"], f"{at}.tool_call_id")))
+        ids = f["tool_call_ids"]
+        if ids is not None:
+            if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
+                raise _bad_type(f"{at}.tool_call_ids", ids, "a list of str")
+            ls += [("call", _link(x, f"{at}.tool_call_ids[{k}]")) for k, x in enumerate(ids)]
+        links.append(ls)
+        key = 0
+        if f["key"] is not None:
+            key = _u64(f["key"], f"{at}.key")
+            if key == 0:
+                raise _invalid(f"{at}.key is 0; a key is a non-zero int (leave it out for none)")
+        keys.append(key)
+        stamps.append(None if f["timestamp"] is None else _unix_millis(f["timestamp"], f"{at}.timestamp"))
+        priorities.append(None if f["priority"] is None else _i64(f["priority"], f"{at}.priority"))
+        hints.append(None if f["relevance"] is None else _f64(f["relevance"], f"{at}.relevance"))
+    packed = _Texts.of_utf8(texts)
+    groups = _group_numbers(links)
+    if all(t is None for t in stamps):
+        stamps = list(range(n))
+
+    if isinstance(max_tokens, Budget) and budget is None:  # select(messages, cupel.Budget(...))
+        max_tokens, budget = None, max_tokens
+    if budget is not None:
+        if max_tokens is not None:
+            raise _invalid("max_tokens and budget are both given; give one")
+        _ptr(budget, Budget, "budget")  # checked: open, a Budget
+    else:
+        if max_tokens is None:
+            raise _bad_type("max_tokens", None, "an int (or pass budget=)")
+        mx = _i64(max_tokens, "max_tokens")
+        if mx < 0:
+            raise _invalid(f"max_tokens is {mx}; it must be >= 0")
+    if tokenizer is not None and not isinstance(tokenizer, (str, Tokenizer)):
+        raise _bad_type("tokenizer", tokenizer, "an encoding name or a cupel.Tokenizer")
+    if isinstance(tokenizer, Tokenizer):
+        _ptr(tokenizer, Tokenizer, "tokenizer")
+
+    made: List[_Handle] = []
+    try:
+        pipeline, ours = _policy_pipeline(policy)
+        if ours:
+            made.append(pipeline)
+        tok = tokenizer if tokenizer is not None else _policy_tokenizer(pipeline)
+        if tok is None:
+            tok = "o200k_base"
+        if isinstance(tok, str):
+            try:
+                tok = Tokenizer(tok)
+            except InvalidArgumentError as e:
+                raise type(e)(e.status, "tokenizer" + e.message[4:] if e.message.startswith("name")
+                              else e.message) from None
+            made.append(tok)
+        if budget is None:
+            budget = Budget(mx, mx)
+            made.append(budget)
+        items = Items()
+        made.append(items)
+        h = items._ptr
+        sc = (C.c_double * max(n, 1))(*scores)
+        kd = (C.c_char_p * max(n, 1))(*kinds)
+        if n:
+            _check(_lib.cupel_items_push_texts(h, tok._ptr, n, packed.ptrs, packed.lens, sc, kd))
+        if any(pinned):
+            _check(_lib.cupel_items_set_pinned_many(h, 0, n, (C.c_bool * n)(*pinned)))
+        if any(groups):
+            _check(_lib.cupel_items_set_groups(h, 0, n, (C.c_uint64 * n)(*groups)))
+        if any(keys):
+            _check(_lib.cupel_items_set_keys(h, 0, n, (C.c_uint64 * n)(*keys)))
+        for column, bulk, single, ctype in [
+            (stamps, _lib.cupel_items_set_timestamps, _lib.cupel_items_set_timestamp, C.c_int64),
+            (priorities, _lib.cupel_items_set_priorities, _lib.cupel_items_set_priority, C.c_int64),
+            (hints, _lib.cupel_items_set_relevance_hints, _lib.cupel_items_set_relevance_hint, C.c_double),
+        ]:
+            if n and all(v is not None for v in column):
+                _check(bulk(h, 0, n, (ctype * n)(*column)))
+            else:
+                for i, v in enumerate(column):
+                    if v is not None:
+                        _check(single(h, i, v))
+        result = pipeline.run(items, budget, report=want_report)
+        placed, rep = result if want_report else (result, None)
+        kept = [msgs[i] for i in placed]
+        return (kept, rep) if want_report else kept
+    finally:
+        for handle in reversed(made):
+            handle.close()

@@ -53,6 +53,32 @@ class CountEntry(C.Structure):
     _fields_ = [("kind", s), ("require_count", C.c_uint32), ("cap_count", C.c_uint32)]
 
 
+class TraceEvent(C.Structure):  # cupel_trace_event; strings as addresses (item_kind is ptr + len, no NUL)
+    _fields_ = [
+        ("kind", C.c_int),
+        ("name", p),
+        ("stage", p),
+        ("verbosity", p),
+        ("item_count_in", size_t),
+        ("item_count_out", size_t),
+        ("exclusion_count", size_t),
+        ("item", size_t),
+        ("reason", C.c_int32),
+        ("reason_name", p),
+        ("item_kind", p),
+        ("item_kind_len", size_t),
+        ("tokens", i64),
+        ("score", f64),
+        ("max_tokens", i64),
+        ("start_unix_nanos", u64),
+        ("duration_nanos", u64),
+    ]
+
+
+# cupel_trace_fn: void (*)(void *user_data, const cupel_trace_event *event)
+TraceFn = C.CFUNCTYPE(None, p, C.POINTER(TraceEvent))
+
+
 def _decl(name, restype, *argtypes):
     f = getattr(lib, name)
     f.restype = restype
@@ -203,5 +229,19 @@ for _name, _res, _args in [
     ("cupel_session_reset", status, [p]),
     ("cupel_session_last_action", status, [p, C.POINTER(C.c_int)]),
     ("cupel_session_breakpoints", status, [p, C.POINTER(Breakpoint), size_t, C.POINTER(size_t)]),
+    # Policies as data, presets, sensitivity, analytics, tracing. JSON texts go
+    # in with their length (a ctypes buffer), out through caller buffers.
+    ("cupel_pipeline_from_json", status, [p, size_t, pp]),
+    ("cupel_pipeline_to_json", status, [p, p, size_t, C.POINTER(size_t)]),
+    ("cupel_budget_from_json", status, [p, size_t, pp]),
+    ("cupel_budget_to_json", status, [p, p, size_t, C.POINTER(size_t)]),
+    ("cupel_pipeline_preset", status, [s, pp]),
+    ("cupel_preset_count", size_t, []),
+    ("cupel_preset_name", s, [size_t]),
+    ("cupel_policy_sensitivity", status, [C.POINTER(p), C.POINTER(s), size_t, p, p, p, size_t, C.POINTER(size_t)]),
+    ("cupel_report_budget_utilization", status, [p, C.POINTER(f64)]),
+    ("cupel_report_kind_diversity", status, [p, p, C.POINTER(size_t)]),
+    ("cupel_report_timestamp_coverage", status, [p, p, C.POINTER(f64)]),
+    ("cupel_pipeline_set_trace", status, [p, C.c_int, TraceFn, p]),
 ]:
     _decl(_name, _res, *_args)
