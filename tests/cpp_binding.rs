@@ -1,9 +1,12 @@
-//! The C++ binding (bindings/cpp): its test suite and its contract runner
-//! (C++17, -Werror), the README's examples (example.cpp, built here and
-//! from the README's own lines; tokens.cpp, its "Counting tokens";
-//! shrink.cpp, its "Items that shrink"; session.cpp, its "Sessions"), and
-//! the package: `cmake --install` into a fresh prefix, then a fresh CMake
-//! project (find_package) and a pkg-config build of the example against it.
+//! The C++ binding (bindings/cpp): its test suites (test_cupel.cpp,
+//! test_policy.cpp) and its contract runner (C++17, -Werror), the README's
+//! examples (select.cpp, its first, "The one-call path"; example.cpp, built
+//! here and from the README's own lines; tokens.cpp, its "Counting tokens";
+//! shrink.cpp, its "Items that shrink"; session.cpp, its "Sessions";
+//! policy.cpp, presets.cpp, sensitivity.cpp, analytics.cpp and trace.cpp,
+//! its sections of those names), and the package: `cmake --install` into a
+//! fresh prefix, then a fresh CMake project (find_package) and a pkg-config
+//! build of the example against it.
 
 mod common;
 
@@ -62,6 +65,145 @@ fn cpp_wrapper_tests_pass() {
     let out = common::run(&mut Command::new(&exe), "test_cupel_cpp");
     print!("{out}");
     assert!(out.contains(" passed, 0 failed"), "{out}");
+}
+
+/// Policies as data, presets, sensitivity, analytics, tracing and the
+/// one-call path (tests/cpp/test_policy.cpp).
+#[test]
+fn cpp_policy_tests_pass() {
+    let exe = common::out_dir("cpp").join("test_policy_cpp");
+    build_cpp(&common::root().join("tests/cpp/test_policy.cpp"), &exe);
+    let out = common::run(&mut Command::new(&exe), "test_policy_cpp");
+    print!("{out}");
+    assert!(out.contains(" passed, 0 failed"), "{out}");
+}
+
+/// A README section's example: the section `## {heading}` holds the text
+/// of bindings/cpp/{name}.cpp after "`{name}.cpp`:", and what it prints
+/// after "`{name}.cpp` prints"; the source has each of `needles`, the
+/// output each of `lines`; built and run, it prints what the README shows.
+fn section_example_runs(heading: &str, name: &str, needles: &[&str], lines: &[&str]) {
+    let readme = readme();
+    let section = &readme[readme
+        .find(&format!("\n## {heading}\n"))
+        .unwrap_or_else(|| panic!("a \"{heading}\" section in bindings/cpp/README.md"))..];
+    let example = common::root().join(format!("bindings/cpp/{name}.cpp"));
+    let source = std::fs::read_to_string(&example).unwrap();
+    assert_eq!(
+        common::code_block_after(section, &format!("`{name}.cpp`:")),
+        source,
+        "bindings/cpp/README.md's {name} example differs from bindings/cpp/{name}.cpp"
+    );
+    let want = common::code_block_after(section, &format!("`{name}.cpp` prints"));
+    for needle in needles {
+        assert!(source.contains(needle), "{name}.cpp has no {needle}");
+    }
+    for line in lines {
+        assert!(want.contains(line), "{want}");
+    }
+    let exe = common::out_dir("cpp").join(name);
+    build_cpp(&example, &exe);
+    let out = common::run(&mut Command::new(&exe), name);
+    assert_eq!(
+        out, want,
+        "bindings/cpp/README.md does not show what {name}.cpp prints"
+    );
+}
+
+/// The README's first example is the one-call path: select.cpp keeps the
+/// pinned system prompt, drops a tool call together with its result, keeps
+/// two parallel calls with both results, and names the empty text.
+#[test]
+fn cpp_select_example_runs() {
+    let readme = readme();
+    let first_example = readme.find("```cpp").unwrap();
+    assert!(
+        readme[..first_example].contains("\n## The one-call path\n")
+            && readme[first_example..].starts_with("```cpp\n// The one-call path"),
+        "the README's first example is not the one-call path"
+    );
+    section_example_runs(
+        "The one-call path",
+        "select",
+        &[
+            "cupel::select(messages, 60)",
+            "cupel::select_indices(",
+            ".tool_call_ids = ",
+        ],
+        &[
+            "SystemPrompt: You are a coding assistant. Answer briefly.\n",
+            "ToolOutput: Cargo.toml: crate-type",
+            "error: CUPEL_ERROR_INVALID_ARGUMENT: messages[1].text is empty",
+        ],
+    );
+    let out = common::code_block_after(&readme, "`select.cpp` prints");
+    assert!(
+        !out.contains("call_1") && !out.contains("grep the build log"),
+        "{out}"
+    );
+}
+
+#[test]
+fn cpp_policy_example_runs() {
+    section_example_runs(
+        "Policies from JSON",
+        "policy",
+        &["Pipeline::from_json(", "Budget::from_json(", ".to_json()"],
+        &[
+            "round trip: same\n",
+            "error: CUPEL_ERROR_INVALID_ARGUMENT: json $.scorers[0].weight: must be positive and finite (got -1)\n",
+        ],
+    );
+}
+
+#[test]
+fn cpp_presets_example_runs() {
+    section_example_runs(
+        "Presets",
+        "presets",
+        &["cupel::preset_names()", "Pipeline::preset("],
+        &["presets: Chat CodeReview Rag DocumentQa ToolUse LongRunning Debugging AgentLoop\n"],
+    );
+}
+
+#[test]
+fn cpp_sensitivity_example_runs() {
+    section_example_runs(
+        "Policy sensitivity",
+        "sensitivity",
+        &["cupel::policy_sensitivity("],
+        &["\"index\":1,", "\"index\":3,"],
+    );
+}
+
+#[test]
+fn cpp_analytics_example_runs() {
+    section_example_runs(
+        "Analytics",
+        "analytics",
+        &[
+            ".budget_utilization()",
+            ".kind_diversity(",
+            ".timestamp_coverage(",
+            ".analytics(",
+        ],
+        &["budget utilization: 0.55\n", "kind diversity: 3\n"],
+    );
+}
+
+#[test]
+fn cpp_trace_example_runs() {
+    section_example_runs(
+        "Tracing",
+        "trace",
+        &[".set_trace(cupel::TraceLevel::Exclusions", ".clear_trace()"],
+        &[
+            "cupel.stage.classify: 3 in, 3 out\n",
+            "cupel.exclusion: item 0 (Message, 100 tokens), BudgetExceeded\n",
+            "cupel.pipeline: max 300 tokens, 2 of 3 items included\n",
+            "the callback threw: no\n",
+        ],
+    );
 }
 
 /// Every row of tests/contract/contract.txt that names cpp, through

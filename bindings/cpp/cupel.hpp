@@ -9,7 +9,10 @@
 //   a moved-from ("closed") handle       cupel::ClosedHandle     (std::logic_error)
 //   any other failed call                cupel::Error            (std::runtime_error)
 //
-// `catch (const cupel::Exception &e)` catches all four. Thread rules are
+// `catch (const cupel::Exception &e)` catches all four; an exception a trace
+// callback throws (Pipeline::set_trace) comes out of the call that ran the
+// pipeline unchanged. The quickest way in is the one-call path,
+// `cupel::select(messages, max_tokens[, policy])`. Thread rules are
 // those of the C API: const objects may be shared across threads, a Report
 // per thread; a Tokenizer is immutable, any number of threads may count with
 // one at once.
@@ -23,14 +26,19 @@
 
 #include "cupel.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
+#include <functional>
 #include <initializer_list>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -242,6 +250,93 @@ T *create(F &&f) {
 
 /// `n` bytes at `p` as a string (empty for null).
 inline std::string text(const char *p, std::size_t n) { return p ? std::string(p, n) : std::string(); }
+
+/// The text a `cupel_*_to_json` style writer `write(buf, capacity, &len)`
+/// gives: asks for the length first, then writes it.
+template <class F>
+std::string read_text(F &&write) {
+  std::size_t n = 0;
+  cupel_status st = write(nullptr, 0, &n);
+  if (st != CUPEL_OK && st != CUPEL_ERROR_BUFFER_TOO_SMALL) raise(st);
+  std::string out(n + 1, '\0');
+  check(write(out.data(), out.size(), &n));
+  out.resize(n);
+  return out;
+}
+
+/// Runs `f` and returns what it returns; a cupel exception it throws (but
+/// ClosedHandle) is thrown again, of the same class and status, with its
+/// message passed through `fix` (which renames the argument it names).
+template <class F, class Fix>
+auto renaming(F &&f, Fix &&fix) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const OutOfRange &e) {
+    throw OutOfRange(e.status(), fix(std::string(e.message())));
+  } catch (const InvalidArgument &e) {
+    throw InvalidArgument(e.status(), fix(std::string(e.message())));
+  } catch (const Error &e) {
+    throw Error(e.status(), fix(std::string(e.message())));
+  }
+}
+
+/// `msg` with its leading word `from` (followed by a space, ':' or '[')
+/// replaced by `to`; otherwise `msg` unchanged.
+inline std::string rename_head(const std::string &msg, std::string_view from, std::string_view to) {
+  if (msg.compare(0, from.size(), from) != 0 || msg.size() == from.size()) return msg;
+  char next = msg[from.size()];
+  if (next != ' ' && next != ':' && next != '[') return msg;
+  return std::string(to) + msg.substr(from.size());
+}
+
+/// `msg` with a leading `array[i]` (a C bulk call's argument) replaced by
+/// `to[i]` followed by `field`: "texts[3] is empty" -> "messages[3].text is empty".
+inline std::string rename_element(const std::string &msg, std::string_view array, std::string_view to,
+                                  std::string_view field) {
+  if (msg.compare(0, array.size(), array) != 0 || msg.size() <= array.size() || msg[array.size()] != '[')
+    return msg;
+  std::size_t close = msg.find(']', array.size());
+  if (close == std::string::npos) return msg;
+  return std::string(to) + msg.substr(array.size(), close + 1 - array.size()) + std::string(field) +
+         msg.substr(close + 1);
+}
+
+/// The string value of the top-level key `key` of `json`, a JSON object
+/// this library wrote (cupel_pipeline_to_json), taken as written (the
+/// values read with it hold no escapes); std::nullopt when the key is
+/// absent or its value is not a string. A scan of the strings and the
+/// nesting only, not a JSON reader: the text is the library's own.
+inline std::optional<std::string> top_level_string(std::string_view json, std::string_view key) {
+  // The end of the string whose opening quote is at `open` (its closing quote).
+  auto string_end = [&](std::size_t open) {
+    std::size_t i = open + 1;
+    while (i < json.size() && json[i] != '"') i += json[i] == '\\' ? 2 : 1;
+    return i < json.size() ? i : json.size();
+  };
+  auto skip_blank = [&](std::size_t i) {
+    while (i < json.size() && (json[i] == ' ' || json[i] == '\n' || json[i] == '\r' || json[i] == '\t')) i++;
+    return i;
+  };
+  int depth = 0;
+  for (std::size_t i = 0; i < json.size(); i++) {
+    char c = json[i];
+    if (c == '"') {
+      std::size_t end = string_end(i);
+      bool is_key = depth == 1 && json.substr(i + 1, end - i - 1) == key;
+      i = end;
+      if (!is_key) continue;
+      std::size_t at = skip_blank(end + 1);
+      if (at >= json.size() || json[at] != ':') continue;  // a value that reads like the key
+      at = skip_blank(at + 1);
+      if (at >= json.size() || json[at] != '"') return std::nullopt;
+      std::size_t value_end = string_end(at);
+      return std::string(json.substr(at + 1, value_end - at - 1));
+    }
+    if (c == '{' || c == '[') depth++;
+    if (c == '}' || c == ']') depth--;
+  }
+  return std::nullopt;
+}
 }  // namespace detail
 
 // ---- the library --------------------------------------------------------------
@@ -882,10 +977,43 @@ class Budget {
     detail::check(cupel_budget_effective(use(), pinned_tokens, &max, &target));
     return {max, target};
   }
+
+  // ---- budgets as data (README "Policies as data")
+
+  /// A budget from a budget document (UTF-8 JSON): `{"maxTokens",
+  /// "targetTokens"}` (both required), `"outputReserve"`,
+  /// `"reservedSlots": {kind: tokens}`, `"estimationSafetyMarginPercent"`,
+  /// validated as the constructor and setters validate. A document that is
+  /// empty, `null`, malformed, not UTF-8 or breaks a rule throws
+  /// InvalidArgument whose message gives the JSON path and the rule (`json
+  /// $.maxTokens: required`).
+  static Budget from_json(std::string_view json) {
+    const char *text = json.data() ? json.data() : "";  // an empty view may have no storage
+    return Budget(Adopt{}, detail::create<cupel_budget>([&](cupel_budget **p) {
+                    return cupel_budget_from_json(text, json.size(), p);
+                  }));
+  }
+  /// from_json(std::string_view) of a NUL-terminated text; a null `json`
+  /// throws InvalidArgument (CUPEL_ERROR_NULL_POINTER) naming `json`.
+  static Budget from_json(const char *json) {
+    if (!json) detail::null_handle("json");
+    return from_json(std::string_view(json));
+  }
+  /// The budget as a budget document: every field, keys in alphabetical
+  /// order, reserved kinds as compared (lower-cased); from_json of it
+  /// gives a budget equal to this one.
+  std::string to_json() const {
+    const cupel_budget *p = use();
+    return detail::read_text([&](char *buf, std::size_t cap, std::size_t *n) {
+      return cupel_budget_to_json(p, buf, cap, n);
+    });
+  }
   /// The C handle (null once moved from), for calls into cupel.h.
   const cupel_budget *get() const noexcept { return h_.get(); }
 
  private:
+  struct Adopt {};
+  Budget(Adopt, cupel_budget *p) : h_(p) {}
   cupel_budget *use() const { return h_.use("budget"); }
   detail::Handle<cupel_budget, cupel_budget_free> h_;
 };
@@ -1105,7 +1233,54 @@ class Report {
     for (std::size_t i = 0; i < n; i++) out.push_back(sent(p, it, i));
     return out;
   }
-  /// The specification's SelectionReport JSON (`items`: the list the run saw).
+  // ---- analytics (README "Analytics")
+
+  /// Budget utilization: the tokens the included items add to the context
+  /// over the run's `max_tokens`; 0 when that is 0 (the .NET and Rust
+  /// peers give NaN there) and for an empty report.
+  double budget_utilization() const {
+    double u = 0;
+    detail::check(cupel_report_budget_utilization(use(), &u));
+    return u;
+  }
+  /// Kind diversity: how many distinct kinds the included items have,
+  /// compared as kinds are (ASCII case-insensitively). `items` is the list
+  /// the report was made from: one that does not hold an included item
+  /// throws InvalidArgument.
+  std::size_t kind_diversity(Ref<Items> items) const {
+    const cupel_report *p = use();
+    const cupel_items *it = detail::raw(items, "items");
+    std::size_t n = 0;
+    detail::check(cupel_report_kind_diversity(p, it, &n));
+    return n;
+  }
+  /// Timestamp coverage: the share of included items that have a
+  /// timestamp, in [0, 1]; 0 when none is included. `items` as for
+  /// kind_diversity.
+  double timestamp_coverage(Ref<Items> items) const {
+    const cupel_report *p = use();
+    const cupel_items *it = detail::raw(items, "items");
+    double c = 0;
+    detail::check(cupel_report_timestamp_coverage(p, it, &c));
+    return c;
+  }
+  /// The three analytics at once (the report JSON's "analytics" object).
+  struct Analytics {
+    double budget_utilization = 0;     ///< budget_utilization()
+    std::size_t kind_diversity = 0;    ///< kind_diversity(items)
+    double timestamp_coverage = 0;     ///< timestamp_coverage(items)
+  };
+  /// budget_utilization(), kind_diversity(items) and timestamp_coverage(items).
+  Analytics analytics(Ref<Items> items) const {
+    Analytics a;
+    a.budget_utilization = budget_utilization();
+    a.kind_diversity = kind_diversity(items);
+    a.timestamp_coverage = timestamp_coverage(items);
+    return a;
+  }
+
+  /// The specification's SelectionReport JSON (`items`: the list the run
+  /// saw), with libcupel's "analytics" object (and its quota rows).
   std::string json(Ref<Items> items) const {
     const cupel_report *p = use();
     const cupel_items *it = detail::raw(items, "items");
@@ -1336,8 +1511,137 @@ class Placer {
   detail::Handle<cupel_placer, cupel_placer_free> h_;
 };
 
+// ---- tracing (README "Tracing")
+
+/// How much a pipeline's trace carries (`cupel_trace_level`).
+enum class TraceLevel {
+  Stages = CUPEL_TRACE_STAGES,          ///< the five stage spans and the pipeline's
+  Exclusions = CUPEL_TRACE_EXCLUSIONS,  ///< + one event per excluded item, after its stage's
+  Full = CUPEL_TRACE_FULL               ///< + one event per included item, after the place stage's
+};
+
+/// What a trace event is about (`cupel_trace_event_kind`).
+enum class TraceEventKind {
+  Pipeline = CUPEL_TRACE_EVENT_PIPELINE,    ///< the `cupel.pipeline` span: sent last, spanning the run
+  Stage = CUPEL_TRACE_EVENT_STAGE,          ///< a `cupel.stage.<stage>` span, child of the pipeline's
+  Exclusion = CUPEL_TRACE_EVENT_EXCLUSION,  ///< a `cupel.exclusion` event on its stage's span
+  Included = CUPEL_TRACE_EVENT_INCLUDED     ///< a `cupel.item.included` event on the place stage's span
+};
+
+/// One event of a traced run (`cupel_trace_event`): what the
+/// specification's OpenTelemetry chapter puts on its spans and events, with
+/// each one's start and duration, so that a host can build real spans from
+/// it after the fact. Never content or metadata. The string_views are
+/// static strings of the library (valid for the life of the program);
+/// `item_kind` is a copy.
+struct TraceEvent {
+  TraceEventKind kind = TraceEventKind::Pipeline;
+  /// "cupel.pipeline", "cupel.stage.classify" (.score, .deduplicate,
+  /// .slice, .place), "cupel.exclusion" or "cupel.item.included".
+  std::string_view name;
+  std::string_view stage;      ///< the stage, lowercase ("classify", ...); empty for the pipeline
+  std::string_view verbosity;  ///< "StageOnly", "StageAndExclusions" or "Full" (`cupel.verbosity`)
+  /// Stage: `cupel.stage.item_count_in` / `_out`; pipeline: the items in
+  /// and the items included.
+  std::size_t item_count_in = 0;
+  std::size_t item_count_out = 0;       ///< see item_count_in
+  std::size_t exclusion_count = 0;      ///< stage: `cupel.exclusion.count`; pipeline: all exclusions
+  std::size_t item = 0;                 ///< exclusion, included: the item's push index
+  std::optional<Reason> reason;         ///< exclusion: why; std::nullopt otherwise
+  std::string_view reason_name;         ///< exclusion: the reason's name ("BudgetExceeded"); empty otherwise
+  std::string item_kind;                ///< exclusion, included: the item's kind; empty otherwise
+  int64_t tokens = 0;                   ///< exclusion: the item's tokens; included: the tokens it adds
+  double score = 0;                     ///< included: its score
+  int64_t max_tokens = 0;               ///< pipeline: `cupel.budget.max_tokens`
+  uint64_t start_unix_nanos = 0;        ///< the start, in nanoseconds since the Unix epoch
+  uint64_t duration_nanos = 0;          ///< the duration in nanoseconds (0 for events)
+};
+
+/// A trace callback (Pipeline::set_trace).
+using TraceCallback = std::function<void(const TraceEvent &)>;
+
+namespace detail {
+/// A callback set on a pipeline: what the C library's `user_data` points
+/// at. Shared by the Pipeline and the Sessions made from it while it was set.
+struct TraceState {
+  TraceCallback callback;
+};
+
+/// One call into the library that may run pipelines (a run, a session run,
+/// a sensitivity comparison, select), on this thread: where the trace
+/// trampoline puts what a callback throws, so that the call throws it after
+/// the library returns instead of unwinding through C. Nested calls (a
+/// callback that runs another pipeline) stack.
+class RunScope {
+ public:
+  RunScope() noexcept : outer_(current()) { current() = this; }
+  RunScope(const RunScope &) = delete;
+  RunScope &operator=(const RunScope &) = delete;
+  ~RunScope() { current() = outer_; }
+  /// The innermost scope on this thread, or null.
+  static RunScope *&current() noexcept {
+    static thread_local RunScope *scope = nullptr;
+    return scope;
+  }
+  /// Throws what a callback threw during the call, if anything; else
+  /// throws for a failed `status`.
+  void finish(cupel_status status) {
+    if (error) std::rethrow_exception(error);
+    check(status);
+  }
+  std::exception_ptr error;  ///< the first exception a callback threw
+  bool muted = false;        ///< callbacks are not called (a call repeated only to size a buffer)
+
+ private:
+  RunScope *outer_;
+};
+
+/// Turns a C event into a TraceEvent.
+inline TraceEvent trace_event(const cupel_trace_event &e) {
+  auto sv = [](const char *s) { return s ? std::string_view(s) : std::string_view(); };
+  TraceEvent t;
+  t.kind = static_cast<TraceEventKind>(e.kind);
+  t.name = sv(e.name);
+  t.stage = sv(e.stage);
+  t.verbosity = sv(e.verbosity);
+  t.item_count_in = e.item_count_in;
+  t.item_count_out = e.item_count_out;
+  t.exclusion_count = e.exclusion_count;
+  t.item = e.item;
+  if (e.reason >= 0) t.reason = static_cast<Reason>(e.reason);
+  t.reason_name = sv(e.reason_name);
+  t.item_kind = text(e.item_kind, e.item_kind_len);
+  t.tokens = e.tokens;
+  t.score = e.score;
+  t.max_tokens = e.max_tokens;
+  t.start_unix_nanos = e.start_unix_nanos;
+  t.duration_nanos = e.duration_nanos;
+  return t;
+}
+
+/// The `cupel_trace_fn` of every traced Pipeline: calls the TraceState's
+/// callback. Nothing unwinds into the library: an exception is kept in
+/// the thread's RunScope (and the run's later events are not delivered),
+/// to be thrown when the call returns; without a scope (a run through
+/// cupel.h directly, bypassing this header) it is dropped.
+inline void trace_trampoline(void *user_data, const cupel_trace_event *event) noexcept {
+  RunScope *scope = RunScope::current();
+  if (scope && (scope->muted || scope->error)) return;
+  try {
+    static_cast<TraceState *>(user_data)->callback(trace_event(*event));
+  } catch (...) {
+    if (scope) scope->error = std::current_exception();
+  }
+}
+}  // namespace detail
+
 /// What a pipeline does when its selection exceeds the target.
 enum class Overflow { Throw = CUPEL_OVERFLOW_THROW, Truncate = CUPEL_OVERFLOW_TRUNCATE, Proceed = CUPEL_OVERFLOW_PROCEED };
+
+class Session;
+namespace detail {
+struct PolicyAccess;
+}  // namespace detail
 
 /// The whole pipeline; keeps copies of its scorer, slicer and placer.
 class Pipeline {
@@ -1347,6 +1651,57 @@ class Pipeline {
   Pipeline(const Scorer *scorer, Ref<Slicer> slicer, const Placer *placer)
       : h_(make(detail::raw_or_null(scorer, "scorer"), detail::raw(slicer, "slicer"),
                 detail::raw_or_null(placer, "placer"))) {}
+
+  // ---- policies as data (README "Policies as data", docs/policies.md)
+
+  /// A pipeline from a policy document (UTF-8 JSON): the .NET Cupel policy
+  /// format (`scorers`, `slicerType`, `placerType`, `deduplicationEnabled`,
+  /// `overflowStrategy`, `knapsackBucketSize`, `streamBatchSize`, `quotas`,
+  /// `name`, `description`) and libcupel's extensions (docs/policies.md).
+  /// A document that is empty, `null`, malformed (line and column), not
+  /// UTF-8 or breaks a rule throws InvalidArgument whose message gives the
+  /// JSON path and the rule (`json $.scorers[1].weight: must be positive
+  /// and finite (got -0.5)`); an unknown scorer type lists the known ones.
+  static Pipeline from_json(std::string_view json) {
+    const char *text = json.data() ? json.data() : "";  // an empty view may have no storage
+    return Pipeline(Adopt{}, detail::create<cupel_pipeline>([&](cupel_pipeline **p) {
+                      return cupel_pipeline_from_json(text, json.size(), p);
+                    }));
+  }
+  /// from_json(std::string_view) of a NUL-terminated text; a null `json`
+  /// throws InvalidArgument (CUPEL_ERROR_NULL_POINTER) naming `json`.
+  static Pipeline from_json(const char *json) {
+    if (!json) detail::null_handle("json");
+    return from_json(std::string_view(json));
+  }
+  /// The pipeline as a policy document: every setting, keys in alphabetical
+  /// order, such that from_json of it selects exactly as this pipeline
+  /// does. A pipeline the format cannot hold (a slicer nested otherwise
+  /// than count quotas around quotas around greedy, knapsack or stream; a
+  /// tokenizer loaded from a vocabulary file) throws Error
+  /// (CUPEL_ERROR_UNSUPPORTED) rather than give a lossy document. The trace
+  /// is not part of it.
+  std::string to_json() const {
+    const cupel_pipeline *p = use();
+    return detail::read_text([&](char *buf, std::size_t cap, std::size_t *n) {
+      return cupel_pipeline_to_json(p, buf, cap, n);
+    });
+  }
+  /// The preset `name`, matched ASCII case-insensitively: the .NET presets
+  /// "Chat", "CodeReview", "Rag", "DocumentQa", "ToolUse", "LongRunning",
+  /// "Debugging" and libcupel's "AgentLoop" (preset_names() lists them;
+  /// docs/policies.md has their scorers, weights, slicer and placer). An
+  /// unknown name throws InvalidArgument listing the presets; a null one
+  /// InvalidArgument (CUPEL_ERROR_NULL_POINTER) naming `name`.
+  static Pipeline preset(const char *name) {
+    if (!name) detail::null_handle("name");
+    return Pipeline(Adopt{},
+                    detail::create<cupel_pipeline>([&](cupel_pipeline **p) { return cupel_pipeline_preset(name, p); }));
+  }
+  /// preset(const char *) from a `std::string` or `std::string_view` (a NUL
+  /// byte inside `name` throws InvalidArgument).
+  static Pipeline preset(std::string_view name) { return preset(detail::c_str(std::string(name), "name")); }
+
   /// Turns deduplication (on by default) on or off.
   void set_deduplication(bool enabled) { detail::check(cupel_pipeline_set_deduplication(use(), enabled)); }
   /// Sets the overflow strategy (Overflow::Throw by default).
@@ -1359,15 +1714,55 @@ class Pipeline {
   void set_tokenizer(const Tokenizer &tokenizer) {
     cupel_pipeline *p = use();
     detail::check(cupel_pipeline_set_tokenizer(p, detail::raw(Ref<Tokenizer>(tokenizer), "tokenizer")));
+    tokenizer_set_ = true;
   }
   /// Gives the pipeline `*tokenizer`, as set_tokenizer(const Tokenizer &)
   /// does; null removes the pipeline's tokenizer.
   void set_tokenizer(const Tokenizer *tokenizer) {
     cupel_pipeline *p = use();
     detail::check(cupel_pipeline_set_tokenizer(p, detail::raw_or_null(tokenizer, "tokenizer")));
+    tokenizer_set_ = tokenizer != nullptr;
   }
   /// Removes the pipeline's tokenizer (a no-op without one).
-  void clear_tokenizer() { detail::check(cupel_pipeline_set_tokenizer(use(), nullptr)); }
+  void clear_tokenizer() {
+    detail::check(cupel_pipeline_set_tokenizer(use(), nullptr));
+    tokenizer_set_ = false;
+  }
+
+  /// Traces the pipeline's runs: during each successful run (run(), a
+  /// Session's run, policy_sensitivity, select), `callback` gets every
+  /// event of `level` on the running thread, in order: each stage's span
+  /// (classify, score, deduplicate, slice, place) followed by its exclusion
+  /// events (TraceLevel::Exclusions), the place span also by the included
+  /// items' events (TraceLevel::Full), and the pipeline's span last. A run
+  /// that fails sends nothing. The pipeline owns the callback (and what it
+  /// captures) until the trace is replaced or cleared or the pipeline is
+  /// destroyed; a Session made while it was set keeps calling it (and
+  /// keeps it alive). An exception the callback throws does not unwind
+  /// through the library: the run's later events are not delivered and the
+  /// call that ran the pipeline throws it once the library returns (the
+  /// run's effects stand: a Session has taken the turn). The callback must
+  /// not use this pipeline, and must be safe to call from every thread that
+  /// runs it. An empty `callback` clears the trace.
+  void set_trace(TraceLevel level, TraceCallback callback) {
+    cupel_pipeline *p = use();
+    if (!callback) {
+      detail::check(cupel_pipeline_set_trace(p, static_cast<int>(level), nullptr, nullptr));
+      trace_.reset();
+      return;
+    }
+    auto state = std::make_shared<detail::TraceState>(detail::TraceState{std::move(callback)});
+    detail::check(cupel_pipeline_set_trace(p, static_cast<int>(level), &detail::trace_trampoline, state.get()));
+    trace_ = std::move(state);
+  }
+  /// Turns tracing off (a no-op when it is off) and releases the callback.
+  void clear_trace() {
+    detail::check(cupel_pipeline_set_trace(use(), CUPEL_TRACE_STAGES, nullptr, nullptr));
+    trace_.reset();
+  }
+  /// Whether a trace callback is set.
+  bool traced() const noexcept { return static_cast<bool>(trace_); }
+
   /// All six stages: the placed item indices (and every decision in `report`).
   std::vector<std::size_t> run(Ref<Items> items, Ref<Budget> budget, Report *report = nullptr) const {
     const cupel_pipeline *p = use();
@@ -1376,7 +1771,8 @@ class Pipeline {
     cupel_report *r = detail::raw_or_null(report, "report");
     std::vector<std::size_t> out(cupel_items_len(it));
     std::size_t n = 0;
-    detail::check(cupel_pipeline_run(p, it, b, out.data(), out.size(), &n, r));
+    detail::RunScope scope;
+    scope.finish(cupel_pipeline_run(p, it, b, out.data(), out.size(), &n, r));
     out.resize(n);
     return out;
   }
@@ -1384,12 +1780,21 @@ class Pipeline {
   const cupel_pipeline *get() const noexcept { return h_.get(); }
 
  private:
+  friend class Session;
+  friend struct detail::PolicyAccess;
+  struct Adopt {};
+  Pipeline(Adopt, cupel_pipeline *p) : h_(p) {}
   static cupel_pipeline *make(const cupel_scorer *scorer, const cupel_slicer *slicer, const cupel_placer *placer) {
     return detail::create<cupel_pipeline>(
         [&](cupel_pipeline **p) { return cupel_pipeline_new(scorer, slicer, placer, p); });
   }
   cupel_pipeline *use() const { return h_.use("pipeline"); }
+  // Declared first so that it outlives the C pipeline that points at it.
+  std::shared_ptr<detail::TraceState> trace_;
   detail::Handle<cupel_pipeline, cupel_pipeline_free> h_;
+  // Whether set_tokenizer gave it a tokenizer (select() needs to know when
+  // to_json cannot name it).
+  bool tokenizer_set_ = false;
 };
 
 // ---- sessions: cache-stable selection across turns (README "Sessions")
@@ -1477,7 +1882,11 @@ class Session {
   /// A session over a copy of `pipeline`: the Pipeline may be destroyed
   /// right after, the session keeps working. The slack is 0.2. A null
   /// pointer throws InvalidArgument, a moved-from pipeline ClosedHandle.
-  explicit Session(Ref<Pipeline> pipeline) : h_(make(detail::raw(pipeline, "pipeline"))) {}
+  /// The session keeps the pipeline's trace as it was when the session was
+  /// made (and keeps its callback alive).
+  explicit Session(Ref<Pipeline> pipeline) : h_(make(detail::raw(pipeline, "pipeline"))) {
+    trace_ = pipeline.get()->trace_;
+  }
   /// The slack: the share of the effective target a compaction leaves free
   /// for the turns after it (0.2 unless set).
   double slack() const {
@@ -1505,7 +1914,8 @@ class Session {
     cupel_report *r = detail::raw_or_null(report, "report");
     std::vector<std::size_t> out(cupel_items_len(it));
     std::size_t n = 0;
-    detail::check(cupel_session_run(p, it, b, out.data(), out.size(), &n, r));
+    detail::RunScope scope;
+    scope.finish(cupel_session_run(p, it, b, out.data(), out.size(), &n, r));
     out.resize(n);
     return out;
   }
@@ -1559,6 +1969,9 @@ class Session {
     return detail::create<cupel_session>([&](cupel_session **p) { return cupel_session_new(pipeline, p); });
   }
   cupel_session *use() const { return h_.use("session"); }
+  // The trace callback of the session's copy of the pipeline: declared
+  // first so that it outlives the C session that points at it.
+  std::shared_ptr<detail::TraceState> trace_;
   detail::Handle<cupel_session, cupel_session_free> h_;
 };
 
@@ -1643,6 +2056,391 @@ class Stream {
   detail::Handle<cupel_stream, cupel_stream_free> h_;
   std::size_t pushed_ = 0;
 };
+
+// ---- policies as data: the free forms, and the preset names
+
+/// pipeline.to_json() with the pipeline as an argument (the C ABI's form):
+/// a null pointer throws InvalidArgument naming `pipeline`, a moved-from
+/// pipeline ClosedHandle.
+inline std::string to_json(Ref<Pipeline> pipeline) {
+  const cupel_pipeline *p = detail::raw(pipeline, "pipeline");
+  return detail::read_text(
+      [&](char *buf, std::size_t cap, std::size_t *n) { return cupel_pipeline_to_json(p, buf, cap, n); });
+}
+
+/// budget.to_json() with the budget as an argument (the C ABI's form): a
+/// null pointer throws InvalidArgument naming `budget`, a moved-from budget
+/// ClosedHandle.
+inline std::string to_json(Ref<Budget> budget) {
+  const cupel_budget *b = detail::raw(budget, "budget");
+  return detail::read_text(
+      [&](char *buf, std::size_t cap, std::size_t *n) { return cupel_budget_to_json(b, buf, cap, n); });
+}
+
+/// pipeline->set_trace(level, callback) with the pipeline as an argument
+/// (the C ABI's form): a null pointer throws InvalidArgument naming
+/// `pipeline`, a moved-from pipeline ClosedHandle.
+inline void set_trace(Pipeline *pipeline, TraceLevel level, TraceCallback callback) {
+  if (!pipeline) detail::null_handle("pipeline");
+  pipeline->set_trace(level, std::move(callback));
+}
+
+/// The names Pipeline::preset knows, in the library's order: "Chat",
+/// "CodeReview", "Rag", "DocumentQa", "ToolUse", "LongRunning",
+/// "Debugging", "AgentLoop".
+inline std::vector<std::string> preset_names() {
+  std::vector<std::string> out;
+  for (std::size_t i = 0, n = cupel_preset_count(); i < n; i++) out.emplace_back(cupel_preset_name(i));
+  return out;
+}
+
+// ---- policy sensitivity (README "Policy sensitivity")
+
+/// Runs every pipeline of `variants` (label, pipeline) on the same `items`
+/// and `budget` and returns the comparison as JSON text (C++ has no JSON
+/// library to hand it to; hand it to yours):
+/// `{"diffs": [{"content", "index", "statuses": [{"label", "status"}]}],
+/// "variants": [{"label", "report"}]}`, keys in alphabetical order. Each
+/// variant's "report" is its run's SelectionReport JSON (Report::json);
+/// "diffs" lists every item included by at least one variant and excluded
+/// by another, by push index in push order, with its content when it has
+/// one and its status ("Included" or "Excluded") under each label. Items
+/// are matched by push index, never by content: two items with the same
+/// text are two items. Fewer than two variants throws InvalidArgument
+/// (naming `count`); a null pipeline InvalidArgument naming
+/// `pipelines[i]`, a label holding a NUL byte or not UTF-8 names
+/// `labels[i]`; a variant whose run fails throws its error, naming its
+/// index and label. The variants' traces see one run each.
+inline std::string policy_sensitivity(const std::vector<std::pair<std::string, Ref<Pipeline>>> &variants,
+                                      Ref<Items> items, Ref<Budget> budget) {
+  std::vector<const cupel_pipeline *> pipelines;
+  std::vector<const char *> labels;
+  pipelines.reserve(variants.size());
+  labels.reserve(variants.size());
+  for (std::size_t i = 0; i < variants.size(); i++) {
+    labels.push_back(detail::c_str(variants[i].first, "labels[" + std::to_string(i) + "]"));
+    pipelines.push_back(detail::raw(variants[i].second, "pipelines[" + std::to_string(i) + "]"));
+  }
+  const cupel_items *it = detail::raw(items, "items");
+  const cupel_budget *b = detail::raw(budget, "budget");
+  // Every call runs every pipeline: size the buffer for one call. Each
+  // report holds every item (its content, kind, source, timestamp, tokens
+  // and reason), the diffs some of them again.
+  std::size_t per_run = 1024;
+  for (std::size_t i = 0, len = cupel_items_len(it); i < len; i++) {
+    const char *content = nullptr;
+    std::size_t n = 0;
+    per_run += 512;
+    if (cupel_items_content(it, i, &content, &n) == CUPEL_OK && content) per_run += 2 * n;
+  }
+  std::string out((variants.size() + 1) * per_run, '\0');
+  std::size_t n = 0;
+  detail::RunScope scope;
+  cupel_status st =
+      cupel_policy_sensitivity(pipelines.data(), labels.data(), pipelines.size(), it, b, out.data(), out.size(), &n);
+  // Short (a report's durations vary in length): the traces saw this call's
+  // runs; the repeats only size the text.
+  while (st == CUPEL_ERROR_BUFFER_TOO_SMALL && !scope.error) {
+    scope.muted = true;
+    out.assign(n + n / 8 + 4096, '\0');
+    st = cupel_policy_sensitivity(pipelines.data(), labels.data(), pipelines.size(), it, b, out.data(), out.size(),
+                                  &n);
+  }
+  scope.finish(st);
+  out.resize(n);
+  return out;
+}
+
+// ---- the one-call path (README "The one-call path", docs/policies.md)
+
+/// One message of a conversation for select(): its text and what the
+/// pipeline reads of it. Every field but `text` is optional.
+struct Message {
+  std::string text{};             ///< required: non-empty UTF-8 (its tokens are counted, it is the content)
+  std::string kind = "Message";   ///< a visible name ("SystemPrompt", "ToolOutput", ...)
+  bool pinned = false;            ///< always kept, first (a system prompt)
+  /// Messages with the same non-empty group are kept or dropped together.
+  std::string group{};
+  std::string tool_call_id{};              ///< a tool result's (or a single tool call's) id
+  std::vector<std::string> tool_call_ids{};  ///< a message that makes several calls: all their ids
+  uint64_t key = 0;                        ///< the host's identity of the message, for sessions (0: none)
+  std::optional<int64_t> timestamp{};      ///< Unix milliseconds
+  std::optional<int64_t> priority{};       ///< for the priority scorer
+  std::optional<double> relevance{};       ///< the future-relevance hint, for the reflexive scorer
+  double score = 1.0;                      ///< the pushed score, for the given scorer
+};
+
+namespace detail {
+struct PolicyAccess;
+}  // namespace detail
+
+/// The policy of a select() call: a preset name ("Chat", matched
+/// case-insensitively), a policy document's text (a string whose first
+/// non-blank character is `{`), or a Pipeline. Binds a string or a pipeline
+/// for the duration of the call (it does not copy or own them).
+class Policy {
+ public:
+  /// A preset name or a policy document; null is refused by the call
+  /// (InvalidArgument naming `policy`).
+  Policy(const char *name_or_json) noexcept  // NOLINT: implicit by design
+      : text_(name_or_json ? name_or_json : ""), null_(!name_or_json) {}
+  /// A preset name or a policy document.
+  Policy(std::string_view name_or_json) noexcept : text_(name_or_json) {}  // NOLINT: implicit by design
+  /// A preset name or a policy document.
+  Policy(const std::string &name_or_json) noexcept : text_(name_or_json) {}  // NOLINT: implicit by design
+  /// A pipeline, used as it is (with its trace, if set); a moved-from one
+  /// is refused by the call (ClosedHandle naming `policy`).
+  Policy(const Pipeline &pipeline) noexcept : pipeline_(&pipeline), is_pipeline_(true) {}  // NOLINT: implicit
+  /// `*pipeline`; null is refused by the call (InvalidArgument naming `policy`).
+  Policy(const Pipeline *pipeline) noexcept  // NOLINT: implicit by design
+      : pipeline_(pipeline), is_pipeline_(true), null_(!pipeline) {}
+
+ private:
+  friend struct detail::PolicyAccess;
+  std::string_view text_;
+  const Pipeline *pipeline_ = nullptr;
+  bool is_pipeline_ = false;
+  bool null_ = false;
+};
+
+namespace detail {
+/// How select() reads a Policy.
+struct PolicyAccess {
+  /// The pipeline `policy` stands for: its own, or one made into `made`.
+  static const Pipeline &resolve(const Policy &policy, std::optional<Pipeline> &made) {
+    if (policy.null_) null_handle("policy");
+    if (policy.is_pipeline_) {
+      if (!policy.pipeline_->get()) closed_handle("policy");
+      return *policy.pipeline_;
+    }
+    auto fix = [](const std::string &m) { return rename_head(rename_head(m, "json", "policy"), "name", "policy"); };
+    std::string_view text = policy.text_;
+    std::size_t first = text.find_first_not_of(" \t\r\n\f\v");
+    if (first != std::string_view::npos && text[first] == '{')
+      made.emplace(renaming([&] { return Pipeline::from_json(text); }, fix));
+    else
+      made.emplace(renaming([&] { return Pipeline::preset(text); }, fix));
+    return *made;
+  }
+  /// The name of the tokenizer `pipeline` counts with, if it has one: the
+  /// "tokenizer" of its policy document; a pipeline the format cannot
+  /// write has none unless set_tokenizer gave it one, which cannot be
+  /// named (an Error).
+  static std::optional<std::string> tokenizer_of(const Pipeline &pipeline) {
+    std::string json;
+    try {
+      json = pipeline.to_json();
+    } catch (const Error &e) {
+      if (e.status() != CUPEL_ERROR_UNSUPPORTED) throw;
+      if (!pipeline.tokenizer_set_) return std::nullopt;  // a slicer the format cannot hold, no tokenizer
+      throw Error(CUPEL_ERROR_UNSUPPORTED,
+                  std::string("policy: cannot name the tokenizer the pipeline was given, as the pipeline cannot be "
+                              "written as a policy document (") +
+                      e.message() + "); pass the tokenizer argument");
+    }
+    return top_level_string(json, "tokenizer");
+  }
+};
+}  // namespace detail
+
+namespace detail {
+/// Sets an optional column of `count` messages: `set(first, values)` once
+/// per run of messages that have a value.
+template <class T, class Get, class Set>
+void set_present(std::size_t count, Get &&get, Set &&set) {
+  for (std::size_t i = 0; i < count;) {
+    if (!get(i)) {
+      i++;
+      continue;
+    }
+    std::vector<T> run;
+    std::size_t first = i;
+    for (; i < count && get(i); i++) run.push_back(*get(i));
+    set(first, run);
+  }
+}
+
+/// The keep-together group of each message (0: none): messages that share
+/// a non-empty `group`, or a call id (`tool_call_id`, `tool_call_ids`),
+/// are one group, transitively; every message with any of them is in a
+/// group; groups are numbered 1, 2, ... in the order of their first message.
+inline std::vector<uint64_t> message_groups(const Message *messages, std::size_t count) {
+  std::vector<std::size_t> parent(count);
+  std::iota(parent.begin(), parent.end(), std::size_t{0});
+  auto find = [&](std::size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  std::unordered_map<std::string_view, std::size_t> by_group, by_call;
+  std::vector<bool> grouped(count, false);
+  auto join = [&](std::unordered_map<std::string_view, std::size_t> &seen, std::string_view id, std::size_t i) {
+    if (id.empty()) return;
+    grouped[i] = true;
+    auto found = seen.emplace(id, i);
+    if (!found.second) {
+      std::size_t a = find(i), b = find(found.first->second);
+      if (a != b) parent[std::max(a, b)] = std::min(a, b);
+    }
+  };
+  for (std::size_t i = 0; i < count; i++) {
+    join(by_group, messages[i].group, i);
+    join(by_call, messages[i].tool_call_id, i);
+    for (const std::string &id : messages[i].tool_call_ids) join(by_call, id, i);
+  }
+  std::vector<uint64_t> out(count, 0);
+  std::unordered_map<std::size_t, uint64_t> number;
+  for (std::size_t i = 0; i < count; i++)
+    if (grouped[i]) out[i] = number.emplace(find(i), number.size() + 1).first->second;
+  return out;
+}
+}  // namespace detail
+
+/// The one-call path: the indices into `messages[0 .. count)` of the
+/// messages to send, in the order the policy's placer gives, selected
+/// within `budget` by `policy` (a preset name, a policy document's text or
+/// a Pipeline; "Chat" by default). select() gives the messages themselves.
+///
+/// The rules (docs/policies.md, the same in every binding): each message is
+/// an item whose content is its text and whose tokens are the text's count
+/// with the tokenizer named `tokenizer`, else the policy's (its document's
+/// "tokenizer"), else "o200k_base"; messages that share a `group`, a
+/// `tool_call_id` or one of their `tool_call_ids` are kept or dropped
+/// together, transitively (a group and a call id of the same text are not
+/// shared; an empty one is none), in groups numbered 1, 2, ... in the order
+/// of their first message; when no message has a timestamp, message i gets
+/// timestamp i (the given order is chronological), else they are used as
+/// given; `pinned`, `key`, `priority`, `relevance` and `score` as set.
+/// Errors as the long-hand calls give them, naming `messages[i].text`
+/// (`.kind`, `.score`), `policy` (an unknown preset, a document's JSON path
+/// and rule), `tokenizer`, `max_tokens` or `budget`; a null `messages` with
+/// a non-zero `count` throws InvalidArgument naming `messages`. A Pipeline
+/// that cannot be written as a policy document (to_json throws) but was
+/// given a tokenizer with set_tokenizer needs the `tokenizer` argument:
+/// select cannot name it (without one it counts with "o200k_base").
+inline std::vector<std::size_t> select_indices(const Message *messages, std::size_t count, Ref<Budget> budget,
+                                               const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  if (!messages && count) detail::null_handle("messages");
+  detail::raw(budget, "budget");
+  std::optional<Pipeline> made;
+  const Pipeline &pipeline = detail::PolicyAccess::resolve(policy, made);
+  std::string name = !tokenizer.empty() ? std::string(tokenizer)
+                                        : detail::PolicyAccess::tokenizer_of(pipeline).value_or(std::string("o200k_base"));
+  Tokenizer tok = detail::renaming([&] { return Tokenizer(std::string_view(name)); },
+                                   [](const std::string &m) { return detail::rename_head(m, "name", "tokenizer"); });
+
+  Items items;
+  if (count) {
+    std::vector<std::string_view> texts;
+    std::vector<double> scores;
+    std::vector<std::string> kinds;
+    texts.reserve(count);
+    scores.reserve(count);
+    kinds.reserve(count);
+    for (std::size_t i = 0; i < count; i++) {
+      texts.push_back(messages[i].text);
+      scores.push_back(messages[i].score);
+      kinds.push_back(messages[i].kind);
+    }
+    detail::renaming([&] { items.push_texts(tok, texts, scores, kinds); },
+                     [](const std::string &m) {
+                       return detail::rename_element(
+                           detail::rename_element(detail::rename_element(m, "texts", "messages", ".text"), "scores",
+                                                  "messages", ".score"),
+                           "kinds", "messages", ".kind");
+                     });
+    std::vector<uint64_t> groups = detail::message_groups(messages, count);
+    if (std::any_of(groups.begin(), groups.end(), [](uint64_t g) { return g != 0; })) items.set_groups(0, groups);
+    std::vector<bool> pinned(count);
+    std::vector<uint64_t> keys(count);
+    bool any_pinned = false, any_key = false, any_timestamp = false;
+    for (std::size_t i = 0; i < count; i++) {
+      pinned[i] = messages[i].pinned;
+      keys[i] = messages[i].key;
+      any_pinned = any_pinned || messages[i].pinned;
+      any_key = any_key || messages[i].key != 0;
+      any_timestamp = any_timestamp || messages[i].timestamp.has_value();
+    }
+    if (any_pinned) items.set_pinned_many(0, pinned);
+    if (any_key) items.set_keys(0, keys);
+    if (any_timestamp) {
+      detail::set_present<int64_t>(
+          count, [&](std::size_t i) -> const std::optional<int64_t> & { return messages[i].timestamp; },
+          [&](std::size_t first, const std::vector<int64_t> &v) { items.set_timestamps(first, v); });
+    } else {
+      std::vector<int64_t> positions(count);
+      std::iota(positions.begin(), positions.end(), int64_t{0});
+      items.set_timestamps(0, positions);
+    }
+    detail::set_present<int64_t>(
+        count, [&](std::size_t i) -> const std::optional<int64_t> & { return messages[i].priority; },
+        [&](std::size_t first, const std::vector<int64_t> &v) { items.set_priorities(first, v); });
+    detail::set_present<double>(
+        count, [&](std::size_t i) -> const std::optional<double> & { return messages[i].relevance; },
+        [&](std::size_t first, const std::vector<double> &v) { items.set_relevance_hints(first, v); });
+  }
+  return pipeline.run(items, budget);
+}
+
+/// select_indices() within `max_tokens` (the target is the same): a
+/// negative `max_tokens` throws InvalidArgument naming `max_tokens`.
+inline std::vector<std::size_t> select_indices(const Message *messages, std::size_t count, int64_t max_tokens,
+                                               const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  if (!messages && count) detail::null_handle("messages");
+  Budget budget(max_tokens, max_tokens);
+  return select_indices(messages, count, budget, policy, tokenizer);
+}
+
+/// select_indices() of a vector of messages, within a budget object.
+inline std::vector<std::size_t> select_indices(const std::vector<Message> &messages, Ref<Budget> budget,
+                                               const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  return select_indices(messages.data(), messages.size(), budget, policy, tokenizer);
+}
+
+/// select_indices() of a vector of messages, within `max_tokens`.
+inline std::vector<std::size_t> select_indices(const std::vector<Message> &messages, int64_t max_tokens,
+                                               const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  return select_indices(messages.data(), messages.size(), max_tokens, policy, tokenizer);
+}
+
+namespace detail {
+inline std::vector<Message> pick(const Message *messages, const std::vector<std::size_t> &indices) {
+  std::vector<Message> out;
+  out.reserve(indices.size());
+  for (std::size_t i : indices) out.push_back(messages[i]);
+  return out;
+}
+}  // namespace detail
+
+/// The one-call path: the messages to send, copies of `messages`' in the
+/// order the policy's placer gives (select_indices() has the rules and
+/// gives their indices instead).
+///
+///   auto kept = cupel::select(messages, 4000);                // the "Chat" preset
+///   auto kept = cupel::select(messages, 4000, "AgentLoop");   // a preset by name
+///   auto kept = cupel::select(messages, budget, policy_json); // a budget, a policy document
+inline std::vector<Message> select(const std::vector<Message> &messages, int64_t max_tokens,
+                                   const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  return detail::pick(messages.data(), select_indices(messages, max_tokens, policy, tokenizer));
+}
+
+/// select() within a budget object.
+inline std::vector<Message> select(const std::vector<Message> &messages, Ref<Budget> budget,
+                                   const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  return detail::pick(messages.data(), select_indices(messages, budget, policy, tokenizer));
+}
+
+/// select() of `messages[0 .. count)` (a null `messages` with a non-zero
+/// `count` throws InvalidArgument naming `messages`).
+inline std::vector<Message> select(const Message *messages, std::size_t count, int64_t max_tokens,
+                                   const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  return detail::pick(messages, select_indices(messages, count, max_tokens, policy, tokenizer));
+}
+
+/// select() of `messages[0 .. count)` within a budget object.
+inline std::vector<Message> select(const Message *messages, std::size_t count, Ref<Budget> budget,
+                                   const Policy &policy = "Chat", std::string_view tokenizer = {}) {
+  return detail::pick(messages, select_indices(messages, count, budget, policy, tokenizer));
+}
 
 }  // namespace cupel
 

@@ -74,6 +74,10 @@ struct Fixture {
   cupel::Scorer kind = cupel::Scorer::kind();
   cupel::Placer chronological = cupel::Placer::chronological();
   cupel::Pipeline pipeline{&recency, greedy, &chronological};
+  // KINDPIPE: scorer.kind's defaults (one entry, kind "Message" weight 1),
+  // greedy, chronological.
+  cupel::Scorer message_kind = cupel::Scorer::kind({{"Message", 1}});
+  cupel::Pipeline kindpipe{&message_kind, greedy, &chronological};
   cupel::Stream stream{100};
   cupel::Tokenizer tokenizer{"o200k_base"};
   // Where a `closed` row moves a handle to: the handle lives on, its old
@@ -84,6 +88,17 @@ struct Fixture {
     items.push_many({100, 200, 50}, {0.9, 0.5, 0.1}, {"Message", "Document", "ToolOutput"});
     items.set_contents(0, {"alpha", "beta", "gamma"});
     items.set_timestamps(0, {1000, 2000, 3000});
+  }
+  // MESSAGES: the items as messages of the one-call path.
+  std::vector<cupel::Message> messages() const {
+    std::vector<cupel::Message> m(3);
+    const char *texts[] = {"alpha", "beta", "gamma"}, *kinds[] = {"Message", "Document", "ToolOutput"};
+    for (int i = 0; i < 3; i++) {
+      m[i].text = texts[i];
+      m[i].kind = kinds[i];
+      m[i].timestamp = 1000 * (i + 1);
+    }
+    return m;
   }
   // The list the fixture's items live in now.
   const cupel::Items &live_items() const { return items.get() ? items : *items_moved; }
@@ -169,6 +184,40 @@ class Args {
     }
     return str(arg, dflt);
   }
+  // A JSON text: POLICY/BUDGET by default, the table's named documents,
+  // a "..." string; null gives nullopt (a `const char *` argument).
+  std::optional<std::string> json(const char *arg, const std::string &dflt) {
+    if (r_.arg == arg) {
+      static const std::map<std::string, std::string> named = {
+          {"policy-null", "null"},
+          {"policy-malformed", "{\"scorers\":"},
+          {"policy-bad-weight", "{\"scorers\":[{\"type\":\"recency\",\"weight\":-1}]}"},
+          {"policy-bad-type", "{\"scorers\":[{\"type\":\"nope\",\"weight\":1}]}"},
+          {"budget-bad", "{\"maxTokens\":100,\"targetTokens\":250}"},
+          {"budget-missing", "{\"targetTokens\":1}"},
+      };
+      auto found = named.find(r_.value);
+      if (found != named.end()) {
+        used_ = true;
+        return found->second;
+      }
+    }
+    return nullable_str(arg, dflt);
+  }
+  // Whether `arg` is given as null (a callback, an array).
+  bool null(const char *arg) {
+    if (r_.arg != arg || r_.value != "null") return false;
+    used_ = true;
+    return true;
+  }
+  // A trace level: stages, exclusions, full, or a number cast to cupel::TraceLevel.
+  cupel::TraceLevel level(const char *arg, cupel::TraceLevel dflt) {
+    if (!mine(arg)) return dflt;
+    if (r_.value == "stages") return cupel::TraceLevel::Stages;
+    if (r_.value == "exclusions") return cupel::TraceLevel::Exclusions;
+    if (r_.value == "full") return cupel::TraceLevel::Full;
+    return static_cast<cupel::TraceLevel>(parse_i64());
+  }
   // A truncation's keep: head, tail, both_ends, or a number cast to cupel::Keep.
   cupel::Keep keep(const char *arg, cupel::Keep dflt) {
     if (!mine(arg)) return dflt;
@@ -246,6 +295,24 @@ std::string tight_list(const std::vector<int64_t> &v) {
   for (std::size_t i = 0; i < v.size(); i++) s += (i ? "," : "") + std::to_string(v[i]);
   return s + "]";
 }
+
+// A double as the table writes it: 1 for 1.0, 0.5 for 0.5.
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  return buf;
+}
+
+// How many times `needle` occurs in `text`.
+std::size_t occurrences(const std::string &text, const std::string &needle) {
+  std::size_t n = 0;
+  for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) n++;
+  return n;
+}
+
+// The POLICY and BUDGET documents.
+const char *const kPolicy = R"({"scorers":[{"type":"recency","weight":1}],"slicerType":"greedy","placerType":"chronological"})";
+const char *const kBudget = R"({"maxTokens":300,"targetTokens":250})";
 
 // items.get: reads the item back and compares it with the fixture's.
 void get_item(const cupel::Items &items, std::size_t index, Outcome &o) {
@@ -486,6 +553,64 @@ bool call(const Row &r, Fixture &f, Args &a, Outcome &o) {
     if (second != first || session.last_action() != cupel::SessionAction::Append)
       o.check_what = "the second run (the first's output, appended)";
     o.result = tight_list({static_cast<int64_t>(sp.items), sp.tokens});
+  } else if (op == "pipeline.from_json") {
+    std::optional<std::string> json = a.json("json", kPolicy);
+    cupel::Pipeline p = json ? cupel::Pipeline::from_json(*json)
+                             : cupel::Pipeline::from_json(static_cast<const char *>(nullptr));
+    o.result = std::to_string(p.run(f.items, f.budget).size());
+  } else if (op == "pipeline.to_json") {
+    // The free form, so that the pipeline can be null.
+    std::string text = cupel::to_json(a.handle("pipeline", f.pipeline));
+    if (cupel::Pipeline::from_json(text).to_json() != text) o.check_what = "the round trip";
+  } else if (op == "budget.from_json") {
+    std::optional<std::string> json = a.json("json", kBudget);
+    cupel::Budget b = json ? cupel::Budget::from_json(*json) : cupel::Budget::from_json(static_cast<const char *>(nullptr));
+    o.result = std::to_string(f.pipeline.run(f.items, b).size());
+  } else if (op == "budget.to_json") {
+    std::string text = cupel::to_json(a.handle("budget", f.budget));
+    if (cupel::Budget::from_json(text).to_json() != text) o.check_what = "the round trip";
+  } else if (op == "pipeline.preset") {
+    std::optional<std::string> name = a.nullable_str("name", "Chat");
+    cupel::Pipeline p = name ? cupel::Pipeline::preset(*name) : cupel::Pipeline::preset(static_cast<const char *>(nullptr));
+    o.result = std::to_string(p.run(f.items, f.budget).size());
+  } else if (op == "policy_sensitivity") {
+    std::vector<std::pair<std::string, cupel::Ref<cupel::Pipeline>>> variants{{"a", f.pipeline}, {"b", f.kindpipe}};
+    const cupel::Items *items = a.handle("items", f.items, &f.items_moved);
+    const cupel::Budget *budget = a.handle("budget", f.budget);
+    int64_t count = a.i64("count", 2);
+    if (count < 0 || count > 2) throw Inexpressible{"count " + std::to_string(count) + " is not 0, 1 or 2 variants"};
+    variants.resize(static_cast<std::size_t>(count), variants[0]);
+    std::string json = cupel::policy_sensitivity(variants, items, budget);
+    o.result = std::to_string(occurrences(json, "\"statuses\":"));
+  } else if (op == "report.analytics") {
+    const cupel::Pipeline &pipeline = a.receiver("pipeline", f.pipeline);
+    const cupel::Budget *budget = a.handle("budget", f.budget);
+    cupel::Report report;
+    pipeline.run(f.items, budget, &report);
+    const cupel::Items *items = a.handle("items", f.items, &f.items_moved);
+    std::size_t kinds = report.kind_diversity(items);
+    double coverage = report.timestamp_coverage(items);
+    if (std::fabs(report.budget_utilization() - 250.0 / 300.0) > 1e-9) o.check_what = "the budget utilization";
+    o.result = "[" + std::to_string(kinds) + "," + number(coverage) + "]";
+  } else if (op == "pipeline.set_trace") {
+    // The free form, so that the pipeline can be null.
+    auto *pipeline = const_cast<cupel::Pipeline *>(a.handle("pipeline", f.pipeline));
+    cupel::TraceLevel level = a.level("level", cupel::TraceLevel::Stages);
+    std::size_t events = 0;
+    cupel::TraceCallback counter;
+    if (!a.null("callback")) counter = [&events](const cupel::TraceEvent &) { events++; };
+    cupel::set_trace(pipeline, level, counter);
+    f.pipeline.run(f.items, f.budget);
+    o.result = std::to_string(events);
+  } else if (op == "select") {
+    std::vector<cupel::Message> messages = f.messages();
+    const cupel::Message *data = a.null("messages") ? nullptr : messages.data();
+    int64_t max_tokens = a.i64("max_tokens", 2);
+    std::optional<std::string> policy = a.nullable_str("policy", "Chat");
+    std::vector<cupel::Message> kept =
+        policy ? cupel::select(data, messages.size(), max_tokens, *policy)
+               : cupel::select(data, messages.size(), max_tokens, static_cast<const char *>(nullptr));
+    o.result = std::to_string(kept.size());
   } else if (op == "reason.name") {
     o.result = cupel::to_string(static_cast<cupel::Reason>(a.i64("code", 0)));
   } else {
