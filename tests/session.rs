@@ -758,6 +758,8 @@ fn digests() -> Vec<u64> {
                 let mut json: serde_json::Value =
                     serde_json::from_str(&report.json(&items)).unwrap();
                 json["events"] = serde_json::Value::Null;
+                // Added after the recording (issue 29), checked elsewhere.
+                json.as_object_mut().unwrap().remove("analytics");
                 let text = format!(
                     "{:?} {placed:?} {:?} {:?} {json}",
                     s.last_action(),
