@@ -288,8 +288,9 @@ fn budget_documents_are_validated_with_paths() {
     assert!(msg(r#"{"targetTokens":1}"#).contains("$.maxTokens: required"));
     assert!(msg(r#"{"maxTokens":10}"#).contains("$.targetTokens: required"));
     assert!(msg(r#"{"maxTokens":100,"targetTokens":250}"#)
-        .contains("$: target_tokens 250 > max_tokens 100"));
-    assert!(msg(r#"{"maxTokens":-1,"targetTokens":0}"#).contains("max_tokens is -1"));
+        .contains("$.targetTokens: 250 exceeds maxTokens 100"));
+    assert!(msg(r#"{"maxTokens":-1,"targetTokens":0}"#).contains("$.maxTokens: must be >= 0 (got -1)"));
+    assert!(msg(r#"{"maxTokens":1,"targetTokens":-2}"#).contains("$.targetTokens: must be >= 0 (got -2)"));
     assert!(
         msg(r#"{"maxTokens":1.5,"targetTokens":1}"#).contains("$.maxTokens: expected an integer")
     );

@@ -692,6 +692,17 @@ pub fn budget_from_json(bytes: &[u8]) -> Result<Budget> {
     let Some(target) = int("targetTokens")? else {
         return root.key("targetTokens").err("required");
     };
+    if max < 0 {
+        return root.key("maxTokens").err(format!("must be >= 0 (got {max})"));
+    }
+    if target < 0 {
+        return root.key("targetTokens").err(format!("must be >= 0 (got {target})"));
+    }
+    if target > max {
+        return root
+            .key("targetTokens")
+            .err(format!("{target} exceeds maxTokens {max}"));
+    }
     let mut budget = Budget::new(max, target).map_err(|e| root.wrap(e))?;
     if let Some(r) = int("outputReserve")? {
         budget

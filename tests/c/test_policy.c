@@ -95,7 +95,7 @@ static void test_errors(void) {
   CHECK(p == NULL);
   CHECK_STATUS(cupel_budget_from_json("{\"maxTokens\":100,\"targetTokens\":250}", 36, &b),
                CUPEL_ERROR_INVALID_ARGUMENT);
-  CHECK_MSG("target_tokens 250 > max_tokens 100");
+  CHECK_MSG("json $.targetTokens: 250 exceeds maxTokens 100");
   CHECK(b == NULL);
   CHECK_STATUS(cupel_pipeline_to_json(NULL, NULL, 0, NULL), CUPEL_ERROR_NULL_POINTER);
   CHECK_STATUS(cupel_pipeline_preset("Nope", &p), CUPEL_ERROR_INVALID_ARGUMENT);
