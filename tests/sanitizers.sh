@@ -34,7 +34,9 @@ if command -v valgrind >/dev/null 2>&1; then
   done
   c++ -std=c++17 -g -O1 -Iinclude -Ibindings/cpp tests/cpp/test_cupel.cpp -L"$lib" -Wl,-rpath,"$lib" \
       -lcupel -o "$out/test_cupel_cpp"
-  for exe in $suites test_cupel_cpp; do
+  c++ -std=c++17 -g -O1 -Iinclude -Ibindings/cpp tests/cpp/test_policy.cpp -L"$lib" -Wl,-rpath,"$lib" \
+      -lcupel -o "$out/test_policy_cpp"
+  for exe in $suites test_cupel_cpp test_policy_cpp; do
     valgrind -q --error-exitcode=99 --leak-check=full \
       --errors-for-leak-kinds=definite,indirect,possible \
       --show-leak-kinds=definite,indirect,possible "$out/$exe" > "$out/$exe.valgrind" 2>&1 || {
