@@ -19,74 +19,7 @@ use std::time::Instant;
 use cupel::pipeline::Pipeline;
 use cupel::placer::Placer;
 use cupel::scorer::Scorer;
-use cupel::testing::Rng;
-use cupel::{Budget, Engine, Items, Knapsack, NewItem, Slicer};
-
-const KINDS: [&str; 5] = [
-    "Message",
-    "Document",
-    "ToolOutput",
-    "Memory",
-    "SystemPrompt",
-];
-const WORDS: [&str; 16] = [
-    "the",
-    "request",
-    "failed",
-    "because",
-    "token",
-    "expired",
-    "retry",
-    "with",
-    "a",
-    "new",
-    "session",
-    "log:",
-    "ERROR",
-    "at",
-    "auth.rs:42",
-    "ok",
-];
-
-/// `n` realistic items and their contents.
-pub fn realistic(n: usize, seed: u64) -> (Items, Vec<String>) {
-    let mut rng = Rng(seed);
-    let mut items = Items::new();
-    let mut contents: Vec<String> = Vec::with_capacity(n);
-    for i in 0..n {
-        let text = if i > 0 && rng.below(10) == 0 {
-            contents[rng.below(i as u64) as usize].clone()
-        } else {
-            let len = 50 + rng.below(1951) as usize;
-            let mut t = String::with_capacity(len + 12);
-            while t.len() < len {
-                t.push_str(WORDS[rng.below(16) as usize]);
-                t.push(' ');
-            }
-            t.truncate(len);
-            t
-        };
-        let kind = Some(KINDS[rng.below(5) as usize]);
-        let tokens = (text.len() / 4).max(1) as i64;
-        let score = rng.below(1000) as f64 / 1000.0;
-        items
-            .push(NewItem {
-                tokens,
-                score,
-                kind,
-            })
-            .unwrap();
-        items.set_content(i, &text).unwrap();
-        items
-            .set_timestamp(i, 1_700_000_000_000 + rng.below(1 << 32) as i64)
-            .unwrap();
-        if rng.below(3) == 0 {
-            items.set_priority(i, rng.below(10) as i64).unwrap();
-        }
-        contents.push(text);
-    }
-    (items, contents)
-}
+use cupel::{Budget, Engine, Knapsack, Slicer};
 
 fn floor(contents: &[String], scores: &[f64]) -> u64 {
     let mut h = 0u64;
@@ -110,7 +43,7 @@ fn main() {
         if only.is_some_and(|o| o != n) {
             continue;
         }
-        let (items, contents) = realistic(n, 30 + n as u64);
+        let (items, contents) = cupel::testing::realistic(n, 30 + n as u64);
         let total: i64 = (0..n as u32).map(|i| items.view().tokens(i)).sum();
         let budget = Budget::new(total / 4 + 1000, total / 4).unwrap();
         let scores: Vec<f64> = (0..n as u32).map(|i| items.view().score(i)).collect();

@@ -40,3 +40,18 @@ pub use slicer::{
     CountEntry, CountQuota, Knapsack, Quota, QuotaEntry, Scarcity, Shortfall, Slicer,
 };
 pub use stream::Stream;
+
+/// Extra work on `n` items that exists only in a build with the feature
+/// "planted-slowdown": tests/perf_guard.sh builds it to prove that its
+/// instruction-count guard fails on a slowdown. Nothing otherwise.
+#[cfg(feature = "planted-slowdown")]
+pub(crate) fn planted_slowdown(n: usize) {
+    let mut x = 0u64;
+    for i in 0..n as u64 * 12 {
+        x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(i));
+    }
+}
+
+#[cfg(not(feature = "planted-slowdown"))]
+#[inline(always)]
+pub(crate) fn planted_slowdown(_n: usize) {}

@@ -45,5 +45,8 @@ echo "== aarch64 (portable kernel only), under qemu"
 bash tests/aarch64.sh
 echo "== sanitizers and valgrind"
 bash tests/sanitizers.sh
+echo "== performance guard: instruction counts against the baseline, and its proof"
+bash tests/perf_guard.sh --check
+bash tests/perf_guard.sh --prove
 # One closing line for the whole run (cargo prints one per test binary).
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' target/test.out

@@ -157,6 +157,7 @@ impl Pipeline {
 
     /// Stages 1-4: Classify, Score, Deduplicate, Sort.
     fn prepare(&self, items: &Items, budget: &Budget, log: &mut report::Log) -> Result<Prepared> {
+        crate::planted_slowdown(items.len());
         crate::choice::fill::check(items, self.tokenizer.as_ref())?;
         // Keep-together groups (none: nothing is built).
         let groups = Groups::of(items);

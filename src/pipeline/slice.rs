@@ -221,6 +221,7 @@ impl Engine {
     /// Sort stage, then Slice stage with `budget` and `pinned_tokens`, on
     /// the pushed scores (`cupel_slice`).
     pub fn slice(&self, all: &Items, budget: &Budget, pinned_tokens: i64) -> Result<Outcome> {
+        crate::planted_slowdown(all.len());
         let groups = Groups::of(all);
         let items = all.view();
         let effective = budget.effective(pinned_tokens)?;
