@@ -289,8 +289,11 @@ fn budget_documents_are_validated_with_paths() {
     assert!(msg(r#"{"maxTokens":10}"#).contains("$.targetTokens: required"));
     assert!(msg(r#"{"maxTokens":100,"targetTokens":250}"#)
         .contains("$.targetTokens: 250 exceeds maxTokens 100"));
-    assert!(msg(r#"{"maxTokens":-1,"targetTokens":0}"#).contains("$.maxTokens: must be >= 0 (got -1)"));
-    assert!(msg(r#"{"maxTokens":1,"targetTokens":-2}"#).contains("$.targetTokens: must be >= 0 (got -2)"));
+    assert!(
+        msg(r#"{"maxTokens":-1,"targetTokens":0}"#).contains("$.maxTokens: must be >= 0 (got -1)")
+    );
+    assert!(msg(r#"{"maxTokens":1,"targetTokens":-2}"#)
+        .contains("$.targetTokens: must be >= 0 (got -2)"));
     assert!(
         msg(r#"{"maxTokens":1.5,"targetTokens":1}"#).contains("$.maxTokens: expected an integer")
     );
@@ -841,7 +844,13 @@ fn pipelines_a_document_cannot_hold_are_refused() {
 }
 
 /// (name, [(type, weight)], slicer, bucket, placer).
-type PresetRow = (&'static str, &'static [(&'static str, f64)], &'static str, Option<i64>, &'static str);
+type PresetRow = (
+    &'static str,
+    &'static [(&'static str, f64)],
+    &'static str,
+    Option<i64>,
+    &'static str,
+);
 
 #[test]
 fn presets_match_their_table() {

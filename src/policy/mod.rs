@@ -693,10 +693,14 @@ pub fn budget_from_json(bytes: &[u8]) -> Result<Budget> {
         return root.key("targetTokens").err("required");
     };
     if max < 0 {
-        return root.key("maxTokens").err(format!("must be >= 0 (got {max})"));
+        return root
+            .key("maxTokens")
+            .err(format!("must be >= 0 (got {max})"));
     }
     if target < 0 {
-        return root.key("targetTokens").err(format!("must be >= 0 (got {target})"));
+        return root
+            .key("targetTokens")
+            .err(format!("must be >= 0 (got {target})"));
     }
     if target > max {
         return root

@@ -755,6 +755,30 @@ static void test_select() {
     CHECK((cupel::detail::message_groups(u.data(), u.size()) == std::vector<uint64_t>{1, 1, 1}));
   }
 
+  // No policy is Chat (here Chat and AgentLoop differ); key 0, empty group
+  // names and ids are none; a message with an id nobody shares is a group.
+  {
+    std::vector<cupel::Message> mixed = {msg("a memory worth keeping", "Memory"), msg("an older plain message"),
+                                         msg("a newer plain message")};
+    mixed[0].relevance = 1.0;
+    mixed[1].relevance = mixed[2].relevance = 0.0;
+    CHECK(cupel::select_indices(mixed, 8, "AgentLoop") != cupel::select_indices(mixed, 8, "Chat"));
+    for (int64_t m : {0, 4, 8, 10, 14}) {
+      CHECK(cupel::select_indices(mixed, m) == cupel::select_indices(mixed, m, "Chat"));
+      CHECK(cupel::select_indices(mixed, m, nullptr) == cupel::select_indices(mixed, m, "Chat"));
+    }
+    std::vector<cupel::Message> e = {msg("a"), msg("b"), msg("c"), msg("d"), msg("e")};
+    e[0].key = 0;
+    e[1].tool_call_ids = {"", "t"};
+    e[2].tool_call_id = "t";
+    e[3].tool_call_ids = {""};
+    e[3].group = "";
+    e[4].tool_call_id = "lonely";
+    e[4].key = std::numeric_limits<uint64_t>::max();
+    CHECK((cupel::detail::message_groups(e.data(), e.size()) == std::vector<uint64_t>{0, 1, 1, 0, 2}));
+    CHECK(cupel::select(e, 100).size() == 5);
+  }
+
   // 3. Every attribute: timestamps (some), priorities, relevance, keys,
   // scores; a policy document; a budget object with an output reserve.
   std::vector<cupel::Message> rich;
@@ -837,19 +861,29 @@ static void test_select() {
     CHECK(kept("Chat", "cl100k_base") == c_fits);
     cupel::Pipeline with_cl = cupel::Pipeline::preset("Chat");
     with_cl.set_tokenizer(cl100k);
-    CHECK(kept(with_cl) == c_fits);                      // a pipeline's, through its document
+    CHECK(kept(with_cl) == c_fits);                      // a pipeline's, by its name
     // A pipeline the format cannot write: without a tokenizer, o200k_base;
-    // given one, select cannot name it and asks for the argument.
+    // with a built-in one, its name all the same; with one from a
+    // vocabulary file, select cannot name it and asks for the argument.
     cupel::Slicer greedy = cupel::Slicer::greedy();
     cupel::Slicer count = cupel::Slicer::count_quota(greedy, {{"Message", 0, 5}});
     cupel::Slicer nested = cupel::Slicer::quota(count, {{"Document", 0, 50}});
     cupel::Pipeline odd(nullptr, nested, nullptr);
     CHECK(kept(odd) == o_fits);
     odd.set_tokenizer(cl100k);
-    expect_error<cupel::Error>([&] { kept(odd); }, CUPEL_ERROR_UNSUPPORTED, "pass the tokenizer argument");
-    CHECK(kept(odd, "cl100k_base") == c_fits);
-    odd.clear_tokenizer();
-    CHECK(kept(odd) == o_fits);
+    CHECK(kept(odd) == c_fits);
+    std::string bytes_file;  // a tiktoken file of the 256 single bytes, in base64
+    static const char abc[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (int b = 0; b < 256; b++)
+      bytes_file += std::string{abc[b >> 2], abc[(b & 3) << 4], '=', '='} + " " + std::to_string(b) + "\n";
+    cupel::Tokenizer from_file = cupel::Tokenizer::from_tiktoken(bytes_file);
+    for (cupel::Pipeline *q : {&odd, &with_cl}) {
+      q->set_tokenizer(from_file);
+      expect_error<cupel::Error>([&] { kept(*q); }, CUPEL_ERROR_UNSUPPORTED, "pass the tokenizer argument");
+      CHECK(kept(*q, "cl100k_base") == c_fits);
+      q->clear_tokenizer();
+      CHECK(kept(*q) == o_fits);
+    }
   }
 
   // 6. Bad input: the long-hand errors, naming the message and the field.
@@ -883,11 +917,12 @@ static void test_select() {
     expect_error<cupel::InvalidArgument>([&] { cupel::select(nullptr, 3, 100); }, CUPEL_ERROR_NULL_POINTER,
                                          "messages is null");
     CHECK(cupel::select(nullptr, 0, 100).empty());
-    expect_error<cupel::InvalidArgument>([&] { cupel::select(bad, 100, static_cast<const char *>(nullptr)); },
-                                         CUPEL_ERROR_NULL_POINTER, "policy is null");
-    expect_error<cupel::InvalidArgument>(
-        [&] { cupel::select(bad, 100, static_cast<const cupel::Pipeline *>(nullptr)); }, CUPEL_ERROR_NULL_POINTER,
-        "policy is null");
+    // A null policy is none: the Chat preset.
+    CHECK(cupel::select_indices(bad, 100, static_cast<const char *>(nullptr)) == cupel::select_indices(bad, 100));
+    CHECK(cupel::select_indices(bad, 100, static_cast<const cupel::Pipeline *>(nullptr)) ==
+          cupel::select_indices(bad, 100, "Chat"));
+    CHECK(cupel::select_indices(bad, 100, nullptr, "cl100k_base") ==
+          cupel::select_indices(bad, 100, "Chat", "cl100k_base"));
     cupel::Pipeline p = cupel::Pipeline::preset("Chat");
     cupel::Pipeline q = std::move(p);
     expect_error<cupel::ClosedHandle>([&] { cupel::select(bad, 100, p); }, CUPEL_ERROR_NULL_POINTER,
