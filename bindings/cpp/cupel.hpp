@@ -2176,14 +2176,16 @@ struct PolicyAccess;
 
 /// The policy of a select() call: a preset name ("Chat", matched
 /// case-insensitively), a policy document's text (a string whose first
-/// non-blank character is `{`), or a Pipeline. Binds a string or a pipeline
-/// for the duration of the call (it does not copy or own them).
+/// non-blank character is `{`), or a Pipeline; absent (the default
+/// argument, or a null pointer), the "Chat" preset. Binds a string or a
+/// pipeline for the duration of the call (it does not copy or own them).
 class Policy {
  public:
-  /// A preset name or a policy document; null is refused by the call
-  /// (InvalidArgument naming `policy`).
+  /// The "Chat" preset, as when the argument is left out.
+  Policy() noexcept : text_("Chat") {}
+  /// A preset name or a policy document; null is no policy: "Chat".
   Policy(const char *name_or_json) noexcept  // NOLINT: implicit by design
-      : text_(name_or_json ? name_or_json : ""), null_(!name_or_json) {}
+      : text_(name_or_json ? name_or_json : "Chat") {}
   /// A preset name or a policy document.
   Policy(std::string_view name_or_json) noexcept : text_(name_or_json) {}  // NOLINT: implicit by design
   /// A preset name or a policy document.
@@ -2191,16 +2193,17 @@ class Policy {
   /// A pipeline, used as it is (with its trace, if set); a moved-from one
   /// is refused by the call (ClosedHandle naming `policy`).
   Policy(const Pipeline &pipeline) noexcept : pipeline_(&pipeline), is_pipeline_(true) {}  // NOLINT: implicit
-  /// `*pipeline`; null is refused by the call (InvalidArgument naming `policy`).
+  /// `*pipeline`; null is no policy: "Chat".
   Policy(const Pipeline *pipeline) noexcept  // NOLINT: implicit by design
-      : pipeline_(pipeline), is_pipeline_(true), null_(!pipeline) {}
+      : text_("Chat"), pipeline_(pipeline), is_pipeline_(pipeline != nullptr) {}
+  /// No policy: "Chat".
+  Policy(std::nullptr_t) noexcept : text_("Chat") {}  // NOLINT: implicit by design
 
  private:
   friend struct detail::PolicyAccess;
   std::string_view text_;
   const Pipeline *pipeline_ = nullptr;
   bool is_pipeline_ = false;
-  bool null_ = false;
 };
 
 namespace detail {
@@ -2208,7 +2211,6 @@ namespace detail {
 struct PolicyAccess {
   /// The pipeline `policy` stands for: its own, or one made into `made`.
   static const Pipeline &resolve(const Policy &policy, std::optional<Pipeline> &made) {
-    if (policy.null_) null_handle("policy");
     if (policy.is_pipeline_) {
       if (!policy.pipeline_->get()) closed_handle("policy");
       return *policy.pipeline_;
@@ -2222,23 +2224,15 @@ struct PolicyAccess {
       made.emplace(renaming([&] { return Pipeline::preset(text); }, fix));
     return *made;
   }
-  /// The name of the tokenizer `pipeline` counts with, if it has one: the
-  /// "tokenizer" of its policy document; a pipeline the format cannot
-  /// write has none unless set_tokenizer gave it one, which cannot be
-  /// named (an Error).
+  /// The name of the tokenizer `pipeline` counts with, if it has one: its
+  /// built-in encoding's (cupel_pipeline_tokenizer_name). One that
+  /// set_tokenizer gave it from a vocabulary file has no name (an Error).
   static std::optional<std::string> tokenizer_of(const Pipeline &pipeline) {
-    std::string json;
-    try {
-      json = pipeline.to_json();
-    } catch (const Error &e) {
-      if (e.status() != CUPEL_ERROR_UNSUPPORTED) throw;
-      if (!pipeline.tokenizer_set_) return std::nullopt;  // a slicer the format cannot hold, no tokenizer
-      throw Error(CUPEL_ERROR_UNSUPPORTED,
-                  std::string("policy: cannot name the tokenizer the pipeline was given, as the pipeline cannot be "
-                              "written as a policy document (") +
-                      e.message() + "); pass the tokenizer argument");
-    }
-    return top_level_string(json, "tokenizer");
+    if (const char *name = cupel_pipeline_tokenizer_name(pipeline.get())) return std::string(name);
+    if (!pipeline.tokenizer_set_) return std::nullopt;  // none: o200k_base
+    throw Error(CUPEL_ERROR_UNSUPPORTED,
+                "policy: cannot name the tokenizer the pipeline was given (one loaded from a vocabulary file); pass "
+                "the tokenizer argument");
   }
 };
 }  // namespace detail
@@ -2298,12 +2292,14 @@ inline std::vector<uint64_t> message_groups(const Message *messages, std::size_t
 /// The one-call path: the indices into `messages[0 .. count)` of the
 /// messages to send, in the order the policy's placer gives, selected
 /// within `budget` by `policy` (a preset name, a policy document's text or
-/// a Pipeline; "Chat" by default). select() gives the messages themselves.
+/// a Pipeline; "Chat" by default, and for a null pointer). select() gives
+/// the messages themselves.
 ///
 /// The rules (docs/policies.md, the same in every binding): each message is
 /// an item whose content is its text and whose tokens are the text's count
-/// with the tokenizer named `tokenizer`, else the policy's (its document's
-/// "tokenizer"), else "o200k_base"; messages that share a `group`, a
+/// with the tokenizer named `tokenizer`, else the policy's (its built-in
+/// encoding, cupel_pipeline_tokenizer_name), else "o200k_base"; messages
+/// that share a `group`, a
 /// `tool_call_id` or one of their `tool_call_ids` are kept or dropped
 /// together, transitively (a group and a call id of the same text are not
 /// shared; an empty one is none), in groups numbered 1, 2, ... in the order
@@ -2314,9 +2310,9 @@ inline std::vector<uint64_t> message_groups(const Message *messages, std::size_t
 /// (`.kind`, `.score`), `policy` (an unknown preset, a document's JSON path
 /// and rule), `tokenizer`, `max_tokens` or `budget`; a null `messages` with
 /// a non-zero `count` throws InvalidArgument naming `messages`. A Pipeline
-/// that cannot be written as a policy document (to_json throws) but was
-/// given a tokenizer with set_tokenizer needs the `tokenizer` argument:
-/// select cannot name it (without one it counts with "o200k_base").
+/// given a tokenizer loaded from a vocabulary file (set_tokenizer) needs
+/// the `tokenizer` argument: select cannot name it (Unsupported naming
+/// `policy`). `key` 0 is none; an empty `group` or id is none.
 inline std::vector<std::size_t> select_indices(const Message *messages, std::size_t count, Ref<Budget> budget,
                                                const Policy &policy = "Chat", std::string_view tokenizer = {}) {
   if (!messages && count) detail::null_handle("messages");

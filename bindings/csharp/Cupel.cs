@@ -2598,6 +2598,10 @@ namespace Cupel
 
         static readonly Args TokenizerArgs = new Args("tokenizer");
 
+        /// <summary>Whether SetTokenizer gave it a tokenizer (Context.Select:
+        /// one from a vocabulary file has no name).</summary>
+        internal bool TokenizerGiven;
+
         /// <summary>Gives the pipeline the tokenizer it cuts truncatable items
         /// with (<c>items.SetTruncatable</c>); null removes it.
         /// The pipeline keeps its own reference: tokenizer may be disposed
@@ -2613,6 +2617,7 @@ namespace Cupel
                 if (t != null) t.DangerousAddRef(ref added);
                 Native.Check(Native.cupel_pipeline_set_tokenizer(self, t == null ? IntPtr.Zero : t.DangerousGetHandle()),
                     TokenizerArgs);
+                TokenizerGiven = t != null;
             }
             finally
             {

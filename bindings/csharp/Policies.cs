@@ -612,12 +612,6 @@ namespace Cupel
         [DataMember(Name = "utilization")] public double Utilization;
     }
 
-    [DataContract]
-    internal sealed class PolicyTokenizerDto
-    {
-        [DataMember(Name = "tokenizer")] public string Tokenizer;
-    }
-
     // ---- report analytics ------------------------------------------------------
 
     public sealed partial class Report
@@ -953,6 +947,7 @@ namespace Cupel
         [DllImport(Native.Lib)] internal static extern Status cupel_pipeline_preset(byte[] name, out PipelineHandle pipeline);
         [DllImport(Native.Lib)] internal static extern UIntPtr cupel_preset_count();
         [DllImport(Native.Lib)] internal static extern IntPtr cupel_preset_name(UIntPtr index);
+        [DllImport(Native.Lib)] internal static extern IntPtr cupel_pipeline_tokenizer_name(PipelineHandle pipeline);
         [DllImport(Native.Lib)] internal static extern Status cupel_policy_sensitivity(IntPtr[] pipelines, IntPtr[] labels, UIntPtr count, ItemsHandle items, BudgetHandle budget, [Out] byte[] buf, UIntPtr capacity, out UIntPtr len);
         [DllImport(Native.Lib)] internal static extern Status cupel_report_budget_utilization(ReportHandle report, out double value);
         [DllImport(Native.Lib)] internal static extern Status cupel_report_kind_diversity(ReportHandle report, ItemsHandle items, out UIntPtr value);
@@ -987,16 +982,17 @@ namespace Cupel
         /// <summary>Always included, its tokens taken off the budget first
         /// (a system prompt).</summary>
         public bool Pinned { get; set; }
-        /// <summary>Messages with the same group (non-null) are kept or
-        /// dropped together.</summary>
+        /// <summary>Messages with the same group are kept or dropped
+        /// together (null or "": none).</summary>
         public string Group { get; set; }
         /// <summary>A tool result's id, or a single tool call's: the call and
-        /// its result are kept or dropped together.</summary>
+        /// its result are kept or dropped together (null or "": none).</summary>
         public string ToolCallId { get; set; }
         /// <summary>The ids of a message that makes several tool calls: it is
-        /// kept or dropped with all their results.</summary>
+        /// kept or dropped with all their results (null or "" elements are
+        /// none).</summary>
         public IReadOnlyList<string> ToolCallIds { get; set; }
-        /// <summary>An identity key for sessions (non-zero; 0: none).</summary>
+        /// <summary>An identity key for sessions (0: none).</summary>
         public ulong Key { get; set; }
         /// <summary>When it was written (kept to the millisecond); when no
         /// message has one, message i is taken as written at i
@@ -1024,10 +1020,10 @@ namespace Cupel
         /// policy, in the order the policy's placer gives: the same objects
         /// as passed. policy is a preset name (<see cref="Pipeline.PresetNames"/>)
         /// or a policy document (a string whose first non-blank character is
-        /// '{'). Tokens are counted with the tokenizer named by tokenizer,
-        /// else the policy's, else "o200k_base". Messages that share a Group,
-        /// a ToolCallId or one of their ToolCallIds are kept or dropped
-        /// together (transitively). A bad message throws for messages, naming
+        /// '{'); null is "Chat". Tokens are counted with the tokenizer named
+        /// by tokenizer, else the policy's, else "o200k_base". Messages that
+        /// share a Group, a ToolCallId or one of their ToolCallIds (null and
+        /// "" are none) are kept or dropped together (transitively). A bad message throws for messages, naming
         /// it (<c>messages[3].Text is empty</c>); a negative maxTokens a
         /// CupelArgumentException for maxTokens; a bad policy one for
         /// policy.</summary>
@@ -1047,11 +1043,11 @@ namespace Cupel
         }
 
         /// <summary>As the other overloads, with policy a pipeline (used as
-        /// it is, not disposed; its trace handler sees the run).</summary>
+        /// it is, not disposed; its trace handler sees the run; null is the
+        /// "Chat" preset).</summary>
         public static Message[] Select(IReadOnlyList<Message> messages, long maxTokens, Pipeline policy,
                                        string tokenizer = null)
         {
-            if (policy == null) throw Native.Null("policy");
             return Core(messages, Identity, maxTokens, null, null, policy, tokenizer);
         }
 
@@ -1061,7 +1057,6 @@ namespace Cupel
                                        string tokenizer = null)
         {
             if (budget == null) throw Native.Null("budget");
-            if (policy == null) throw Native.Null("policy");
             return Core(messages, Identity, 0, budget, null, policy, tokenizer);
         }
 
@@ -1090,7 +1085,6 @@ namespace Cupel
                                     Pipeline policy, string tokenizer = null)
         {
             if (describe == null) throw Native.Null("describe");
-            if (policy == null) throw Native.Null("policy");
             return Core(messages, describe, maxTokens, null, null, policy, tokenizer);
         }
 
@@ -1101,7 +1095,6 @@ namespace Cupel
         {
             if (describe == null) throw Native.Null("describe");
             if (budget == null) throw Native.Null("budget");
-            if (policy == null) throw Native.Null("policy");
             return Core(messages, describe, 0, budget, null, policy, tokenizer);
         }
 
@@ -1127,10 +1120,6 @@ namespace Cupel
                 if (m.Text == null) throw new ArgumentNullException("messages", "messages[" + i + "].Text is null");
                 Native.CheckUtf16(m.Text, "messages[" + i + "].Text");
                 if (m.Kind != null) Native.CheckUtf16(m.Kind, "messages[" + i + "].Kind");
-                if (m.ToolCallIds != null)
-                    for (int j = 0; j < m.ToolCallIds.Count; j++)
-                        if (m.ToolCallIds[j] == null)
-                            throw new ArgumentNullException("messages", "messages[" + i + "].ToolCallIds[" + j + "] is null");
                 ms[i] = m;
             }
 
@@ -1153,11 +1142,12 @@ namespace Cupel
                     Native.Arg(budget, "budget");
                 }
 
-                // The policy: a pipeline, a policy document or a preset name.
+                // The policy: a pipeline, a policy document or a preset name;
+                // none (null), the Chat preset.
                 Pipeline pipeline = policyObject;
                 if (pipeline == null)
                 {
-                    if (policyText == null) throw Native.Null("policy");
+                    if (policyText == null) policyText = "Chat";
                     var trimmed = policyText.TrimStart();
                     var h = trimmed.Length > 0 && trimmed[0] == '{'
                         ? Policy.ReadPipeline(policyText, "policy", PolicyJsonArgs)
@@ -1196,22 +1186,19 @@ namespace Cupel
             }
         }
 
-        /// <summary>The policy document's "tokenizer", or null. A pipeline
-        /// the library cannot write (a vocabulary-file tokenizer, say) has a
-        /// tokenizer this cannot name: the caller must.</summary>
+        /// <summary>The name of the pipeline's built-in tokenizer, or null
+        /// when it has none. One from a vocabulary file (SetTokenizer) has no
+        /// name: the caller must pass the tokenizer.</summary>
         static string PolicyTokenizer(Pipeline pipeline)
         {
-            string json;
-            try
-            {
-                json = pipeline.ToJson();
-            }
-            catch (CupelException e)
-            {
+            var h = Native.Arg(pipeline, "policy");
+            var name = PolicyNative.cupel_pipeline_tokenizer_name(h);
+            GC.KeepAlive(pipeline);
+            if (name != IntPtr.Zero) return Native.Utf8(name);
+            if (pipeline.TokenizerGiven)
                 throw new CupelArgumentException(Status.InvalidArgument, "tokenizer is null and the policy's " +
-                    "tokenizer cannot be read (" + e.NativeMessage + "); name the tokenizer", "tokenizer", null);
-            }
-            return Policy.Parse<PolicyTokenizerDto>(json).Tokenizer;
+                    "tokenizer, loaded from a vocabulary file, has no name; name the tokenizer", "tokenizer", null);
+            return null;
         }
 
         static readonly Regex Column = new Regex(@"\b(texts|kinds|scores)\[(\d+)\]", RegexOptions.CultureInvariant);
@@ -1293,7 +1280,8 @@ namespace Cupel
         /// ToolCallIds), are one group, transitively; groups are numbered 1,
         /// 2, ... in the order of their first message, and a message with
         /// none of these is in none (0). Group names and tool call ids are
-        /// separate: a Group "x" and a ToolCallId "x" do not join.</summary>
+        /// separate: a Group "x" and a ToolCallId "x" do not join. A null or
+        /// "" group or id is none.</summary>
         public static ulong[] Groups(IReadOnlyList<Message> messages)
         {
             if (messages == null) throw Native.Null("messages");
@@ -1338,11 +1326,13 @@ namespace Cupel
             for (int i = 0; i < n; i++)
             {
                 var m = ms[i];
-                // Group names and tool call ids are separate name spaces.
-                if (m.Group != null) join(i, "g:" + m.Group);
-                if (m.ToolCallId != null) join(i, "t:" + m.ToolCallId);
+                // Group names and tool call ids are separate name spaces; null
+                // and "" are none.
+                if (!string.IsNullOrEmpty(m.Group)) join(i, "g:" + m.Group);
+                if (!string.IsNullOrEmpty(m.ToolCallId)) join(i, "t:" + m.ToolCallId);
                 if (m.ToolCallIds != null)
-                    foreach (var id in m.ToolCallIds) join(i, "t:" + id);
+                    foreach (var id in m.ToolCallIds)
+                        if (!string.IsNullOrEmpty(id)) join(i, "t:" + id);
             }
             var groups = new ulong[n];
             var number = new Dictionary<int, ulong>();

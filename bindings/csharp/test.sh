@@ -14,7 +14,7 @@
 #                             README's sections of those names)
 #   bash test.sh --contract   runs the contract table (tests/contract/contract.txt,
 #                             or $CUPEL_CONTRACT): "contract cs: N passed, M failed"
-#   bash test.sh --demo | --cross FILE | --bench N   (see tests/*.rs)
+#   bash test.sh --demo | --cross FILE | --select FILE | --bench N   (see tests/*.rs)
 #
 # Exits non-zero on any failure. Cupel.dll is built with -doc and warnings
 # as errors, so a public member without an XML doc comment fails the build.
@@ -67,6 +67,9 @@ case "${1:-}" in
   --cross)
     build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
     exec mono "$out/Cross.exe" "$2" ;;
+  --select)
+    build -out:"$out/SelectCross.exe" "$here/cross/SelectCross.cs"
+    exec mono "$out/SelectCross.exe" "$2" ;;
   --demo)
     build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
     exec mono "$out/Demo.exe" "$root/examples/data/rag_candidates.csv" ;;
@@ -85,6 +88,7 @@ for name in LongHand Policy Presets Sensitivity Analytics Tracing; do
 done
 build -out:"$out/Demo.exe" "$here/demo/Demo.cs"
 build -out:"$out/Cross.exe" "$here/cross/Cross.cs"
+build -out:"$out/SelectCross.exe" "$here/cross/SelectCross.cs"
 build -optimize+ -out:"$out/Bench.exe" "$here/bench/Bench.cs"
 build -r:System.Core.dll -out:"$out/Contract.exe" "$here/contract/Contract.cs"
 mono --debug "$out/CupelTests.exe"

@@ -92,6 +92,18 @@ func (p *Pipeline) JSON() (string, error) {
 	})
 }
 
+// tokenizerName is the name of the pipeline's built-in tokenizer
+// (O200kBase, Cl100kBase); "" when it has none or one from a vocabulary
+// file.
+func (p *Pipeline) tokenizerName() string {
+	name := C.cupel_pipeline_tokenizer_name(p.p)
+	runtime.KeepAlive(p)
+	if name == nil {
+		return ""
+	}
+	return C.GoString(name)
+}
+
 // MarshalJSON is JSON as a json.Marshaler: a *Pipeline inside a struct is
 // written by encoding/json as its policy document. (To read one back from
 // a larger document, decode that field as a json.RawMessage and hand it

@@ -289,6 +289,71 @@ func TestSelectPolicyJSONAndAttributes(t *testing.T) {
 	if n := tokensOf(SelectOptions{Pipeline: chat}); n != must(cl100.Count(text)) {
 		t.Fatalf("the pipeline's tokenizer: %d", n)
 	}
+	// A pipeline the format cannot write, its built-in tokenizer closed:
+	// the pipeline's own reference has its name.
+	g := must(NewGreedy())
+	defer g.Close()
+	cq := must(NewCountQuota(g, []CountQuota{{Kind: "Message", Cap: 5}}, Degrade))
+	defer cq.Close()
+	q := must(NewQuota(cq, []Quota{{Kind: "Message", CapPercent: 100}}))
+	defer q.Close()
+	cl2 := must(NewTokenizer(Cl100kBase))
+	odd := must(NewPipeline(PipelineOptions{Slicer: q, Tokenizer: cl2}))
+	defer odd.Close()
+	if _, err := odd.JSON(); !errors.Is(err, ErrUnsupported) {
+		t.Fatalf("the pipeline can be written: %v", err)
+	}
+	cl2.Close()
+	if n := tokensOf(SelectOptions{Pipeline: odd}); n != must(cl100.Count(text)) {
+		t.Fatalf("an unwritable pipeline's tokenizer: %d", n)
+	}
+	// One from a vocabulary file: used while open; closed, it has no name.
+	file := must(NewTokenizerFromTiktoken(tinyVocab("", -1), ""))
+	if err := odd.SetTokenizer(file); err != nil {
+		t.Fatal(err)
+	}
+	if n := tokensOf(SelectOptions{Pipeline: odd}); n != int64(len(text)) {
+		t.Fatalf("the vocabulary file's count (a token a byte): %d", n)
+	}
+	file.Close()
+	_, err := SelectIndices(messages, SelectOptions{MaxTokens: 10, Pipeline: odd})
+	expectErr(t, err, ErrInvalidArgument, "opts.Pipeline's tokenizer (from a vocabulary file) was closed")
+	if n := tokensOf(SelectOptions{Pipeline: odd, Tokenizer: Cl100kBase}); n != must(cl100.Count(text)) {
+		t.Fatalf("the argument's tokenizer: %d", n)
+	}
+}
+
+// No policy is the Chat preset; key 0 and empty group names and ids are
+// none.
+func TestSelectDefaultPolicyAndEmptyIDs(t *testing.T) {
+	mixed := []Message{
+		{Text: "a memory worth keeping", Kind: "Memory", Relevance: f64p(1)},
+		{Text: "an older plain message", Relevance: f64p(0)},
+		{Text: "a newer plain message", Relevance: f64p(0)},
+	}
+	if reflect.DeepEqual(selected(t, mixed, SelectOptions{MaxTokens: 8, Policy: "AgentLoop"}),
+		selected(t, mixed, SelectOptions{MaxTokens: 8, Policy: "Chat"})) {
+		t.Fatal("Chat and AgentLoop agree here")
+	}
+	for _, max := range []int64{0, 4, 8, 10, 14} {
+		got := selected(t, mixed, SelectOptions{MaxTokens: max})
+		if want := selected(t, mixed, SelectOptions{MaxTokens: max, Policy: "Chat"}); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%d tokens: no policy %v, Chat %v", max, got, want)
+		}
+	}
+	messages := []Message{
+		{Text: "a", Key: 0, Group: ""},
+		{Text: "b", ToolCallIDs: []string{"", "t"}},
+		{Text: "c", ToolCallID: "t", Key: 0},
+		{Text: "d", ToolCallIDs: []string{""}},
+		{Text: "e", ToolCallID: "lonely", Key: math.MaxUint64},
+	}
+	if got := messageGroups(messages); !reflect.DeepEqual(got, []uint64{0, 1, 1, 0, 2}) {
+		t.Fatalf("groups %v", got)
+	}
+	if got := selected(t, messages, SelectOptions{MaxTokens: 100}); len(got) != 5 {
+		t.Fatalf("kept %v", got)
+	}
 }
 
 // The timestamps: positions when no message has one, the given ones
@@ -342,7 +407,7 @@ func TestSelectErrors(t *testing.T) {
 			"messages[1].Score is NaN"},
 		{ok, SelectOptions{MaxTokens: -1, Policy: "Chat"}, "opts.MaxTokens is -1"},
 		{ok, SelectOptions{MaxTokens: 10, Policy: "Nope"}, `opts.Policy "Nope" is no preset; the presets are Chat`},
-		{ok, SelectOptions{MaxTokens: 10}, `opts.Policy "" is empty`},
+		{ok, SelectOptions{MaxTokens: 10, Policy: "  "}, `opts.Policy "  " is blank`},
 		{ok, SelectOptions{MaxTokens: 10, Policy: " {\"scorers\":[{\"type\":\"recency\",\"weight\":-1}]}"},
 			"opts.Policy $.scorers[0].weight: must be positive and finite (got -1)"},
 		{ok, SelectOptions{MaxTokens: 10, Policy: "{"}, "opts.Policy: malformed JSON"},

@@ -5,9 +5,7 @@ package cupel
 // long-hand calls with the rules every binding follows.
 
 import (
-	"encoding/json"
 	"errors"
-	"regexp"
 	"strings"
 	"time"
 )
@@ -25,11 +23,12 @@ type Message struct {
 	// first (a system prompt).
 	Pinned bool
 	// Group: messages with the same non-empty Group are kept or dropped
-	// together.
+	// together ("": none).
 	Group string
-	// ToolCallID is a tool result's id, or a single tool call's.
+	// ToolCallID is a tool result's id, or a single tool call's ("": none).
 	ToolCallID string
-	// ToolCallIDs are the ids of a message that makes several tool calls.
+	// ToolCallIDs are the ids of a message that makes several tool calls
+	// ("" elements are none).
 	ToolCallIDs []string
 	// Key is the message's identity for sessions (0: none).
 	Key uint64
@@ -56,14 +55,16 @@ type SelectOptions struct {
 	Budget *Budget
 	// Policy is a preset name ("Chat", "AgentLoop": PresetNames) or a
 	// policy document's text (a string whose first non-blank character is
-	// '{'), when Pipeline is nil.
+	// '{'), when Pipeline is nil; "" (and no Pipeline) is the "Chat"
+	// preset.
 	Policy string
 	// Pipeline is the policy as a pipeline object (Policy must then be "").
 	// Its trace, if set, traces the run.
 	Pipeline *Pipeline
 	// Tokenizer names the encoding the texts are counted with
-	// (O200kBase, Cl100kBase). "": the policy's tokenizer (its "tokenizer"
-	// key, or the pipeline's SetTokenizer), else O200kBase.
+	// (O200kBase, Cl100kBase). "": the policy's tokenizer (the pipeline's
+	// SetTokenizer, or its built-in encoding as its document's "tokenizer"
+	// names it), else O200kBase.
 	Tokenizer string
 	// Report, if not nil, receives the run's decisions; its item indices
 	// are the messages' indices.
@@ -74,11 +75,13 @@ type SelectOptions struct {
 // returns them in the order the policy's placer gives (the elements of
 // messages themselves, unchanged). It is the long-hand path in one call:
 // each message's text is counted with the tokenizer and pushed as an item
-// of its kind, pinned flag, key, priority, relevance hint and score; the
-// messages that share a Group, a ToolCallID or one of their ToolCallIDs are
-// one keep-together group, transitively (a call with two ids and both
-// results are one group; groups numbered 1, 2, ... in the order of their
-// first message); when no message has a Timestamp, message i gets
+// of its kind, pinned flag, key (0: none), priority, relevance hint and
+// score; the messages that share a non-empty Group, ToolCallID or one of
+// their ToolCallIDs are one keep-together group, transitively (a call with
+// two ids and both results are one group; group names and call ids are
+// separate; every message with one is in a group, numbered 1, 2, ... in
+// the order of their first message); when no message has a Timestamp,
+// message i gets
 // timestamp i (later messages are more recent), otherwise the timestamps
 // are used as given (Unix milliseconds); and the pipeline runs on them.
 //
@@ -183,14 +186,17 @@ func isDocument(policy string) bool {
 	return strings.HasPrefix(strings.TrimLeft(policy, " \t\r\n"), "{")
 }
 
-// policyPipeline is the pipeline of a preset name or a policy document.
+// policyPipeline is the pipeline of a preset name or a policy document
+// ("": the Chat preset).
 func policyPipeline(policy string) (*Pipeline, error) {
 	var p *Pipeline
 	var err error
 	switch {
+	case policy == "":
+		p, err = Preset("Chat")
 	case strings.TrimSpace(policy) == "":
-		return nil, argError("opts.Policy %q is empty; give a preset name (PresetNames), a policy document "+
-			"or opts.Pipeline", policy)
+		return nil, argError("opts.Policy %q is blank; give a preset name (PresetNames), a policy document, "+
+			"opts.Pipeline, or \"\" for the Chat preset", policy)
 	case isDocument(policy):
 		p, err = PipelineFromJSON([]byte(policy))
 	default:
@@ -202,11 +208,9 @@ func policyPipeline(policy string) (*Pipeline, error) {
 	return p, nil
 }
 
-// tokenizerRe finds the "tokenizer" of a policy document.
-var tokenizerRe = regexp.MustCompile(`"tokenizer"`)
-
 // selectTokenizer is the tokenizer the texts are counted with: the named
-// one, else the pipeline's, else O200kBase. owned: Select closes it.
+// one, else the pipeline's (SetTokenizer's while it is open, else its
+// built-in encoding's name), else O200kBase. owned: Select closes it.
 func selectTokenizer(name string, p *Pipeline) (tok *Tokenizer, owned bool, err error) {
 	if name != "" {
 		t, err := NewTokenizer(name)
@@ -218,28 +222,10 @@ func selectTokenizer(name string, p *Pipeline) (tok *Tokenizer, owned bool, err 
 	if p.tok != nil && p.tok.p != nil {
 		return p.tok, false, nil // SetTokenizer's, maybe a vocabulary file's
 	}
-	text, err := p.JSON()
-	switch {
-	case err == nil:
-		if tokenizerRe.MatchString(text) {
-			var doc struct {
-				Tokenizer string `json:"tokenizer"`
-			}
-			if err := json.Unmarshal([]byte(text), &doc); err != nil {
-				return nil, false, &Error{Status: StatusInternal,
-					Message: "the pipeline's policy document does not parse: " + err.Error()}
-			}
-			if doc.Tokenizer != "" {
-				name = doc.Tokenizer
-			}
-		}
-	case errors.Is(err, ErrUnsupported) && p.tok == nil:
-		// A slicer no document can write; no tokenizer was given to it.
-	case errors.Is(err, ErrUnsupported):
-		return nil, false, argError("opts.Pipeline's tokenizer was closed and cannot be named (%s); "+
-			"give opts.Tokenizer", err.(*Error).Message)
-	default:
-		return nil, false, err
+	name = p.tokenizerName()
+	if name == "" && p.tok != nil {
+		return nil, false, argError("opts.Pipeline's tokenizer (from a vocabulary file) was closed and has " +
+			"no name; give opts.Tokenizer")
 	}
 	if name == "" {
 		name = O200kBase

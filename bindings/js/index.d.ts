@@ -129,13 +129,13 @@ export interface Message {
   /** Default "Message". */
   kind?: string | null;
   pinned?: boolean | null;
-  /** Messages with the same group are kept or dropped together. */
+  /** Messages with the same group are kept or dropped together ("": none). */
   group?: string | null;
-  /** A tool result's, or a single tool call's, id: one group with the call. */
+  /** A tool result's, or a single tool call's, id: one group with the call ("": none). */
   toolCallId?: string | null;
-  /** A message that makes several calls: all their ids. */
-  toolCallIds?: string[] | null;
-  /** A non-zero 64-bit identity (sessions). */
+  /** A message that makes several calls: all their ids ("" or null: none). */
+  toolCallIds?: (string | null)[] | null;
+  /** A 64-bit identity (sessions); 0: none. */
   key?: Integer | null;
   /** UTC ms or a Date; when no message has one, message i gets i. */
   timestamp?: Integer | Date | null;
@@ -152,8 +152,8 @@ export interface SelectOptions {
   maxTokens?: Integer;
   /** A Budget, or `cupel.budget`'s options. */
   budget?: Budget | BudgetOptions;
-  /** A preset name, a policy document (text or object) or a Pipeline; default "AgentLoop". */
-  policy?: string | Record<string, unknown> | Pipeline;
+  /** A preset name, a policy document (text or object) or a Pipeline; default "Chat". */
+  policy?: string | Record<string, unknown> | Pipeline | null;
   /** An encoding name or a Tokenizer; default the policy's tokenizer, else "o200k_base". */
   tokenizer?: string | Tokenizer;
 }

@@ -144,6 +144,8 @@ export const TraceKind = Object.freeze({ Pipeline: "pipeline", Stage: "stage", E
 const TRACE_KINDS = [TraceKind.Pipeline, TraceKind.Stage, TraceKind.Exclusion, TraceKind.Included];
 /** The trace callback a pipeline or session holds. */
 const TRACE = Symbol("libcupel.trace");
+/** Whether a pipeline was given a tokenizer by this binding (select: one from a vocabulary file has no name). */
+const TOKENIZER_GIVEN = Symbol("libcupel.tokenizerGiven");
 
 const BRAND = Symbol("libcupel.error");
 
@@ -443,11 +445,11 @@ const BLANK = /^[\t-\r \u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u
 
 // ---- the one-call path -----------------------------------------------------------
 
-/** A group or tool call id (named `name`): a non-empty string. */
+/** A group or tool call id (named `name`): a string; null, undefined and "" are none (null here). */
 function idOf(v, name) {
+  if (v == null) return null;
   const s = text(v, name);
-  if (s === "") throw rangeError(`${name} is empty; an id must be a non-empty string (null or absent for none)`);
-  return s;
+  return s === "" ? null : s;
 }
 
 /**
@@ -468,15 +470,17 @@ function checkMessage(m, i) {
   if (m.kind != null) c.kind = text(m.kind, at("kind"));
   if (m.score != null) c.score = dbl(m.score, at("score"));
   if (m.pinned != null) c.pinned = bool(m.pinned, at("pinned"));
-  if (m.group != null) c.ids.push(`g${idOf(m.group, at("group"))}`);
-  if (m.toolCallId != null) c.ids.push(`c${idOf(m.toolCallId, at("toolCallId"))}`);
+  const group = idOf(m.group, at("group"));
+  if (group !== null) c.ids.push(`g${group}`);
+  const call = idOf(m.toolCallId, at("toolCallId"));
+  if (call !== null) c.ids.push(`c${call}`);
   if (m.toolCallIds != null) {
-    array(m.toolCallIds, at("toolCallIds")).forEach((id, j) => c.ids.push(`c${idOf(id, `${at("toolCallIds")}[${j}]`)}`));
+    // Array.from: a hole is undefined, none.
+    Array.from(array(m.toolCallIds, at("toolCallIds")), (v, j) => idOf(v, `${at("toolCallIds")}[${j}]`)).forEach((id) => {
+      if (id !== null) c.ids.push(`c${id}`);
+    });
   }
-  if (m.key != null) {
-    c.key = int(m.key, at("key"), U64);
-    if (c.key === 0n) throw rangeError(`${at("key")} is 0; a key is a non-zero integer (null or absent for none)`);
-  }
+  if (m.key != null) c.key = int(m.key, at("key"), U64); // 0: none
   if (m.timestamp != null) {
     const ms = m.timestamp instanceof Date ? m.timestamp.getTime() : m.timestamp;
     if (Number.isNaN(ms)) throw rangeError(`${at("timestamp")} is an invalid Date`);
@@ -522,19 +526,6 @@ function messageGroups(checked) {
     if (g === undefined) numbers.set(root, (g = BigInt(numbers.size + 1)));
     return g;
   });
-}
-
-/**
- * The tokenizer a policy names (its document's "tokenizer"), or null.
- * `tolerant`: a pipeline that cannot be written (UNSUPPORTED) names none.
- */
-function tokenizerOfPolicy(read, tolerant) {
-  try {
-    return read().tokenizer ?? null;
-  } catch (e) {
-    if (tolerant && e instanceof CupelError && e.status === Status.UNSUPPORTED) return null;
-    throw e;
-  }
 }
 
 /** Error `e` of this binding with its detail rewritten by `f` (the same class and status). */
@@ -1501,6 +1492,8 @@ function runTerms(m) {
 export class Pipeline extends Handle {
   /** The trace callback this pipeline holds (see setTrace), or null. */
   [TRACE] = null;
+  /** Whether setTokenizer (or cupel.pipeline's tokenizer option) gave it a tokenizer. */
+  [TOKENIZER_GIVEN] = false;
 
   /**
    * Runs all six stages. Returns `{ placed, report }`: the item indices in
@@ -1593,6 +1586,7 @@ export class Pipeline extends Handle {
     const h = receiver(this, Pipeline, "setTokenizer");
     const tp = tokenizer === null ? 0 : this.lib.ptrOf(tokenizer, Tokenizer, "tokenizer");
     this.lib.call(() => this.lib.x.cupel_pipeline_set_tokenizer(h, tp));
+    this[TOKENIZER_GIVEN] = tp !== 0;
     return this;
   }
 }
@@ -2616,6 +2610,7 @@ export class Cupel {
       this.call(() => this.x.cupel_pipeline_set_deduplication(p.self(), dedup ? 1 : 0));
       this.call(() => this.x.cupel_pipeline_set_overflow(p.self(), ov));
       if (tp) this.call(() => this.x.cupel_pipeline_set_tokenizer(p.self(), tp));
+      p[TOKENIZER_GIVEN] = tp !== 0;
       return p;
     } catch (e) {
       p.dispose();
@@ -2835,20 +2830,23 @@ export class Cupel {
    * and optionally `kind` ("Message"), `pinned` (false), `group` (a
    * string: messages with the same group are kept or dropped together),
    * `toolCallId` (a tool result's, or a single call's, id), `toolCallIds`
-   * (a message that makes several calls: all their ids), `key` (a non-zero
-   * 64-bit integer, a number or BigInt), `timestamp` (Unix ms or a Date),
-   * `priority` (integer), `relevance` (the reflexive scorer's hint) and
-   * `score` (the given scorer's; 1). Other fields are ignored. Messages
-   * that share a group, a tool call id or one of their toolCallIds are one
-   * group, transitively; groups are numbered 1, 2, ... by first message.
-   * When no message has a timestamp, message i gets timestamp i.
+   * (a message that makes several calls: all their ids), `key` (a 64-bit
+   * integer, a number or BigInt; 0: none), `timestamp` (Unix ms or a
+   * Date), `priority` (integer), `relevance` (the reflexive scorer's hint)
+   * and `score` (the given scorer's; 1). Other fields are ignored. A group
+   * or id that is "", null or undefined is none. Messages that share a
+   * group, a tool call id or one of their toolCallIds are one group,
+   * transitively (group names and call ids are separate); every message
+   * with one is in a group; groups are numbered 1, 2, ... by first
+   * message. When no message has a timestamp, message i gets timestamp i.
    *
    * Options: `maxTokens` (the budget's max and target), or `budget` (a
    * Budget, or `cupel.budget`'s options); `policy`: a preset name, a
    * policy document's text (first non-blank character `{`), a policy
-   * object, or a Pipeline (default "AgentLoop"); `tokenizer`: an encoding
-   * name or a Tokenizer (default: the policy's tokenizer, else
-   * "o200k_base"). Returns the kept messages themselves, in the order the
+   * object, or a Pipeline (default, and null: "Chat"); `tokenizer`: an
+   * encoding name or a Tokenizer (default: the policy's tokenizer, else
+   * "o200k_base"; a Pipeline's tokenizer loaded from a vocabulary file has
+   * no name: pass one). Returns the kept messages themselves, in the order the
    * placer gives. Errors name the message: `messages[3].text`.
    */
   select(messages, opts) {
@@ -2889,13 +2887,11 @@ export class Cupel {
         owned.push((budget = this.make(Budget, (out) => this.x.cupel_budget_new(max, max, out))));
       }
       // The policy.
-      const policy = o.policy ?? "AgentLoop";
+      const policy = o.policy ?? "Chat";
       let pipeline;
-      let policyTokenizer = null;
       if (policy instanceof Pipeline) {
         this.ptrOf(policy, Pipeline, "policy");
         pipeline = policy;
-        if (o.tokenizer == null) policyTokenizer = tokenizerOfPolicy(() => pipeline.toObject(), true);
       } else if (typeof policy === "string" || (policy !== null && typeof policy === "object")) {
         const document = typeof policy !== "string" || /^\s*\{/.test(policy);
         try {
@@ -2904,11 +2900,20 @@ export class Cupel {
           throw renamed(e, (m) => m.replace(document ? /^json\b/ : /^name\b/, "policy"));
         }
         owned.push(pipeline);
-        if (o.tokenizer == null) policyTokenizer = tokenizerOfPolicy(() => pipeline.toObject(), false);
       } else {
         throw typeError(`policy is ${describe(policy)}; expected a preset name, a policy document (text or object) or a Pipeline`, policy);
       }
-      // The tokenizer.
+      // The tokenizer: the option's, else the policy's (its built-in
+      // encoding's name), else o200k_base.
+      let policyTokenizer = null;
+      if (o.tokenizer == null) {
+        policyTokenizer = this.staticString(this.x.cupel_pipeline_tokenizer_name(pipeline.self()));
+        if (policyTokenizer === null && pipeline[TOKENIZER_GIVEN]) {
+          throw rangeError(
+            "policy: the pipeline's tokenizer was loaded from a vocabulary file and has no name select could count with; pass options.tokenizer",
+          );
+        }
+      }
       let tokenizer;
       const t = o.tokenizer ?? policyTokenizer ?? "o200k_base";
       if (t instanceof Tokenizer) {

@@ -2271,8 +2271,9 @@ local function builtin_tokenizer(name, what)
   return t
 end
 
--- The policy argument of `cupel.select` as a pipeline.
-local function policy_pipeline(policy)
+-- The policy argument of `cupel.select` as a pipeline (nil: the Chat preset).
+local policy_pipeline
+function policy_pipeline(policy)
   if type(policy) == "string" then
     if policy:match("^%s*{") then
       local out = ffi.new("cupel_pipeline *[1]")
@@ -2290,7 +2291,7 @@ local function policy_pipeline(policy)
     end
     return setmetatable({ ptr = ffi.gc(out[0], C.cupel_pipeline_free), free_fn = C.cupel_pipeline_free }, Pipeline)
   elseif policy == nil then
-    null("policy")
+    return policy_pipeline("Chat")
   elseif getmetatable(policy) == Pipeline then
     ptr_of(Pipeline, "policy", policy)
     return policy
@@ -2299,20 +2300,19 @@ local function policy_pipeline(policy)
     describe(policy))
 end
 
--- The tokenizer a policy's pipeline names: the one given to it in Lua, else
--- the "tokenizer" of its policy document, else nil.
+-- The tokenizer a policy's pipeline has: its built-in encoding
+-- (cupel_pipeline_tokenizer_name), else the one given to it in Lua (a
+-- vocabulary file's, while it is not freed), else nil.
 local function policy_tokenizer(pipeline)
-  local given = rawget(pipeline, "tokenizer")
-  if given ~= nil then
-    if given.ptr == nil then
-      invalid("policy: the pipeline's tokenizer was freed; pass the one to count with as tokenizer")
-    end
-    return given
+  local name = C.cupel_pipeline_tokenizer_name(ptr_of(Pipeline, "policy", pipeline))
+  if name ~= nil then
+    return builtin_tokenizer(ffi.string(name), "policy's tokenizer")
   end
-  local ok, json = pcall(pipeline.to_json, pipeline)
-  -- The document is written with two spaces before each top-level key.
-  local name = ok and json:match('\n  "tokenizer": "([^"\\]*)"') or nil
-  return name and builtin_tokenizer(name, "policy's tokenizer") or nil
+  local given = rawget(pipeline, "tokenizer")
+  if given ~= nil and given.ptr == nil then
+    invalid("policy: the pipeline's tokenizer (from a vocabulary file) was freed; pass the one to count with as tokenizer")
+  end
+  return given
 end
 
 -- The fields of a message, checked (named messages[i].field); returns its
@@ -2325,16 +2325,18 @@ local function checked_message(m, at)
   opt(i64, at("timestamp"), m.timestamp)
   opt(i64, at("priority"), m.priority)
   opt(number, at("relevance"), m.relevance)
-  if m.key ~= nil and u64(at("key"), m.key) == 0 then
-    invalid("%s is 0; a key is a non-zero integer (leave it nil for none)", at("key"))
-  end
+  opt(u64, at("key"), m.key) -- 0: none
+  -- Group names and call ids: nil or "" is none.
   local keys = {}
-  if m.group ~= nil then keys[#keys + 1] = "g" .. str(at("group"), m.group) end
-  if m.tool_call_id ~= nil then keys[#keys + 1] = "c" .. str(at("tool_call_id"), m.tool_call_id) end
+  local function add(prefix, name, v)
+    if v ~= nil and str(name, v) ~= "" then keys[#keys + 1] = prefix .. v end
+  end
+  add("g", at("group"), m.group)
+  add("c", at("tool_call_id"), m.tool_call_id)
   if m.tool_call_ids ~= nil then
     local ids = list_of(at("tool_call_ids"), m.tool_call_ids)
     for k = 1, list_length(at("tool_call_ids"), ids) do
-      keys[#keys + 1] = "c" .. str(("%s[%d]"):format(at("tool_call_ids"), k), ids[k])
+      add("c", ("%s[%d]"):format(at("tool_call_ids"), k), ids[k])
     end
   end
   return keys
@@ -2388,15 +2390,17 @@ end
 -- UTF-8 string), kind ("Message"), pinned (false), group (a string: messages
 -- with the same group are kept or dropped together), tool_call_id (a tool
 -- result's, or a single call's, id), tool_call_ids (a list: the ids of a
--- message that makes several calls), key (a non-zero integer, for
--- sessions), timestamp (Unix ms), priority (an integer), relevance (the
+-- message that makes several calls), key (an integer, for sessions; 0:
+-- none), timestamp (Unix ms), priority (an integer), relevance (the
 -- reflexive scorer's hint), score (the given scorer's; 1.0). Other fields
--- are ignored. Messages sharing a group, a tool_call_id or one of their
--- tool_call_ids are one keep-together group, transitively. When no message
--- has a timestamp, message i gets timestamp i.
+-- are ignored. A group or id that is "" (or nil) is none. Messages sharing
+-- a group, a tool_call_id or one of their tool_call_ids are one
+-- keep-together group, transitively (group names and call ids are
+-- separate); every message with one is in a group. When no message has a
+-- timestamp, message i gets timestamp i.
 -- @param o { max_tokens = n (target the same) or budget = a Budget; policy
 -- = a preset's name ("Chat"), a policy document (a string whose first
--- non-blank character is "{") or a Pipeline; tokenizer = a built-in
+-- non-blank character is "{") or a Pipeline (nil: "Chat"); tokenizer = a built-in
 -- encoding's name or a Tokenizer (default: the policy's tokenizer, else
 -- "o200k_base"); report = true for the report as well }
 -- @return the kept messages (the tables given, unchanged) in the order the

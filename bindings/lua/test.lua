@@ -1196,7 +1196,7 @@ test("budgets from JSON: read, written back exactly, errors", function()
   raises(function() cupel.budget_from_json(nil) end, "NULL_POINTER", "json is nil")
   raises(function() cupel.budget_from_json({}) end, "INVALID_ARGUMENT", "json must be a string")
   raises(function() cupel.budget_from_json('{"maxTokens":100,"targetTokens":250}') end, "INVALID_ARGUMENT",
-    "json $: target_tokens 250 > max_tokens 100")
+    "json $.targetTokens: 250 exceeds maxTokens 100")
   raises(function() cupel.budget_from_json('{"targetTokens":1}') end, "INVALID_ARGUMENT", "json $.maxTokens: required")
   raises(function() cupel.budget_from_json('{"maxTokens":-1,"targetTokens":1}') end, "INVALID_ARGUMENT", "json $")
   raises(function() cupel.budget_from_json('[') end, "INVALID_ARGUMENT", "json: malformed JSON")
@@ -1714,6 +1714,45 @@ test("the one-call path: a policy document, a pipeline, a budget, timestamps, th
   assert(kept[1] == stamped[2] and kept[2] == stamped[3] and kept[3] == stamped[1])
   -- the key reaches the items: a session-style duplicate is no error here (the pipeline ignores keys)
   assert(#cupel.select({ { text = "a", key = 1 }, { text = "b", key = 1 } }, { max_tokens = 10, policy = "Chat" }) == 2)
+  -- a pipeline the format cannot write, with a built-in tokenizer: its name all the same
+  local nested = cupel.pipeline({ slicer = cupel.quota(cupel.count_quota(cupel.greedy(),
+    { { kind = "Message", require_count = 0, cap_count = 5 } }), { { kind = "Message", require_percent = 0, cap_percent = 100 } }),
+    tokenizer = cl100k })
+  assert(not pcall(nested.to_json, nested), "the format cannot write it")
+  _, report = cupel.select(messages, { max_tokens = 1000, policy = nested, report = true })
+  for _, d in ipairs(report.included) do tokens[d.index] = d.item_tokens end
+  assert(tokens[1] == cl100k:count(messages[1].text), "an unwritable pipeline's tokenizer")
+end)
+
+test("the one-call path: no policy is Chat; empty group names and ids are none; key 0 is none", function()
+  local o200k = cupel.tokenizer("o200k_base")
+  local messages = {
+    { text = "a", group = "", key = 0 }, -- none
+    { text = "b", tool_call_id = "" }, -- none
+    { text = "c", tool_call_ids = { "", nil, "t", n = 3 } }, -- group 1, with the next
+    { text = "d", tool_call_id = "t", key = 0 },
+    { text = "e", group = "g", tool_call_ids = { "" } }, -- alone: group 2
+    { text = "f", tool_call_ids = {} }, -- none
+    { text = "g", tool_call_id = "u", key = 18446744073709551615ULL }, -- alone: group 3
+    { text = "h", group = "t" }, -- a group "t" is not the call "t": group 4
+  }
+  local groups = { 0, 0, 1, 1, 2, 0, 3, 4 }
+  for _, max in ipairs({ 0, 2, 4, 6, 1000 }) do
+    local budget = cupel.budget({ max_tokens = max })
+    same_as_long_hand(messages, groups, { max_tokens = max }, cupel.preset("Chat"), budget, o200k, "no policy")
+    same_as_long_hand(TOOL_CHAT, TOOL_CHAT_GROUPS, { max_tokens = max + 40 }, cupel.preset("Chat"),
+      cupel.budget({ max_tokens = max + 40 }), o200k, "no policy, tools")
+  end
+  -- where Chat and AgentLoop differ, no policy is Chat
+  local mixed = {
+    { text = "a memory worth keeping", kind = "Memory", relevance = 1 },
+    { text = "an older plain message", kind = "Message", relevance = 0 },
+    { text = "a newer plain message", kind = "Message", relevance = 0 },
+  }
+  local function first(kept) return kept[1] == mixed[1] and 1 or 2 end
+  assert(first(cupel.select(mixed, { max_tokens = 8, policy = "AgentLoop" })) == 1)
+  assert(first(cupel.select(mixed, { max_tokens = 8, policy = "Chat" })) == 2)
+  assert(first(cupel.select(mixed, { max_tokens = 8 })) == 2)
 end)
 
 test("the one-call path: bad input names messages[i].field, the budget, the policy, the tokenizer", function()
@@ -1741,7 +1780,6 @@ test("the one-call path: bad input names messages[i].field, the budget, the poli
   raises(sel({ { text = "a", tool_call_ids = "x" } }, ok), "INVALID_ARGUMENT", "messages[1].tool_call_ids must be a table")
   raises(sel({ { text = "a", tool_call_ids = { "x", 5 } } }, ok), "INVALID_ARGUMENT",
     "messages[1].tool_call_ids[2] must be a string")
-  raises(sel({ { text = "a", key = 0 } }, ok), "INVALID_ARGUMENT", "messages[1].key is 0; a key is a non-zero integer")
   raises(sel({ { text = "a", key = -1 } }, ok), "INVALID_ARGUMENT", "messages[1].key is -1; it must be >= 0")
   raises(sel({ { text = "a", timestamp = 1.5 } }, ok), "INVALID_ARGUMENT", "messages[1].timestamp is 1.5; expected an integer")
   raises(sel({ { text = "a", priority = "high" } }, ok), "INVALID_ARGUMENT", "messages[1].priority must be an integer")
@@ -1761,7 +1799,6 @@ test("the one-call path: bad input names messages[i].field, the budget, the poli
   raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "Nope" }), "INVALID_ARGUMENT",
     'policy "Nope" is no preset; the presets are Chat')
   raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "" }), "INVALID_ARGUMENT", 'policy "" is no preset')
-  raises(sel({ { text = "a" } }, { max_tokens = 5 }), "NULL_POINTER", "policy is nil")
   raises(sel({ { text = "a" } }, { max_tokens = 5, policy = 5 }), "INVALID_ARGUMENT",
     "policy must be a preset's name, a policy document (JSON text) or a cupel Pipeline, got number 5")
   raises(sel({ { text = "a" } }, { max_tokens = 5, policy = cupel.greedy() }), "INVALID_ARGUMENT",
@@ -1781,8 +1818,16 @@ test("the one-call path: bad input names messages[i].field, the budget, the poli
   local pipeline = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = tok })
   tok:free()
   raises(sel({ { text = "a" } }, { max_tokens = 5, policy = "Chat", tokenizer = tok }), "CLOSED", "tokenizer was freed")
-  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = pipeline }), "INVALID_ARGUMENT",
-    "policy: the pipeline's tokenizer was freed")
+  -- a built-in tokenizer freed: the pipeline's own reference has its name
+  assert(#cupel.select({ { text = "a" } }, { max_tokens = 5, policy = pipeline }) == 1)
+  -- one from a vocabulary file, freed: nothing to count with
+  local file = cupel.tokenizer_from_tiktoken(vocabulary())
+  local with_file = cupel.pipeline({ slicer = cupel.greedy(), tokenizer = file })
+  local _, report = cupel.select({ { text = "日本" } }, { max_tokens = 50, policy = with_file, report = true })
+  assert(report.included[1].item_tokens == 6, "the vocabulary file's count (one token a byte)")
+  file:free()
+  raises(sel({ { text = "a" } }, { max_tokens = 5, policy = with_file }), "INVALID_ARGUMENT",
+    "policy: the pipeline's tokenizer (from a vocabulary file) was freed")
   -- a failed run: the long-hand error
   raises(sel({ { text = ("long "):rep(50), pinned = true } }, { max_tokens = 5, policy = "Chat" }), "INVALID_ARGUMENT",
     "the pinned items need 51 tokens, but only 5 are available")

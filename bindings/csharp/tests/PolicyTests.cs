@@ -159,7 +159,7 @@ static partial class CupelTests
         ThrowsArg<ArgumentException>(() => Budget.FromJson(""), "json", "json");
         ThrowsArg<ArgumentException>(() => Budget.FromJson("{\"targetTokens\":1}"), "json", "json $.maxTokens");
         ThrowsArg<ArgumentException>(() => Budget.FromJson("{\"maxTokens\":100,\"targetTokens\":250}"), "json",
-            "json $: target_tokens 250 > max_tokens 100");
+            "json $.targetTokens: 250 exceeds maxTokens 100");
         ThrowsArg<ArgumentException>(() => Budget.FromJson("{\"maxTokens\":-1,\"targetTokens\":0}"), "json", "json $");
         ThrowsArg<ArgumentException>(() => Budget.FromJson("{\"maxTokens\":10,\"targetTokens\":5,\"outputReserve\":-1}"), "json",
             "json $.outputReserve");
@@ -908,7 +908,56 @@ static partial class CupelTests
             p.SetTokenizer(t);
             ThrowsArg<ArgumentException>(() => Context.Select(ms, 100, p), "tokenizer", "name the tokenizer");
             True(Context.Select(ms, 100, p, "o200k_base").Length == 2, "named by the caller");
+            p.SetTokenizer(null);
+            True(Context.Select(ms, o200k, p).Length == 2, "none left: o200k_base");
         }
+        // A pipeline the format cannot write (a QuotaSlice around a
+        // CountQuotaSlice) with a built-in tokenizer: its name all the same.
+        using (var g = Slicer.Greedy())
+        using (var cq = Slicer.CountQuota(g, new[] { new CountQuota("Message", 0, 5) }, Scarcity.Degrade))
+        using (var q = Slicer.Quota(cq, new[] { new Quota("Message", 0, 100) }))
+        using (var p = new Pipeline(null, q, null))
+        using (var c = new Tokenizer("cl100k_base"))
+        {
+            True(Context.Select(ms, o200k, p).Length == 2, "no tokenizer: o200k_base");
+            p.SetTokenizer(c);
+            Throws(() => p.ToJson(), Status.Unsupported, "");
+            True(Context.Select(ms, o200k, p).Length == 1, "an unwritable pipeline's tokenizer");
+        }
+    }
+
+    static void SelectDefaultsAndEmptyIds()
+    {
+        // No policy (left out, or null) is Chat: here Chat and AgentLoop differ.
+        var mixed = new[] {
+            new Message("a memory worth keeping", "Memory") { Relevance = 1 },
+            new Message("an older plain message") { Relevance = 0 },
+            new Message("a newer plain message") { Relevance = 0 },
+        };
+        True(!IndicesOf(mixed, Context.Select(mixed, 8, "AgentLoop")).SequenceEqual(IndicesOf(mixed, Context.Select(mixed, 8, "Chat"))),
+            "Chat and AgentLoop differ");
+        foreach (var max in new long[] { 0, 4, 8, 10, 14 })
+        {
+            var chat = IndicesOf(mixed, Context.Select(mixed, max, "Chat"));
+            Equal(IndicesOf(mixed, Context.Select(mixed, max)), chat);
+            Equal(IndicesOf(mixed, Context.Select(mixed, max, (string)null)), chat);
+            Equal(IndicesOf(mixed, Context.Select(mixed, max, (Pipeline)null)), chat);
+            Equal(IndicesOf(mixed, Context.Select(mixed, max, tokenizer: "o200k_base")), chat);
+            using (var b = new Budget(max, max))
+                Equal(IndicesOf(mixed, Context.Select(mixed, b, (Pipeline)null)), chat);
+        }
+        // Empty (or null) group names and ids are none; key 0 is none; an id
+        // nobody shares is a group of one.
+        var ms = new[] {
+            new Message("a") { Group = "", Key = 0 },
+            new Message("b") { ToolCallIds = new[] { "", null, "t" } },
+            new Message("c") { ToolCallId = "t" },
+            new Message("d") { ToolCallId = "", ToolCallIds = new string[] { null } },
+            new Message("e") { ToolCallId = "lonely", Key = ulong.MaxValue },
+            new Message("f") { Group = "t" },
+        };
+        Equal(Context.Groups(ms), 0UL, 1UL, 1UL, 0UL, 2UL, 3UL);
+        True(Context.Select(ms, 100).Length == 6, "all kept");
     }
 
     static void SelectErrors()
@@ -926,15 +975,11 @@ static partial class CupelTests
             "messages[1].Kind");
         ThrowsArg<ArgumentException>(() => Context.Select(new[] { new Message("a") { Score = double.NaN } }, 10), "messages",
             "messages[0].Score is NaN");
-        ThrowsArg<ArgumentNullException>(() => Context.Select(new[] { new Message("a") { ToolCallIds = new[] { "x", null } } }, 10),
-            "messages", "messages[0].ToolCallIds[1] is null");
         ThrowsArg<ArgumentException>(() => Context.Select(ok, -1), "maxTokens", "maxTokens is -1");
         ThrowsArg<ArgumentException>(() => Context.Select(ok, 10, "Nope"), "policy", "policy \"Nope\" is no preset");
         ThrowsArg<ArgumentException>(() => Context.Select(ok, 10, ""), "policy", "is no preset");
         ThrowsArg<ArgumentException>(() => Context.Select(ok, 10, "{\"scorers\":[]}"), "policy", "policy $.scorers");
         ThrowsArg<ArgumentException>(() => Context.Select(ok, 10, " {\"scorers\""), "policy", "malformed JSON");
-        ThrowsArg<ArgumentNullException>(() => Context.Select(ok, 10, (string)null), "policy", "policy is null");
-        ThrowsArg<ArgumentNullException>(() => Context.Select(ok, 10, (Pipeline)null), "policy", "policy is null");
         ThrowsArg<ArgumentException>(() => Context.Select(ok, 10, "Chat", "nope"), "tokenizer", "tokenizer \"nope\"");
         ThrowsArg<ArgumentNullException>(() => Context.Select(ok, (Budget)null), "budget", "budget is null");
         ThrowsArg<ArgumentNullException>(() => Context.Select<Message>(ok, null, 10), "describe", "describe is null");
@@ -977,6 +1022,7 @@ static partial class CupelTests
         new KeyValuePair<string, Action>("SelectPolicies", SelectPolicies),
         new KeyValuePair<string, Action>("SelectAttributes", SelectAttributes),
         new KeyValuePair<string, Action>("SelectTokenizers", SelectTokenizers),
+        new KeyValuePair<string, Action>("SelectDefaultsAndEmptyIds", SelectDefaultsAndEmptyIds),
         new KeyValuePair<string, Action>("SelectErrors", SelectErrors),
     };
 }

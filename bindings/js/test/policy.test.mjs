@@ -171,7 +171,7 @@ test("budgetFromJson / toJson: every field, kinds lower-cased, round trip, the b
   assert.deepEqual(made.effective(10), budget.effective(10));
   const again = cupel.budgetFromJson(budget.toJson());
   assert.equal(again.toJson(), budget.toJson());
-  assert.throws(() => cupel.budgetFromJson('{"maxTokens":100,"targetTokens":250}'), is(RangeError, /^json \$: targetTokens 250 > maxTokens 100/));
+  assert.throws(() => cupel.budgetFromJson('{"maxTokens":100,"targetTokens":250}'), is(RangeError, /^json \$\.targetTokens: 250 exceeds maxTokens 100/));
   assert.throws(() => cupel.budgetFromJson('{"targetTokens":1}'), is(RangeError, "json $.maxTokens: required"));
   assert.throws(() => cupel.budgetFromJson({ maxTokens: -1, targetTokens: -1 }), is(RangeError, /^json \$/));
   assert.throws(() => cupel.budgetFromJson(null), is(TypeError, /^json is null/));

@@ -209,22 +209,66 @@ test("the tokenizer: the argument, else the policy's, else o200k_base", () => {
   // A pipeline object: the tokenizer its document names.
   const withCl = cupel.pipeline({ slicer: cupel.greedy(), tokenizer: cl100k });
   assert.equal(tokensOf(cupel.selectWithReport(messages, { ...opts, policy: withCl })), cl100k.count(text), "the pipeline's");
-  // One that cannot be written (a vocabulary file) names none: o200k_base.
+  // A pipeline the format cannot write, with a built-in tokenizer: its name all the same.
+  const g = cupel.greedy();
+  const counted = cupel.countQuota(g, [{ kind: "Message", requireCount: 0, capCount: 5 }]);
+  const nested = cupel.quota(counted, [{ kind: "Message", requirePercent: 0, capPercent: 100 }]);
+  const unwritable = cupel.pipeline({ slicer: nested, tokenizer: cl100k });
+  assert.throws(() => unwritable.toJson(), (e) => e instanceof CupelError);
+  assert.equal(tokensOf(cupel.selectWithReport(messages, { ...opts, policy: unwritable })), cl100k.count(text), "unwritable");
+  unwritable.setTokenizer(null);
+  assert.equal(tokensOf(cupel.selectWithReport(messages, { ...opts, policy: unwritable })), o200k.count(text), "none: o200k_base");
+  // One from a vocabulary file has no name: select asks for the tokenizer.
   const lines = Array.from({ length: 256 }, (_, b) => `${Buffer.from([b]).toString("base64")} ${b}`).join("\n");
   const file = cupel.tokenizerFromTiktoken(new TextEncoder().encode(lines));
   withCl.setTokenizer(file);
-  assert.equal(tokensOf(cupel.selectWithReport(messages, { ...opts, policy: withCl })), o200k.count(text), "o200k_base");
-  for (const h of [o200k, cl100k, withCl, file]) h.dispose();
+  assert.throws(
+    () => cupel.select(messages, { ...opts, policy: withCl }),
+    (e) => e instanceof RangeError && /^policy: the pipeline's tokenizer was loaded from a vocabulary file/.test(e.message),
+  );
+  assert.equal(tokensOf(cupel.selectWithReport(messages, { ...opts, policy: withCl, tokenizer: file })), file.count(text), "passed");
+  for (const h of [o200k, cl100k, withCl, file, unwritable, nested, counted, g]) h.dispose();
 });
 
-test("the default policy is AgentLoop; no message, no result; every message fits", () => {
+test("the default policy (absent or null) is Chat; no message, no result; every message fits", () => {
   const messages = [{ text: "one" }, { text: "two", kind: "SystemPrompt" }, { text: "three" }];
   const budget = cupel.budget({ maxTokens: 1000 });
-  const pipeline = cupel.preset("AgentLoop");
+  const pipeline = cupel.preset("Chat");
   agree(messages, { maxTokens: 1000 }, { groups: none(3), timestamps: positions(3), budget, pipeline });
+  agree(messages, { maxTokens: 1000, policy: null }, { groups: none(3), timestamps: positions(3), budget, pipeline });
   assert.deepEqual(cupel.select(messages, { maxTokens: 1000 }), messages);
+  // Where the presets differ, no policy is Chat, not AgentLoop.
+  const mixed = [
+    { text: "a memory worth keeping", kind: "Memory", relevance: 1 },
+    { text: "an older plain message", kind: "Message", relevance: 0 },
+    { text: "a newer plain message", kind: "Message", relevance: 0 },
+  ];
+  assert.notDeepEqual(cupel.select(mixed, { maxTokens: 8, policy: "Chat" }), cupel.select(mixed, { maxTokens: 8, policy: "AgentLoop" }));
+  for (const maxTokens of [0, 4, 8, 10, 14]) {
+    assert.deepEqual(cupel.select(mixed, { maxTokens }), cupel.select(mixed, { maxTokens, policy: "Chat" }));
+    assert.deepEqual(cupel.select(mixed, { maxTokens, policy: undefined }), cupel.select(mixed, { maxTokens, policy: "Chat" }));
+  }
   assert.deepEqual(cupel.select([], { maxTokens: 10, policy: "Chat" }), []);
   assert.deepEqual(cupel.select(messages, { maxTokens: 0, policy: "Chat" }), []);
+  budget.dispose();
+  pipeline.dispose();
+});
+
+test("empty ids (\"\", null, undefined) are none, every message with an id is in a group, key 0 is none", () => {
+  const messages = [
+    { text: "a", group: "", key: 0 }, // 0: none
+    { text: "b", toolCallId: "", key: 0n }, // 1: none
+    { text: "c", toolCallIds: ["", null, undefined, "t"], group: null }, // 2: group 1 (with 3)
+    { text: "d", toolCallId: "t", key: 5 }, // 3
+    { text: "e", group: "g", toolCallIds: [""] }, // 4: alone, group 2
+    { text: "f", toolCallIds: [] }, // 5: none
+    { text: "g", toolCallId: "u", key: 2n ** 64n - 1n }, // 6: alone, group 3
+    { text: "h", group: "t" }, // 7: a group "t" is not the call "t": group 4
+  ];
+  const budget = cupel.budget({ maxTokens: 100 });
+  const pipeline = cupel.preset("Chat");
+  const got = agree(messages, { maxTokens: 100 }, { groups: [0, 0, 1, 1, 2, 0, 3, 4], timestamps: positions(8), budget, pipeline });
+  assert.equal(got.messages.length, 8);
   budget.dispose();
   pipeline.dispose();
 });
@@ -259,13 +303,12 @@ test("bad input: the error names the message, in JavaScript's base; nothing is l
     [[{ text: "a" }, { text: "b", kind: " " }], { maxTokens: 5 }, RangeError, /^messages\[1\]\.kind/],
     [[{ text: "a", score: "high" }], { maxTokens: 5 }, TypeError, /^messages\[0\]\.score is the string "high"/],
     [[{ text: "a" }, { text: "b", score: NaN }], { maxTokens: 5 }, RangeError, /^messages\[1\]\.score/],
-    [[{ text: "a", key: 0 }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.key is 0; a key is a non-zero integer/],
     [[{ text: "a", key: -1 }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.key is -1/],
     [[{ text: "a", key: 2n ** 64n }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.key is 18446744073709551616n/],
-    [[{ text: "a", group: "" }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.group is empty/],
     [[{ text: "a", group: 7 }], { maxTokens: 5 }, TypeError, /^messages\[0\]\.group is 7; expected a string/],
     [[{ text: "a", toolCallIds: "c1" }], { maxTokens: 5 }, TypeError, /^messages\[0\]\.toolCallIds is the string "c1"; expected an array/],
-    [[{ text: "a", toolCallIds: ["c1", null] }], { maxTokens: 5 }, TypeError, /^messages\[0\]\.toolCallIds\[1\] is null/],
+    [[{ text: "a", toolCallIds: ["c1", 7] }], { maxTokens: 5 }, TypeError, /^messages\[0\]\.toolCallIds\[1\] is 7; expected a string/],
+    [[{ text: "a", toolCallId: "x\0y" }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.toolCallId holds a NUL/],
     [[{ text: "a", timestamp: new Date(NaN) }], { maxTokens: 5 }, RangeError, "messages[0].timestamp is an invalid Date"],
     [[{ text: "a", timestamp: 1.5 }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.timestamp is 1\.5; expected an integer/],
     [[{ text: "a", priority: 0.5 }], { maxTokens: 5 }, RangeError, /^messages\[0\]\.priority is 0\.5/],

@@ -21,12 +21,13 @@ def reference_groups(messages):
     (slow and obvious), numbered by their first message; 0 for none."""
     def links(m):
         out = set()
-        if m.get("group") is not None:
+        if m.get("group"):  # None and "" are none
             out.add(("group", m["group"]))
-        if m.get("tool_call_id") is not None:
+        if m.get("tool_call_id"):
             out.add(("call", m["tool_call_id"]))
         for x in m.get("tool_call_ids") or ():
-            out.add(("call", x))
+            if x:
+                out.add(("call", x))
         return out
 
     comps = [({i}, links(m)) for i, m in enumerate(messages) if links(m)]
@@ -93,7 +94,7 @@ def same(a, b):
     return len(a) == len(b) and all(x is y for x, y in zip(a, b))
 
 
-def check(messages, max_tokens=None, policy="Chat", budget=None, tokenizer=None, policy_tokenizer=None):
+def check(messages, max_tokens=None, policy=None, budget=None, tokenizer=None, policy_tokenizer=None):
     """select against the long hand, on budgets from 0 to the total (when
     max_tokens is "sweep"), or on the one given."""
     name = tokenizer if isinstance(tokenizer, str) else policy_tokenizer or "o200k_base"
@@ -106,6 +107,8 @@ def check(messages, max_tokens=None, policy="Chat", budget=None, tokenizer=None,
         own_budget = budget if budget is not None else cupel.Budget(mx, mx)
         if isinstance(policy, cupel.Pipeline):
             pipeline = policy
+        elif policy is None:
+            pipeline = cupel.Pipeline.preset("Chat")  # no policy: the Chat preset
         elif policy.lstrip().startswith("{"):
             pipeline = cupel.Pipeline.from_json(policy)
         else:
@@ -185,6 +188,35 @@ def test_groups_are_transitive_and_numbered_by_first_message():
         kept = {m["text"] for m in cupel.select(msgs, mx)}
         for members in (["a1", "a3", "a9"], ["a2", "a4", "a5"], ["a7", "a8"]):
             assert len(kept & set(members)) in (0, len(members)), (mx, kept)
+
+
+def test_empty_ids_and_key_0_are_none_and_no_policy_is_chat():
+    msgs = [
+        {"text": "b0", "group": "", "key": 0},
+        {"text": "b1", "tool_call_id": "", "key": None},
+        {"text": "b2", "tool_call_ids": ["", None, "t"], "group": None},
+        {"text": "b3", "tool_call_id": "t", "key": 0},
+        {"text": "b4", "group": "g", "tool_call_ids": [""]},
+        {"text": "b5", "tool_call_ids": []},
+        {"text": "b6", "tool_call_id": "u"},  # alone, still a group
+    ]
+    assert reference_groups(msgs) == [0, 0, 1, 1, 2, 0, 3]
+    _, report = cupel.select(msgs, 1000, report=True)
+    groups = {d.index: d.group for d in report.included + report.excluded}
+    assert [groups[i] for i in range(7)] == [0, 0, 1, 1, 2, 0, 3]
+    check(msgs, "sweep")
+    # No policy (absent or None) is the Chat preset.
+    for mx in range(0, 100, 5):
+        try:
+            chat = cupel.select(AGENT, mx, "Chat")
+        except cupel.CupelError:  # the pinned system prompt does not fit
+            with pytest.raises(cupel.CupelError):
+                cupel.select(AGENT, mx)
+            continue
+        assert same(cupel.select(AGENT, mx), chat)
+        assert same(cupel.select(AGENT, mx, None), chat)
+        assert same(cupel.select(AGENT, mx, policy=None, tokenizer=None), chat)
+    check(AGENT, "sweep", None)
 
 
 def test_timestamps_are_positions_unless_given():
@@ -322,7 +354,6 @@ def test_a_traced_pipeline_object_traces_select():
     ([{"text": "a", "pinned": "yes"}], TypeError, r"messages\[0\].pinned must be a bool"),
     ([{"text": "a", "score": float("nan")}], ValueError, r"messages\[0\].score is nan"),
     ([{"text": "a", "score": "high"}], TypeError, r"messages\[0\].score must be a number"),
-    ([{"text": "a", "key": 0}], ValueError, r"messages\[0\].key is 0; a key is a non-zero int"),
     ([{"text": "a", "key": -1}], ValueError, r"messages\[0\].key is -1"),
     ([{"text": "a", "key": 2 ** 64}], ValueError, r"messages\[0\].key does not fit"),
     ([{"text": "a", "timestamp": "noon"}], TypeError, r"messages\[0\].timestamp must be an int"),
@@ -331,11 +362,8 @@ def test_a_traced_pipeline_object_traces_select():
     ([{"text": "a", "relevance": "x"}], TypeError, r"messages\[0\].relevance must be a number"),
     ([{"text": "a", "group": 5}], TypeError, r"messages\[0\].group must be a str"),
     ([{"text": "a", "tool_call_id": 5}], TypeError, r"messages\[0\].tool_call_id must be a str"),
-    ([{"text": "a", "group": ""}], ValueError, r"messages\[0\].group is empty; an id must be a non-empty str"),
-    ([{"text": "a", "tool_call_id": ""}], ValueError, r"messages\[0\].tool_call_id is empty"),
-    ([{"text": "a", "tool_call_ids": ["c1", ""]}], ValueError, r"messages\[0\].tool_call_ids\[1\] is empty"),
     ([{"text": "a", "tool_call_ids": "c1"}], TypeError, r"messages\[0\].tool_call_ids must be a list of str"),
-    ([{"text": "a", "tool_call_ids": ["c1", None]}], TypeError, r"messages\[0\].tool_call_ids\[1\] is None"),
+    ([{"text": "a", "tool_call_ids": ["c1", 7]}], TypeError, r"messages\[0\].tool_call_ids\[1\] must be a str"),
 ])
 def test_bad_messages(messages, cls, message):
     gc.collect()
@@ -357,7 +385,6 @@ def test_bad_messages(messages, cls, message):
     (dict(max_tokens=10, policy="Nope"), ValueError,
      "policy 'Nope' is no preset and no policy document .*; the presets are Chat, CodeReview"),
     (dict(max_tokens=10, policy=""), ValueError, "policy '' is no preset"),
-    (dict(max_tokens=10, policy=None), TypeError, "policy is None"),
     (dict(max_tokens=10, policy=3), TypeError, "policy must be a preset name"),
     (dict(max_tokens=10, policy=" {"), ValueError, r"policy: malformed JSON at line 1 column"),
     (dict(max_tokens=10, policy='{"scorers":[{"type":"recency","weight":-1}]}'), ValueError,

@@ -2615,10 +2615,11 @@ def preset_names() -> List[str]:
 class Message:
     """A message for `select` (any dict or object with these fields will
     do): `text` (required, non-empty), `kind` (None: "Message"), `pinned`,
-    `group` (messages with the same group are kept or dropped together),
-    `tool_call_id` (a tool result's, or a single tool call's, id),
-    `tool_call_ids` (a message that makes several calls: all their ids),
-    `key` (a non-zero int below 2**64, for sessions), `timestamp` (Unix
+    `group` (messages with the same group are kept or dropped together;
+    "" or None: none), `tool_call_id` (a tool result's, or a single tool
+    call's, id; "" or None: none), `tool_call_ids` (a message that makes
+    several calls: all their ids; "" or None elements are none), `key` (an
+    int below 2**64, for sessions; 0 or None: none), `timestamp` (Unix
     milliseconds or a `datetime`; a naive one is taken as UTC),
     `priority` (int), `relevance` (the hint the `reflexive` scorer reads)
     and `score` (the pushed score the `given` scorer reads; None: 1.0)."""
@@ -2657,15 +2658,15 @@ def _unix_millis(v: Any, name: str) -> int:
     return _i64(v, name)
 
 
-def _link(v: Any, name: str) -> str:
-    """A group name or a tool call id: a non-empty str (compared exactly,
-    never sent to C; the bindings whose strings cannot be absent take ""
-    as none, so "" is refused here rather than made a group)."""
+def _link(v: Any, name: str) -> Optional[str]:
+    """A group name or a tool call id: a str compared exactly (never sent to
+    C); None or "" is none (as in every binding: some cannot tell an absent
+    string from an empty one)."""
+    if v is None:
+        return None
     if not isinstance(v, str):
         raise _bad_type(name, v, "a str")
-    if not v:
-        raise _invalid(f"{name} is empty; an id must be a non-empty str (None or absent for none)")
-    return v
+    return v or None
 
 
 def _group_numbers(links: List[List[Tuple[str, str]]]) -> List[int]:
@@ -2720,24 +2721,23 @@ def _policy_pipeline(policy: Any) -> Tuple[Pipeline, bool]:
 
 
 def _policy_tokenizer(pipeline: Pipeline) -> Any:
-    """The tokenizer a policy names (a name or an open Tokenizer), or None:
-    the document's "tokenizer"; for a pipeline the format cannot write,
-    the tokenizer this package gave it."""
-    try:
-        return _json.loads(pipeline.to_json()).get("tokenizer")
-    except UnsupportedError:
-        if pipeline._tokenizer_name:
-            return pipeline._tokenizer_name
-        if pipeline._tokenizer_ref is None:
-            return None
-        tokenizer = pipeline._tokenizer_ref()
-        if tokenizer is None or tokenizer.closed:
-            raise _invalid("policy: the pipeline's tokenizer was loaded from a vocabulary file that has since been "
-                           "closed; pass tokenizer= to select") from None
-        return tokenizer
+    """The tokenizer a policy's pipeline has (a name or an open Tokenizer),
+    or None: its built-in encoding's name (cupel_pipeline_tokenizer_name);
+    for one loaded from a vocabulary file, the Tokenizer this package gave
+    it, while that is open."""
+    name = _lib.cupel_pipeline_tokenizer_name(_ptr(pipeline, Pipeline, "policy"))
+    if name is not None:
+        return name.decode()
+    if pipeline._tokenizer_ref is None:
+        return None
+    tokenizer = pipeline._tokenizer_ref()
+    if tokenizer is None or tokenizer.closed:
+        raise _invalid("policy: the pipeline's tokenizer was loaded from a vocabulary file that has since been "
+                       "closed; pass tokenizer= to select")
+    return tokenizer
 
 
-def select(messages: Iterable[Any], max_tokens: Optional[int] = None, policy: Union[str, Pipeline] = "Chat", *,
+def select(messages: Iterable[Any], max_tokens: Optional[int] = None, policy: Union[None, str, Pipeline] = None, *,
            budget: Optional[Budget] = None, tokenizer: Union[None, str, "Tokenizer"] = None,
            report: bool = False):
     """The one-call path: the `messages` to send, in prompt order, that fit
@@ -2745,12 +2745,13 @@ def select(messages: Iterable[Any], max_tokens: Optional[int] = None, policy: Un
     `budget=` or in max_tokens' place; give one of the two) under
     `policy`: a preset name ("Chat", ... see
     `preset_names()`), a policy document (a str whose first non-blank
-    character is "{") or a `Pipeline`.
+    character is "{") or a `Pipeline`; None (the default) is "Chat".
 
     Messages are dicts or objects with `Message`'s fields (only `text` is
     required); the result holds the caller's own objects, unchanged.
     Messages sharing a `group`, a `tool_call_id` or one of their
-    `tool_call_ids` are kept or dropped together (transitively). When no
+    `tool_call_ids` are kept or dropped together (transitively; "" is
+    none, and group names and call ids are separate). When no
     message has a timestamp, message i gets timestamp i (later is more
     recent). Tokens are counted with `tokenizer` (a name such as
     "cl100k_base" or a `Tokenizer`), else the policy's, else "o200k_base".
@@ -2785,22 +2786,22 @@ def select(messages: Iterable[Any], max_tokens: Optional[int] = None, policy: Un
         scores.append(score)
         pinned.append(False if f["pinned"] is None else _bool(f["pinned"], f"{at}.pinned"))
         ls = []
-        if f["group"] is not None:
-            ls.append(("group", _link(f["group"], f"{at}.group")))
-        if f["tool_call_id"] is not None:
-            ls.append(("call", _link(f["tool_call_id"], f"{at}.tool_call_id")))
+        group = _link(f["group"], f"{at}.group")
+        if group is not None:
+            ls.append(("group", group))
+        call = _link(f["tool_call_id"], f"{at}.tool_call_id")
+        if call is not None:
+            ls.append(("call", call))
         ids = f["tool_call_ids"]
         if ids is not None:
             if isinstance(ids, (str, bytes)) or not isinstance(ids, Iterable):
                 raise _bad_type(f"{at}.tool_call_ids", ids, "a list of str")
-            ls += [("call", _link(x, f"{at}.tool_call_ids[{k}]")) for k, x in enumerate(ids)]
+            for k, x in enumerate(ids):
+                call = _link(x, f"{at}.tool_call_ids[{k}]")
+                if call is not None:
+                    ls.append(("call", call))
         links.append(ls)
-        key = 0
-        if f["key"] is not None:
-            key = _u64(f["key"], f"{at}.key")
-            if key == 0:
-                raise _invalid(f"{at}.key is 0; a key is a non-zero int (leave it out for none)")
-        keys.append(key)
+        keys.append(0 if f["key"] is None else _u64(f["key"], f"{at}.key"))
         stamps.append(None if f["timestamp"] is None else _unix_millis(f["timestamp"], f"{at}.timestamp"))
         priorities.append(None if f["priority"] is None else _i64(f["priority"], f"{at}.priority"))
         hints.append(None if f["relevance"] is None else _f64(f["relevance"], f"{at}.relevance"))
@@ -2828,7 +2829,7 @@ def select(messages: Iterable[Any], max_tokens: Optional[int] = None, policy: Un
 
     made: List[_Handle] = []
     try:
-        pipeline, ours = _policy_pipeline(policy)
+        pipeline, ours = _policy_pipeline("Chat" if policy is None else policy)
         if ours:
             made.append(pipeline)
         tok = tokenizer if tokenizer is not None else _policy_tokenizer(pipeline)

@@ -238,6 +238,7 @@ for _name, _res, _args in [
     ("cupel_pipeline_preset", status, [s, pp]),
     ("cupel_preset_count", size_t, []),
     ("cupel_preset_name", s, [size_t]),
+    ("cupel_pipeline_tokenizer_name", s, [p]),
     ("cupel_policy_sensitivity", status, [C.POINTER(p), C.POINTER(s), size_t, p, p, p, size_t, C.POINTER(size_t)]),
     ("cupel_report_budget_utilization", status, [p, C.POINTER(f64)]),
     ("cupel_report_kind_diversity", status, [p, p, C.POINTER(size_t)]),
