@@ -1419,3 +1419,107 @@ fn reasons_of_the_report_are_unchanged_by_the_stage_tag() {
     );
     assert!(report.json(&items).contains("\"analytics\""));
 }
+
+/// (kind, stage, start, duration) of one event.
+type Timed = (Kind, Option<cupel::pipeline::report::Stage>, u64, u64);
+
+/// Every event's time: the stages one after another from the pipeline's
+/// start, each item event at the end of its stage, the pipeline spanning
+/// them all.
+#[test]
+fn trace_times_nest_as_spans() {
+    let mut items = Items::new();
+    for (t, s) in [(50, 0.9), (500, 0.8), (50, 0.7), (-1, 0.1)] {
+        items
+            .push(NewItem {
+                tokens: t,
+                score: s,
+                kind: None,
+            })
+            .unwrap();
+    }
+    let times: Arc<Mutex<Vec<Timed>>> = Arc::default();
+    let log = times.clone();
+    let mut p = Pipeline::new(
+        None,
+        Engine::new(Slicer::Greedy),
+        Some(Placer::Chronological),
+    );
+    p.trace = Some(Hook {
+        level: Level::Full,
+        callback: Arc::new(move |e| {
+            log.lock()
+                .unwrap()
+                .push((e.kind, e.stage, e.start_unix_nanos, e.duration_nanos));
+        }),
+    });
+    let before = cupel::trace::now_unix_nanos();
+    p.run(&items, &Budget::new(200, 200).unwrap(), None)
+        .unwrap();
+    let after = cupel::trace::now_unix_nanos();
+    let times = times.lock().unwrap().clone();
+    let (_, _, start, total) = *times.last().unwrap();
+    assert!(before <= start && start + total <= after, "{times:?}");
+    let mut at = start;
+    let mut stage_end = 0;
+    let mut stages = 0;
+    for &(kind, _, s, d) in &times[..times.len() - 1] {
+        match kind {
+            Kind::Stage => {
+                assert_eq!(
+                    s, at,
+                    "a stage starts where the previous one ended: {times:?}"
+                );
+                at += d;
+                stage_end = at;
+                stages += 1;
+            }
+            _ => {
+                assert_eq!(d, 0);
+                assert_eq!(
+                    s, stage_end,
+                    "an item event sits at its stage's end: {times:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(stages, 5);
+    assert_eq!(at, start + total, "the pipeline spans its stages");
+    assert!(total > 0);
+    // Item events of both kinds were seen.
+    assert!(times.iter().any(|t| t.0 == Kind::Exclusion));
+    assert!(times.iter().any(|t| t.0 == Kind::Included));
+}
+
+/// What an error shows of a wrong value: its type and a short rendering.
+#[test]
+fn errors_show_the_wrong_value_briefly() {
+    fails(
+        &with(r#""slicerType":true"#),
+        &["$.slicerType: expected a string, got boolean true"],
+    );
+    fails(&with(r#""slicerType":[1,2]"#), &["got an array of 2"]);
+    fails(&with(r#""slicerType":{"a":1}"#), &["got an object"]);
+    fails(&with(r#""placerType":2.5"#), &["got number 2.5"]);
+    let long = "y".repeat(200);
+    let doc = with(&format!(r#""deduplicationEnabled":"{long}""#));
+    match read(&doc) {
+        Err(cupel::Error::InvalidArgument(m)) => {
+            assert!(
+                m.contains(&format!("string \"{}...", &"y".repeat(69))),
+                "{m}"
+            );
+            assert!(!m.contains(&"y".repeat(100)), "{m}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // At the limit (80 characters) the value is shown whole.
+    let short = "z".repeat(71); // `string "z...z"`: 80 characters
+    let doc = with(&format!(r#""deduplicationEnabled":"{short}""#));
+    match read(&doc) {
+        Err(cupel::Error::InvalidArgument(m)) => {
+            assert!(m.contains(&format!("\"{short}\"")), "{m}")
+        }
+        other => panic!("{other:?}"),
+    }
+}
