@@ -1523,3 +1523,34 @@ fn errors_show_the_wrong_value_briefly() {
         other => panic!("{other:?}"),
     }
 }
+
+/// A quota's share of a zero effective target is 0, not NaN.
+#[test]
+fn quota_rows_of_a_zero_target() {
+    let mut items = Items::new();
+    for (t, k) in [(0, "Message"), (10, "Document")] {
+        items
+            .push(NewItem {
+                tokens: t,
+                score: 0.5,
+                kind: Some(k),
+            })
+            .unwrap();
+    }
+    let quota = Quota::new(
+        Slicer::Greedy,
+        vec![QuotaEntry {
+            kind: "Message".into(),
+            require_percent: 0.0,
+            cap_percent: 50.0,
+        }],
+    )
+    .unwrap();
+    let p = Pipeline::new(None, Engine::new(Slicer::Quota(quota)), None);
+    let mut report = Report::default();
+    p.run(&items, &Budget::new(0, 0).unwrap(), Some(&mut report))
+        .unwrap();
+    assert_eq!(report.outcome.effective_target, 0);
+    let row = &report.quotas[0];
+    assert_eq!((row.actual, row.utilization), (0.0, 0.0), "{row:?}");
+}
