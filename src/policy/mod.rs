@@ -415,17 +415,31 @@ fn decay(obj: &Map<String, Value>, at: &Path) -> Result<Scorer> {
     ))
 }
 
-/// The `quotas` array: `{ "kind", "minPercent", "maxPercent" }`.
-fn quotas(v: &Value, at: &Path) -> Result<Vec<QuotaEntry>> {
+/// The rows of an array of objects that each name a `kind` (`what` says
+/// which for the message): each row's object, path and kind.
+fn kinded<'a>(
+    v: &'a Value,
+    at: &Path,
+    what: &str,
+) -> Result<Vec<(&'a Map<String, Value>, Path, String)>> {
     let list = array(v, at)?;
-    let mut out = Vec::with_capacity(list.len());
+    let mut rows = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
         let at = at.index(i);
         let o = object(e, &at)?;
         let kind = match field(o, "kind") {
             Some(v) => string(v, &at.key("kind"))?.to_string(),
-            None => return at.key("kind").err("required in a quota"),
+            None => return at.key("kind").err(format!("required in {what}")),
         };
+        rows.push((o, at, kind));
+    }
+    Ok(rows)
+}
+
+/// The `quotas` array: `{ "kind", "minPercent", "maxPercent" }`.
+fn quotas(v: &Value, at: &Path) -> Result<Vec<QuotaEntry>> {
+    let mut out = Vec::new();
+    for (o, at, kind) in kinded(v, at, "a quota")? {
         let percent = |key: &str| -> Result<Option<f64>> {
             let Some(v) = field(o, key) else {
                 return Ok(None);
@@ -455,15 +469,8 @@ fn quotas(v: &Value, at: &Path) -> Result<Vec<QuotaEntry>> {
 
 /// The `countQuotas` array: `{ "kind", "require", "cap" }`.
 fn count_quotas(v: &Value, at: &Path) -> Result<Vec<CountEntry>> {
-    let list = array(v, at)?;
-    let mut out = Vec::with_capacity(list.len());
-    for (i, e) in list.iter().enumerate() {
-        let at = at.index(i);
-        let o = object(e, &at)?;
-        let kind = match field(o, "kind") {
-            Some(v) => string(v, &at.key("kind"))?.to_string(),
-            None => return at.key("kind").err("required in a count quota"),
-        };
+    let mut out = Vec::new();
+    for (o, at, kind) in kinded(v, at, "a count quota")? {
         let count = |key: &str, default: Option<u32>| -> Result<u32> {
             let Some(v) = field(o, key) else {
                 return default.map_or_else(|| at.key(key).err("required in a count quota"), Ok);
