@@ -200,14 +200,29 @@ static void test_analytics(void) {
 
 /* What the trace callback saw. */
 typedef struct {
-  int count, stages, exclusions, included, pipelines, in_order;
+  int count, stages, exclusions, included, pipelines, in_order, fields_ok;
+  const char *verbosity; /* what every event must carry */
   char last_name[64], exclusion[128];
   uint64_t pipeline_start, pipeline_nanos, stage_nanos;
 } seen_t;
 
+static const char *STAGE_NAMES[5] = {"classify", "score", "deduplicate", "slice", "place"};
+
 static void on_event(void *user, const cupel_trace_event *e) {
   seen_t *s = user;
   s->count++;
+  if (strcmp(e->verbosity, s->verbosity) != 0) s->fields_ok = 0;
+  /* Only an exclusion has a reason; only an item event an item kind. */
+  if (e->kind != CUPEL_TRACE_EVENT_EXCLUSION && (e->reason != -1 || e->reason_name != NULL)) s->fields_ok = 0;
+  if ((e->kind == CUPEL_TRACE_EVENT_STAGE || e->kind == CUPEL_TRACE_EVENT_PIPELINE) && e->item_kind_len != 0)
+    s->fields_ok = 0;
+  if (e->kind == CUPEL_TRACE_EVENT_STAGE) {
+    char want[64];
+    snprintf(want, sizeof want, "cupel.stage.%s", STAGE_NAMES[s->stages % 5]);
+    if (strcmp(e->stage, STAGE_NAMES[s->stages % 5]) != 0 || strcmp(e->name, want) != 0) s->fields_ok = 0;
+  }
+  if (e->kind == CUPEL_TRACE_EVENT_INCLUDED && (strcmp(e->name, "cupel.item.included") != 0 || e->item_kind_len == 0))
+    s->fields_ok = 0;
   snprintf(s->last_name, sizeof s->last_name, "%s", e->name);
   switch (e->kind) {
   case CUPEL_TRACE_EVENT_STAGE:
@@ -242,12 +257,16 @@ static void test_trace(void) {
   CHECK_OK(cupel_budget_new(300, 250, &budget));
   for (level = CUPEL_TRACE_STAGES; level <= CUPEL_TRACE_FULL; level++) {
     seen_t s;
+    const char *tiers[3] = {"StageOnly", "StageAndExclusions", "Full"};
     memset(&s, 0, sizeof s);
     s.in_order = 1;
+    s.fields_ok = 1;
+    s.verbosity = tiers[level];
     CHECK_OK(cupel_pipeline_set_trace(p, level, on_event, &s));
     CHECK_OK(cupel_pipeline_run(p, items, budget, out, 3, &n, NULL));
     CHECK(s.count == 6 + (level >= 1) + 2 * (level >= 2));
     CHECK(s.stages == 5 && s.pipelines == 1 && s.in_order);
+    CHECK(s.fields_ok);
     CHECK(strcmp(s.last_name, "cupel.pipeline") == 0);
     CHECK(s.exclusions == (level >= 1));
     CHECK(s.included == 2 * (level >= 2));
