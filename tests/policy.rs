@@ -1454,10 +1454,23 @@ fn trace_times_nest_as_spans() {
         }),
     });
     let before = cupel::trace::now_unix_nanos();
-    p.run(&items, &Budget::new(200, 200).unwrap(), None)
+    let mut report = Report::default();
+    p.run(&items, &Budget::new(200, 200).unwrap(), Some(&mut report))
         .unwrap();
     let after = cupel::trace::now_unix_nanos();
     let times = times.lock().unwrap().clone();
+    // Each stage span lasts what the report's event of that stage says.
+    for &(kind, stage, _, d) in &times {
+        if kind == Kind::Stage {
+            let name = stage.unwrap().name();
+            let e = report.events.iter().find(|e| e.stage == name).unwrap();
+            assert_eq!(d, (e.duration_ms * 1e6) as u64, "{name}");
+        }
+    }
+    assert!(
+        times.iter().any(|t| t.0 == Kind::Stage && t.3 > 0),
+        "{times:?}"
+    );
     let (_, _, start, total) = *times.last().unwrap();
     assert!(before <= start && start + total <= after, "{times:?}");
     let mut at = start;
