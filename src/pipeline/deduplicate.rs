@@ -90,7 +90,7 @@ pub fn deduplicate(items: &Items, scored: &[u32], scores: &[f64], log: &mut Log)
                 }
             }
             for r in 0..run.len() {
-                if rep[r] != r || !rep[r + 1..run.len()].contains(&r) {
+                if rep[r] != r {
                     continue;
                 }
                 let members = (r..run.len()).filter(|&k| rep[k] == r).map(|k| run[k].1);
