@@ -1567,3 +1567,19 @@ fn quota_rows_of_a_zero_target() {
     let row = &report.quotas[0];
     assert_eq!((row.actual, row.utilization), (0.0, 0.0), "{row:?}");
 }
+
+/// A quota may require exactly its cap.
+#[test]
+fn a_quota_may_require_its_cap() {
+    let p = read(&with(
+        r#""quotas":[{"kind":"Message","minPercent":25,"maxPercent":25}]"#,
+    ))
+    .unwrap();
+    let Slicer::Quota(q) = &p.engine.slicer else {
+        panic!("{}", write(&p))
+    };
+    assert_eq!(
+        (q.entries()[0].require_percent, q.entries()[0].cap_percent),
+        (25.0, 25.0)
+    );
+}
