@@ -415,13 +415,13 @@ fn decay(obj: &Map<String, Value>, at: &Path) -> Result<Scorer> {
     ))
 }
 
+/// A row of an array of objects that each name a `kind`: its object, its
+/// path and its kind.
+type Kinded<'a> = (&'a Map<String, Value>, Path, String);
+
 /// The rows of an array of objects that each name a `kind` (`what` says
-/// which for the message): each row's object, path and kind.
-fn kinded<'a>(
-    v: &'a Value,
-    at: &Path,
-    what: &str,
-) -> Result<Vec<(&'a Map<String, Value>, Path, String)>> {
+/// which for the message).
+fn kinded<'a>(v: &'a Value, at: &Path, what: &str) -> Result<Vec<Kinded<'a>>> {
     let list = array(v, at)?;
     let mut rows = Vec::with_capacity(list.len());
     for (i, e) in list.iter().enumerate() {
