@@ -12,15 +12,19 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p target
+# Section headers carry the seconds since the start, so a CI log shows
+# where the time went.
+section() { printf '== [%5ss] %s\n' "$SECONDS" "$*"; }
 if [ "${1:-}" = --install ]; then
+  section "install the toolchains (tests/install.sh)"
   bash tests/install.sh
 fi
 
-echo "== cargo fmt --check"
+section "cargo fmt --check"
 cargo fmt --check
-echo "== cargo clippy --all-targets -- -D warnings"
+section "cargo clippy --all-targets -- -D warnings"
 cargo clippy --all-targets -- -D warnings
-echo "== demo"
+section "demo"
 bash examples/demo.sh > target/demo.out
 grep -q "CountConstrainedKnapsack" target/demo.out
 grep -q "Variant: sent as" target/demo.out
@@ -33,20 +37,21 @@ if python3 -c "import matplotlib" >/dev/null 2>&1 || /usr/bin/python3 -c "import
   test -s target/examples/session_cost.png
 fi
 echo "demo ran: $(wc -l < target/demo.out) lines of output"
-echo "== cargo test --release"
+section "cargo test --release"
 cargo test --release 2>&1 | tee target/test.out
 # The dispatched knapsack kernel ran above; the others must agree too.
 for kernel in portable sse2 sse4.1; do
-  echo "== knapsack kernel $kernel: kernel unit tests, conformance, differential"
+  section "knapsack kernel $kernel: kernel unit tests, conformance, differential"
   CUPEL_KNAPSACK_KERNEL=$kernel cargo test --release --lib --test conformance --test differential --test variants 2>&1 \
     | tee -a target/test.out | grep -E "^test result|FAILED|panicked"
 done
-echo "== aarch64 (portable kernel only), under qemu"
+section "aarch64 (portable kernel only), under qemu"
 bash tests/aarch64.sh
-echo "== sanitizers and valgrind"
+section "sanitizers and valgrind"
 bash tests/sanitizers.sh
-echo "== performance guard: instruction counts against the baseline, and its proof"
+section "performance guard: instruction counts against the baseline, and its proof"
 bash tests/perf_guard.sh --check
 bash tests/perf_guard.sh --prove
 # One closing line for the whole run (cargo prints one per test binary).
+section "done"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' target/test.out

@@ -19,7 +19,7 @@ suites=$(cd tests/c && ls test_*.c | sed 's/\.c$//')
 # The contract runner (test_contract.c) reads the table from here.
 export CUPEL_CONTRACT="$root/tests/contract/contract.txt"
 
-echo "-- C suites under ASan+UBSan"
+echo "-- [${SECONDS}s] C suites under ASan+UBSan"
 for s in $suites; do
   cc -std=c99 -g -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all \
      -Iinclude "tests/c/$s.c" -L"$lib" -Wl,-rpath,"$lib" -lcupel -lm -o "$out/$s-asan"
@@ -27,7 +27,7 @@ for s in $suites; do
     "$out/$s-asan" | tail -n 1
 done
 
-echo "-- C and C++ suites under valgrind memcheck"
+echo "-- [${SECONDS}s] C and C++ suites under valgrind memcheck"
 if command -v valgrind >/dev/null 2>&1; then
   for s in $suites; do
     cc -std=c99 -g -O1 -Iinclude "tests/c/$s.c" -L"$lib" -Wl,-rpath,"$lib" -lcupel -lm -o "$out/$s"
@@ -50,7 +50,7 @@ else
   echo "*** SKIPPED: valgrind not found (apt-get install valgrind) ***"
 fi
 
-echo "-- Rust tests through the C ABI under -Zsanitizer=address (nightly)"
+echo "-- [${SECONDS}s] Rust tests through the C ABI under -Zsanitizer=address (nightly)"
 if cargo +nightly --version >/dev/null 2>&1; then
   triple="$(rustc -vV | sed -n 's/^host: //p')"
   RUSTFLAGS="-Zsanitizer=address" ASAN_OPTIONS=detect_leaks=1 \
