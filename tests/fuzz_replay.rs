@@ -124,9 +124,18 @@ fn versus_reference_corpus_and_random_cases() {
     let _one = one_at_a_time();
     let corpus = corpus("versus_reference");
     assert!(corpus.len() >= 10, "the versus_reference corpus is missing");
+    let large = || {
+        driver::STATS
+            .large_compared
+            .load(std::sync::atomic::Ordering::Relaxed)
+    };
+    let before = large();
     for input in corpus.iter().chain(&random_inputs(2, 10_000, 200)) {
         driver::versus_reference(input);
     }
+    // Greedy and quota over inputs large enough for GreedySlice's split.
+    let tiled = large() - before;
+    assert!(tiled >= 50, "only {tiled} tiled cases compared");
 }
 
 /// Seeded random texts as fuzz inputs: a leading byte, then characters of

@@ -67,6 +67,8 @@ pub struct Stats {
     pub count_slicers: AtomicUsize,
     pub stream_finishes: AtomicUsize,
     pub compared: AtomicUsize,
+    /// Comparisons over a case tiled to >= 16,384 items (issue 30).
+    pub large_compared: AtomicUsize,
     pub pipelines_run: AtomicUsize,
     /// Items included as a variant, and included cut (issue 27).
     pub variants_chosen: AtomicUsize,
@@ -101,6 +103,7 @@ pub static STATS: Stats = Stats {
     count_slicers: AtomicUsize::new(0),
     stream_finishes: AtomicUsize::new(0),
     compared: AtomicUsize::new(0),
+    large_compared: AtomicUsize::new(0),
     pipelines_run: AtomicUsize::new(0),
     variants_chosen: AtomicUsize::new(0),
     items_cut: AtomicUsize::new(0),
@@ -2870,6 +2873,35 @@ fn case(input: &mut Input) -> Case {
     c
 }
 
+/// The case's items repeated, each copy's tokens and scores shifted, to at
+/// least 16,384 items (GreedySlice splits inputs that large at a sampled
+/// density first: src/slicer/greedy.rs), with a target of up to the copies'
+/// count times the case's. Taken one time in eight, from a non-zero byte.
+fn tiled(c: Case, input: &mut Input) -> Case {
+    if c.tokens.is_empty() || input.u8() % 8 != 7 {
+        return c;
+    }
+    let n = c.tokens.len();
+    let copies = 16_384usize.div_ceil(n) + input.below(3);
+    let mut big = Case {
+        tokens: Vec::with_capacity(n * copies),
+        scores: Vec::with_capacity(n * copies),
+        kinds: Vec::with_capacity(n * copies),
+        target: c.target * (1 + input.below(copies)) as i64,
+    };
+    bump(&STATS.large_compared, 1);
+    for k in 0..copies {
+        for i in 0..n {
+            let t = c.tokens[i];
+            big.tokens.push(if t == 0 { 0 } else { t + (k % 5) as i64 });
+            big.scores
+                .push(((c.scores[i] * 100.0) as usize + 37 * k) as f64 % 101.0 / 100.0);
+            big.kinds.push(c.kinds[(i + k) % n]);
+        }
+    }
+    big
+}
+
 unsafe fn ours(c: &Case, slicer: *mut cupel_slicer) -> Vec<usize> {
     let names: Vec<CString> = c.kinds.iter().map(|k| CString::new(*k).unwrap()).collect();
     let ptrs: Vec<*const c_char> = names.iter().map(|k| k.as_ptr()).collect();
@@ -3060,6 +3092,7 @@ pub fn versus_reference(data: &[u8]) {
         let mut s = ptr::null_mut();
         match input.u8() % 4 {
             0 => {
+                let c = tiled(c, &mut input);
                 assert_eq!(cupel_slicer_new_greedy(&mut s), CUPEL_OK);
                 assert_eq!(ours(&c, s), theirs(&c, &r::GreedySlice), "greedy");
             }
@@ -3072,6 +3105,7 @@ pub fn versus_reference(data: &[u8]) {
                 assert_eq!(got, spec, "knapsack bucket {bucket} vs spec 001's DP");
             }
             2 => {
+                let c = tiled(c, &mut input);
                 // QuotaSlice over greedy, whole percentages summing to <= 100.
                 let mut left = 100;
                 let mut ours_q = vec![];

@@ -204,12 +204,20 @@ impl Engine {
     /// as the Sort stage would from item order too (see
     /// [`crate::slicer::greedy`]), and a grouped list's units are put in Sort
     /// order by `Units::build`, which sorts units, not items: both get item
-    /// order and the sort is skipped.
+    /// order and the sort is skipped, as does a QuotaSlice over GreedySlice
+    /// (its partitions are ordered by their Sort keys).
     /// A list with variants (`options`) is sliced over the options of the
     /// candidates in Sort order.
     fn sort_stage(&self, items: View<'_>, grouped: bool, options: bool) -> Vec<u32> {
         let allowed = |i: &u32| items.tokens(*i) >= 0;
-        if grouped || (matches!(self.slicer, Slicer::Greedy) && !options) {
+        let needs_no_order = match &self.slicer {
+            Slicer::Greedy => true,
+            // Its partitions' order is found from the Sort keys (see
+            // `Quota::slice`), and GreedySlice needs none.
+            Slicer::Quota(q) => matches!(*q.inner, Slicer::Greedy),
+            _ => false,
+        };
+        if grouped || (needs_no_order && !options) {
             (0..items.len() as u32).filter(allowed).collect()
         } else {
             let mut sorted = sort_stage(&items);
@@ -359,6 +367,7 @@ mod tests {
     use crate::items::NewItem;
     use crate::slicer::greedy;
     use crate::slicer::knapsack::Knapsack;
+    use crate::slicer::{Quota, QuotaEntry};
     use crate::sort::counted;
 
     /// Items of (tokens, score, group; 0 none).
@@ -409,6 +418,63 @@ mod tests {
         for engine in [&greedy_engine, &knapsack] {
             every_call(engine, &items(&spec));
             assert_eq!(counted::take(), 0, "grouped, {:?}", engine.slicer);
+        }
+    }
+
+    #[test]
+    fn quota_over_greedy_skips_the_sort_stage_and_selects_as_in_sort_order() {
+        // Kinds whose first appearance differs between item order and Sort
+        // order, score ties, zero-token and negative items: the engine's
+        // item-order call gives the selection, and its order, of the
+        // QuotaSlice over the Sort stage's candidates.
+        let kinds = ["Message", "Document", "ToolOutput", "Memory"];
+        let spec: Vec<(i64, f64, &str)> = (0..400)
+            .map(|i| {
+                let tokens = if i % 37 == 5 {
+                    -3
+                } else {
+                    (i * 53) as i64 % 300
+                };
+                let score = ((i * 71) % 40) as f64 / 40.0;
+                (tokens, score, kinds[(i * 13 + i / 7) % 4])
+            })
+            .collect();
+        let it = Items::from_spec(&spec);
+        let view = it.view();
+        let sorted: Vec<u32> = sort_stage(&view)
+            .into_iter()
+            .filter(|&i| view.tokens(i) >= 0)
+            .collect();
+        assert_ne!(
+            view.kind(sorted[0]),
+            view.kind(0),
+            "first appearances differ"
+        );
+        let entry = |kind: &str, require_percent, cap_percent| QuotaEntry {
+            kind: kind.into(),
+            require_percent,
+            cap_percent,
+        };
+        let quota = Quota::new(
+            Slicer::Greedy,
+            vec![entry("Document", 20.0, 50.0), entry("Memory", 10.0, 30.0)],
+        )
+        .unwrap();
+        let engine = Engine::new(Slicer::Quota(quota.clone()));
+        for target in [1, 50, 1_000, 9_000, 40_000, 200_000] {
+            counted::take();
+            let got = engine.slice(&it, &Budget::new(target, target).unwrap(), 0);
+            assert_eq!(counted::take(), 0, "target {target}: no Sort stage");
+            let mut ctx = Ctx::new(view, usize::MAX);
+            let want = quota.slice(
+                &sorted,
+                SliceBudget {
+                    max: target,
+                    target,
+                },
+                &mut ctx,
+            );
+            assert_eq!(got.unwrap().selected, want.unwrap(), "target {target}");
         }
     }
 

@@ -36,94 +36,207 @@ pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
     greedy_by(items, items.len(), |pos| pos, target).0
 }
 
+/// Inputs of at least this many candidates are first split at a density
+/// threshold estimated from a sample ([`threshold`]).
+const PREFILTER_MIN: usize = 1 << 14;
+
+/// Candidates in the threshold's sample.
+const SAMPLE: usize = 1024;
+
+/// The threshold keeps at least this many of the sample's candidates (and
+/// twice the target's tokens, estimated): about 0.8 % of the input.
+const SAMPLE_RANK: usize = 8;
+
 /// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`;
 /// also returns how many candidates it ordered exactly (summed over the
-/// rounds), which the tests hold down.
+/// rounds) and how many it put in its pools, which the tests hold down.
+///
+/// A large input is split at a density key `tau` ([`threshold`]): every
+/// candidate at or above that density comes before every one below it in
+/// the single pass, so the pass runs over the dense ones first and then
+/// over those below that still fit what remains (usually a handful). The
+/// split changes only how much is ordered, never the output.
 fn greedy_by(
     items: &View<'_>,
     n: usize,
     item: impl Fn(u32) -> u32,
     target: i64,
-) -> (Vec<u32>, usize) {
-    let ties = items.ties();
+) -> (Vec<u32>, usize, usize) {
     if n == 0 || target <= 0 {
-        return (Vec::new(), 0);
+        return (Vec::new(), 0, 0);
     }
-    let tokens = |p: &(u64, u32)| items.tokens(item(p.1));
-    let order = |a: &(u64, u32), b: &(u64, u32)| -> Ordering {
-        a.0.cmp(&b.0).then_with(|| {
-            let key = |p: &(u64, u32)| desc_bits(ties[item(p.1) as usize]);
-            key(a).cmp(&key(b)).then(a.1.cmp(&b.1))
-        })
-    };
-    let bits = bucket_bits(n);
-    let shift = 64 - bits;
-    let mut counts = vec![0usize; 1 << bits];
-    let mut sums = vec![0i64; 1 << bits];
-    // Step 1-2: (density descending key, position) of each candidate that
-    // fits, bucketed for the first round as they are made.
-    let mut pool: Vec<(u64, u32)> = Vec::with_capacity(n);
-    for pos in 0..n as u32 {
-        let i = item(pos);
-        let t = items.tokens(i);
-        // A negative token count is never a candidate (supplement 1):
-        // `greedy_all` passes every item and leaves them to this test.
-        if t < 0 || t > target {
-            continue;
-        }
-        let density = if t == 0 {
+    let key_of = |i: u32, t: i64| {
+        desc_bits(if t == 0 {
             f64::MAX
         } else {
             items.score(i) / t as f64
-        };
-        let key = desc_bits(density);
-        let b = (key >> shift) as usize;
-        counts[b] += 1;
-        sums[b] = sums[b].saturating_add(t);
-        pool.push((key, pos));
-    }
-    // Step 3: greedy fill, one pass in density order, no backtracking.
-    let mut remaining = target;
-    let mut selected = Vec::new();
-    let mut sorted = 0;
-    let mut round = FIRST_ROUND;
-    while !pool.is_empty() {
-        let cut = cut_after(&counts, &sums, round.min(pool.len()), remaining);
-        // Rest to the front, head (buckets <= cut) to the back.
-        let mid = partition(&mut pool, |p| (p.0 >> shift) as usize > cut);
-        // The cut bucket has candidates (or is past the last): every round
-        // orders at least one, so the loop ends.
-        debug_assert!(
-            mid < pool.len(),
-            "an empty head: cut {cut}, pool {}",
-            pool.len()
-        );
-        pool[mid..].sort_unstable_by(order);
-        sorted += pool.len() - mid;
-        for p in &pool[mid..] {
-            let t = tokens(p);
-            if t <= remaining {
-                selected.push(item(p.1));
-                remaining -= t;
+        })
+    };
+    // Steps 1-2: (density descending key, position) of each candidate that
+    // fits, those at or above the threshold's density first.
+    let split = threshold(items, n, &item, target, &key_of);
+    let tau = split.unwrap_or(u64::MAX);
+    let collect = |pool: &mut Vec<Cand>, room: i64, dense: bool| {
+        for pos in 0..n as u32 {
+            let i = item(pos);
+            let t = items.tokens(i);
+            // A negative token count is never a candidate (supplement 1):
+            // `greedy_all` passes every item and leaves them to this test.
+            if t < 0 || t > room {
+                continue;
+            }
+            let key = key_of(i, t);
+            if (key <= tau) == dense {
+                pool.push(Cand {
+                    key,
+                    pos,
+                    tokens: u32::try_from(t).unwrap_or(u32::MAX),
+                });
             }
         }
-        pool.truncate(mid);
-        round = round.saturating_mul(2);
-        // Drop what no longer fits and bucket the rest, in one pass.
-        counts.fill(0);
-        sums.fill(0);
-        pool.retain(|p| {
-            let t = tokens(p);
-            if t > remaining {
-                return false;
-            }
-            let b = (p.0 >> shift) as usize;
-            counts[b] += 1;
-            sums[b] = sums[b].saturating_add(t);
-            true
-        });
+    };
+    let mut fill = Fill {
+        remaining: target,
+        selected: Vec::new(),
+        sorted: 0,
+        pooled: 0,
+    };
+    let mut pool: Vec<Cand> = Vec::new();
+    collect(&mut pool, target, true);
+    fill.run(items, &item, &mut pool);
+    if split.is_some() {
+        // Below the threshold, only what fits the rest of the budget.
+        if fill.remaining != 0 {
+            collect(&mut pool, fill.remaining, false);
+            fill.run(items, &item, &mut pool);
+        }
     }
-    (selected, sorted)
+    (fill.selected, fill.sorted, fill.pooled)
+}
+
+/// The density key at which [`greedy_by`] splits an input of `n`
+/// candidates: from a sample of [`SAMPLE`] evenly spaced candidates, the
+/// key of the densest ones that hold [`SAMPLE_RANK`] of the sample and
+/// about twice `target` tokens (each sampled candidate standing for
+/// `n / SAMPLE`). None (no split) for a small input or when the sample
+/// never gets there. Any key would give the same output: it decides only
+/// how much each pass orders.
+fn threshold(
+    items: &View<'_>,
+    n: usize,
+    item: &impl Fn(u32) -> u32,
+    target: i64,
+    key_of: &impl Fn(u32, i64) -> u64,
+) -> Option<u64> {
+    if n < PREFILTER_MIN {
+        return None;
+    }
+    let step = n / SAMPLE;
+    let mut sample: Vec<(u64, i64)> = (0..SAMPLE)
+        .filter_map(|s| {
+            let i = item((s * step) as u32);
+            let t = items.tokens(i);
+            (0..=target).contains(&t).then(|| (key_of(i, t), t))
+        })
+        .collect();
+    sample.sort_unstable_by_key(|p| p.0);
+    let want = 2 * target as i128;
+    let mut tokens = 0i128;
+    for (rank, &(key, t)) in sample.iter().enumerate() {
+        tokens += t as i128 * step as i128;
+        if rank + 1 >= SAMPLE_RANK && tokens >= want {
+            return Some(key);
+        }
+    }
+    None
+}
+
+/// A candidate in [`Fill`]'s pool: its density key (ascending = density
+/// descending), its position, and its token count when below `u32::MAX`
+/// (the pool is read in rounds: its tokens at hand, not in the item store).
+#[derive(Clone, Copy)]
+struct Cand {
+    key: u64,
+    pos: u32,
+    tokens: u32,
+}
+
+/// Step 3 of GREEDY-SLICE over a pool of candidates, all of them after the
+/// ones already taken in the density order: one pass in density order, no
+/// backtracking. Each round buckets the pool by the top bits of the
+/// density key, cuts it after the first buckets whose tokens cover the
+/// remaining budget, orders only that head exactly and takes what fits,
+/// then drops from the rest whatever no longer fits.
+struct Fill {
+    remaining: i64,
+    selected: Vec<u32>,
+    /// Candidates ordered exactly, over all rounds.
+    sorted: usize,
+    /// Candidates put in the pools.
+    pooled: usize,
+}
+
+impl Fill {
+    /// Runs the pass over `pool` (emptied).
+    fn run(&mut self, items: &View<'_>, item: &impl Fn(u32) -> u32, pool: &mut Vec<Cand>) {
+        let ties = items.ties();
+        let tokens = |p: &Cand| match p.tokens {
+            u32::MAX => items.tokens(item(p.pos)),
+            t => t as i64,
+        };
+        let order = |a: &Cand, b: &Cand| -> Ordering {
+            a.key.cmp(&b.key).then_with(|| {
+                let key = |p: &Cand| desc_bits(ties[item(p.pos) as usize]);
+                key(a).cmp(&key(b)).then(a.pos.cmp(&b.pos))
+            })
+        };
+        self.pooled += pool.len();
+        let bits = bucket_bits(pool.len());
+        let shift = 64 - bits;
+        let mut counts = vec![0usize; 1 << bits];
+        let mut sums = vec![0i64; 1 << bits];
+        let mut round = FIRST_ROUND;
+        loop {
+            // Drop what no longer fits and bucket the rest, in one pass.
+            counts.fill(0);
+            sums.fill(0);
+            let remaining = self.remaining;
+            pool.retain(|p| {
+                let t = tokens(p);
+                if t > remaining {
+                    return false;
+                }
+                let b = (p.key >> shift) as usize;
+                counts[b] += 1;
+                sums[b] = sums[b].saturating_add(t);
+                true
+            });
+            if pool.is_empty() {
+                return;
+            }
+            let cut = cut_after(&counts, &sums, round.min(pool.len()), self.remaining);
+            // Rest to the front, head (buckets <= cut) to the back.
+            let mid = partition(pool, |p| (p.key >> shift) as usize > cut);
+            // The cut bucket has candidates (or is past the last): every
+            // round orders at least one, so the loop ends.
+            debug_assert!(
+                mid < pool.len(),
+                "an empty head: cut {cut}, pool {}",
+                pool.len()
+            );
+            pool[mid..].sort_unstable_by(order);
+            self.sorted += pool.len() - mid;
+            for p in &pool[mid..] {
+                let t = tokens(p);
+                if t <= self.remaining {
+                    self.selected.push(item(p.pos));
+                    self.remaining -= t;
+                }
+            }
+            pool.truncate(mid);
+            round = round.saturating_mul(2);
+        }
+    }
 }
 
 /// How many top bits of the density key pick a candidate's bucket: about
@@ -320,7 +433,7 @@ mod tests {
         // and >= 1,024 candidates); ordering all of them is the cost the
         // rounds exist to avoid.
         let (it, c) = random_items(100_000, 4);
-        let (got, sorted) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 128_000);
+        let (got, sorted, _) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 128_000);
         assert_eq!(got, single_pass(&it, &c, 128_000));
         assert!(
             sorted >= got.len(),
@@ -341,9 +454,88 @@ mod tests {
             })
             .collect();
         let (it, c) = items(&spec);
-        let (got, sorted) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 1500);
+        let (got, sorted, _) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 1500);
         assert_eq!(got, single_pass(&it, &c, 1500));
         assert!(sorted <= 20_000, "ordered {sorted} of 100,000 candidates");
+    }
+
+    #[test]
+    fn the_density_split_gives_the_single_pass_selection() {
+        // Inputs large enough to be split at a sampled density: the dense
+        // pass, then the pass over what is below the split and still fits.
+        for (n, seed) in [(PREFILTER_MIN, 6), (50_000, 7)] {
+            let (it, c) = random_items(n, seed);
+            for target in [1, 150, 5_000, 128_000, 3_000_000, 60_000_000] {
+                let want = single_pass(&it, &c, target);
+                assert_eq!(
+                    greedy(&it.view(), &c, target),
+                    want,
+                    "n {n} target {target}"
+                );
+                assert_eq!(
+                    greedy_all(&it.view(), target),
+                    want,
+                    "all: n {n} target {target}"
+                );
+            }
+        }
+        // The split is what keeps the work down: at PREFILTER_MIN items and
+        // a budget of ~1 % of their tokens, a few percent of the candidates
+        // enter a pool (all of them without the split).
+        let (it, c) = random_items(PREFILTER_MIN, 8);
+        let (got, _, pooled) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 128_000);
+        assert_eq!(got, single_pass(&it, &c, 128_000));
+        assert!(
+            pooled <= PREFILTER_MIN / 8,
+            "pooled {pooled} of {PREFILTER_MIN}"
+        );
+        // One fewer candidate: no split, every fitting candidate pooled.
+        let (it, c) = random_items(PREFILTER_MIN - 1, 8);
+        let (_, _, pooled) = greedy_by(&it.view(), c.len(), |p| c[p as usize], 128_000);
+        assert!(pooled > PREFILTER_MIN / 2, "pooled {pooled}");
+    }
+
+    #[test]
+    fn what_the_dense_pass_leaves_is_filled_from_below_the_split() {
+        // The sampled positions (multiples of n / SAMPLE) hold the densest
+        // candidates, 1,000 tokens each: the split falls at their density.
+        // They fill 3,000 of 3,500 tokens; the other 500 must come from the
+        // small, sparse candidates below the split, in density order.
+        let n = PREFILTER_MIN + 5;
+        let step = n / SAMPLE;
+        let spec: Vec<(i64, f64)> = (0..n)
+            .map(|i| match i % step {
+                0 => (1000, 1.0),
+                _ => (1 + (i % 3) as i64, (1 + i % 97) as f64 / 1e6),
+            })
+            .collect();
+        let (it, c) = items(&spec);
+        let want = single_pass(&it, &c, 3_500);
+        let got = greedy(&it.view(), &c, 3_500);
+        assert_eq!(got, want);
+        let small = got.iter().filter(|&&i| it.view().tokens(i) < 1000).count();
+        assert!(small > 100, "{small} small candidates taken");
+        assert_eq!(greedy_all(&it.view(), 3_500), want);
+    }
+
+    #[test]
+    fn negative_token_items_are_never_candidates_in_a_split_input() {
+        // greedy_all passes over every item: one in ten has negative tokens.
+        let n = 30_000;
+        let spec: Vec<(i64, f64)> = (0..n)
+            .map(|i| match i % 10 {
+                0 => (-5, 0.9),
+                _ => (1 + (i * 7) % 500, ((i * 31) % 1000) as f64 / 1000.0),
+            })
+            .collect();
+        let (it, _) = items(&spec);
+        let v = it.view();
+        let cands: Vec<u32> = (0..n as u32).filter(|&i| v.tokens(i) >= 0).collect();
+        for target in [40_000, 700_000] {
+            let got = greedy_all(&v, target);
+            assert!(got.iter().all(|&i| v.tokens(i) >= 0));
+            assert_eq!(got, single_pass(&it, &cands, target), "target {target}");
+        }
     }
 
     #[test]

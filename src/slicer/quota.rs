@@ -4,6 +4,7 @@ use super::{Ctx, Slicer};
 use crate::budget::SliceBudget;
 use crate::error::{invalid, Result};
 use crate::kind;
+use crate::sort::desc_bits;
 use std::collections::HashMap;
 
 /// Tolerance on the sum of require percentages (supplement 4).
@@ -117,28 +118,51 @@ impl Quota {
         }
         let items = ctx.items;
 
-        // Phase 1: partition by kind in order of first appearance, as one
-        // buffer of positions grouped by partition (a counting sort).
+        // Phase 1: partition by kind in order of first appearance in the
+        // Sort stage's order, as one buffer of positions grouped by
+        // partition (a counting sort). A partition's first appearance is its
+        // candidate of least (Sort-stage key descending, position): the
+        // first one when `cands` is in Sort order, and the same candidate
+        // when it is in item order (the Engine skips the Sort stage for a
+        // QuotaSlice over GreedySlice, which needs no order either).
+        let ties = items.ties();
         let mut part_of_kind = vec![u32::MAX; items.kind_table().len()];
         let mut part_kinds: Vec<u32> = Vec::new();
         let mut part_len: Vec<usize> = Vec::new();
+        let mut part_first: Vec<(u64, usize)> = Vec::new();
         // Phase 2: candidate token mass per partition, in 128 bits.
         let mut mass: Vec<u128> = Vec::new();
-        for &i in cands {
+        for (pos, &i) in cands.iter().enumerate() {
             let k = items.kind(i) as usize;
+            let first = (desc_bits(ties[i as usize]), pos);
             if part_of_kind[k] == u32::MAX {
                 part_of_kind[k] = part_kinds.len() as u32;
                 part_kinds.push(k as u32);
                 part_len.push(0);
+                part_first.push(first);
                 mass.push(0);
             }
             let p = part_of_kind[k] as usize;
             part_len[p] += 1;
+            part_first[p] = part_first[p].min(first);
             // A class of options weighs as its candidate was pushed.
             if items.is_first_option(i) {
                 mass[p] += items.tokens(i) as u128;
             }
         }
+        // Partitions in order of first appearance.
+        let mut by_first: Vec<usize> = (0..part_kinds.len()).collect();
+        by_first.sort_unstable_by_key(|&p| part_first[p]);
+        let mut rank = vec![0; by_first.len()];
+        for (r, &p) in by_first.iter().enumerate() {
+            rank[p] = r;
+        }
+        for k in part_of_kind.iter_mut().filter(|k| **k != u32::MAX) {
+            *k = rank[*k as usize] as u32;
+        }
+        part_kinds = by_first.iter().map(|&p| part_kinds[p]).collect();
+        part_len = by_first.iter().map(|&p| part_len[p]).collect();
+        mass = by_first.iter().map(|&p| mass[p]).collect();
         let mut start: Vec<usize> = Vec::with_capacity(part_len.len() + 1);
         start.push(0);
         for len in &part_len {
