@@ -76,7 +76,8 @@ fn greedy_by(
     // fits, those at or above the threshold's density first.
     let split = threshold(items, n, &item, target, &key_of);
     let tau = split.unwrap_or(u64::MAX);
-    let collect = |pool: &mut Vec<Cand>, room: i64, dense: bool| {
+    // Into an empty pool with empty buckets.
+    let collect = |fill: &mut Fill, pool: &mut Vec<Cand>, room: i64, dense: bool| {
         for pos in 0..n as u32 {
             let i = item(pos);
             let t = items.tokens(i);
@@ -87,6 +88,10 @@ fn greedy_by(
             }
             let key = key_of(i, t);
             if (key <= tau) == dense {
+                // Bucketed for the first round as they are pooled.
+                let b = (key >> fill.shift) as usize;
+                fill.counts[b] += 1;
+                fill.sums[b] = fill.sums[b].saturating_add(t);
                 pool.push(Cand {
                     key,
                     pos,
@@ -94,20 +99,34 @@ fn greedy_by(
                 });
             }
         }
+        fill.pooled += pool.len();
     };
+    // About four candidates a bucket: smaller tables to clear and scan each
+    // round, for a head a little longer to order.
+    let bits = bucket_bits(n / 4);
     let mut fill = Fill {
         remaining: target,
         selected: Vec::new(),
         sorted: 0,
         pooled: 0,
+        shift: 64 - bits,
+        counts: vec![0; 1 << bits],
+        sums: vec![0; 1 << bits],
     };
-    let mut pool: Vec<Cand> = Vec::new();
-    collect(&mut pool, target, true);
+    // About 1 % of a split input is dense (see `threshold`).
+    let mut pool: Vec<Cand> = Vec::with_capacity(match split {
+        Some(_) => n / 64,
+        None => n,
+    });
+    collect(&mut fill, &mut pool, target, true);
     fill.run(items, &item, &mut pool);
     if split.is_some() {
         // Below the threshold, only what fits the rest of the budget.
-        if fill.remaining != 0 {
-            collect(&mut pool, fill.remaining, false);
+        let room = fill.remaining;
+        if room != 0 {
+            fill.counts.fill(0);
+            fill.sums.fill(0);
+            collect(&mut fill, &mut pool, room, false);
             fill.run(items, &item, &mut pool);
         }
     }
@@ -163,10 +182,10 @@ struct Cand {
 
 /// Step 3 of GREEDY-SLICE over a pool of candidates, all of them after the
 /// ones already taken in the density order: one pass in density order, no
-/// backtracking. Each round buckets the pool by the top bits of the
-/// density key, cuts it after the first buckets whose tokens cover the
+/// backtracking. The pool comes bucketed by the top bits of the density
+/// key; each round cuts it after the first buckets whose tokens cover the
 /// remaining budget, orders only that head exactly and takes what fits,
-/// then drops from the rest whatever no longer fits.
+/// then drops from the rest whatever no longer fits and buckets it again.
 struct Fill {
     remaining: i64,
     selected: Vec<u32>,
@@ -174,10 +193,15 @@ struct Fill {
     sorted: usize,
     /// Candidates put in the pools.
     pooled: usize,
+    /// A candidate's bucket is `key >> shift`; the buckets' candidates and
+    /// tokens.
+    shift: u32,
+    counts: Vec<usize>,
+    sums: Vec<i64>,
 }
 
 impl Fill {
-    /// Runs the pass over `pool` (emptied).
+    /// Runs the pass over `pool` (emptied), bucketed in `counts` and `sums`.
     fn run(&mut self, items: &View<'_>, item: &impl Fn(u32) -> u32, pool: &mut Vec<Cand>) {
         let ties = items.ties();
         let tokens = |p: &Cand| match p.tokens {
@@ -190,31 +214,15 @@ impl Fill {
                 key(a).cmp(&key(b)).then(a.pos.cmp(&b.pos))
             })
         };
-        self.pooled += pool.len();
-        let bits = bucket_bits(pool.len());
-        let shift = 64 - bits;
-        let mut counts = vec![0usize; 1 << bits];
-        let mut sums = vec![0i64; 1 << bits];
+        let shift = self.shift;
         let mut round = FIRST_ROUND;
-        loop {
-            // Drop what no longer fits and bucket the rest, in one pass.
-            counts.fill(0);
-            sums.fill(0);
-            let remaining = self.remaining;
-            pool.retain(|p| {
-                let t = tokens(p);
-                if t > remaining {
-                    return false;
-                }
-                let b = (p.key >> shift) as usize;
-                counts[b] += 1;
-                sums[b] = sums[b].saturating_add(t);
-                true
-            });
-            if pool.is_empty() {
-                return;
-            }
-            let cut = cut_after(&counts, &sums, round.min(pool.len()), self.remaining);
+        while !pool.is_empty() {
+            let cut = cut_after(
+                &self.counts,
+                &self.sums,
+                round.min(pool.len()),
+                self.remaining,
+            );
             // Rest to the front, head (buckets <= cut) to the back.
             let mid = partition(pool, |p| (p.key >> shift) as usize > cut);
             // The cut bucket has candidates (or is past the last): every
@@ -235,6 +243,21 @@ impl Fill {
             }
             pool.truncate(mid);
             round = round.saturating_mul(2);
+            // Drop what no longer fits and bucket the rest, in one pass.
+            let (counts, sums) = (&mut self.counts, &mut self.sums);
+            counts.fill(0);
+            sums.fill(0);
+            let remaining = self.remaining;
+            pool.retain(|p| {
+                let t = tokens(p);
+                if t > remaining {
+                    return false;
+                }
+                let b = (p.key >> shift) as usize;
+                counts[b] += 1;
+                sums[b] = sums[b].saturating_add(t);
+                true
+            });
         }
     }
 }
