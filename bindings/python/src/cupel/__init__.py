@@ -76,6 +76,7 @@ import math
 import numbers
 import operator
 import os
+import struct as _struct
 import threading
 import weakref
 from typing import Any, Iterable, Iterator, List, Mapping, NamedTuple, Optional, Sequence, Tuple, Union
@@ -630,12 +631,95 @@ def _bool_column(col: List[Any], name: str) -> List[bool]:
     return col
 
 
+# Columns as C arrays. Each `_*_buffer` checks a column as `_*_column` does
+# and, when every value has the plain type (the usual case), packs it in one
+# C-speed pass; otherwise it returns `_*_column`'s checked list, which
+# `_c_array` converts later (as before: after every column is checked).
+def _all_of(col: List[Any], t: type, also: Optional[type] = None) -> bool:
+    """Whether every value of `col` is exactly of type `t` (or `also`): one
+    C-speed pass (list.count compares by identity first)."""
+    types = list(map(type, col))
+    k = types.count(t)
+    return k == len(types) or (also is not None and k + types.count(also) == len(types))
+
+
+def _pack(col: List[Any], ctype, fmt: str):
+    """`col` packed by struct format `fmt` into a (ctype * len) array; None
+    when struct refuses a value (one out of range)."""
+    n = len(col)
+    buf = bytearray(C.sizeof(ctype) * n)
+    try:
+        _struct.pack_into(f"{n}{fmt}", buf, 0, *col)
+    except (_struct.error, OverflowError, ValueError):  # PyPy: ValueError for a negative 'Q'
+        return None
+    return (ctype * n).from_buffer(buf)
+
+
+def _int_buffer(col: Sequence[Any], name: str, signed: bool = True):
+    col = col if type(col) is list else list(col)
+    if _all_of(col, int):
+        out = _pack(col, C.c_int64, "q") if signed else _pack(col, C.c_uint64, "Q")
+        if out is not None:
+            return out
+    return _int_column(col, name, signed)
+
+
+def _float_buffer(col: Sequence[Any], name: str):
+    col = col if type(col) is list else list(col)
+    if _all_of(col, float, int):
+        out = _pack(col, C.c_double, "d")
+        if out is not None:
+            return out
+    return _float_column(col, name)
+
+
+def _bool_buffer(col: Sequence[Any], name: str):
+    col = col if type(col) is list else list(col)
+    if _all_of(col, bool):
+        return (C.c_bool * len(col)).from_buffer(bytearray(col))
+    return _bool_column(col, name)
+
+
+def _c_array(ctype, v):
+    """A `_*_buffer` result as a C array of `ctype`."""
+    if isinstance(v, C.Array):
+        return v
+    n = len(v)
+    if ctype is C.c_bool:
+        return (C.c_bool * n).from_buffer(array.array("b", [1 if x else 0 for x in v]))
+    fmt = {C.c_int64: "q", C.c_uint64: "Q", C.c_double: "d"}[ctype]
+    return (ctype * n).from_buffer(array.array(fmt, v))
+
+
+def _any_set(v) -> bool:
+    """`any(v)` for a `_*_buffer` result (a C array: whether a byte is not 0)."""
+    return bool(bytes(v).strip(b"\0")) if isinstance(v, C.Array) else any(v)
+
+
+def _any_blank(joined: str, col: List[str]) -> bool:
+    """Whether a value of `col` (NUL-free strs, "\\0".join-ed as `joined`)
+    is only whitespace; a column without any whitespace needs no look at
+    each value."""
+    return any(c in joined for c in _WHITESPACE) and any(map(_blank, col))
+
+
 def _packed(col: Sequence[Optional[str]], name: str, what: Optional[str] = None) -> bytes:
     """A column of strings as the packed form: NUL-terminated UTF-8 back to
     back, None as the empty string (the default kind / content unchanged).
     Checked here for what the form cannot carry ("", NUL, lone surrogates)
     and, with `what`, for kinds made only of whitespace."""
-    col = list(col)
+    col = col if type(col) is list else list(col)
+    # The fast path, for a column of non-empty strs (the usual case): `all`
+    # refuses None and "", join anything but a str, the NUL count a NUL in a
+    # value, encode a lone surrogate. Whatever it refuses goes the long way
+    # below, which finds the first bad value and names it.
+    try:
+        if all(col):
+            joined = "\0".join(col)
+            if joined.count("\0") == len(col) - 1 and (what is None or not _any_blank(joined, col)):
+                return joined.encode("utf-8") + b"\0"
+    except Exception:
+        pass
     if not set(map(type, col)) <= {str, type(None)}:
         for i, x in enumerate(col):
             if x is not None:
@@ -749,21 +833,29 @@ class Items(_Handle):
         n = len(recs)
         if n == 0:
             return self
-        col = {name: [_field(r, name) for r in recs] for name in _FIELDS}
+        if _all_of(recs, dict):  # plain dicts (the usual case): each column in one C-speed pass
+            col = {name: list(map(dict.get, recs, itertools.repeat(name, n), itertools.repeat(dataclasses.MISSING, n)))
+                   for name in _FIELDS}
+        else:
+            col = {name: [_field(r, name) for r in recs] for name in _FIELDS}
         for i, t in enumerate(col["tokens"]):
             if t is dataclasses.MISSING:
                 raise ArgumentTypeError(Status.INVALID_ARGUMENT, f"records[{i}] has no tokens; every record needs them")
-        tokens = _int_column(col["tokens"], "records[{}].tokens")
-        scores = _float_column([0.0 if v in _ABSENT else v for v in col["score"]], "records[{}].score")
+        tokens = _int_buffer(col["tokens"], "records[{}].tokens")
+        scores = _float_buffer([0.0 if v in _ABSENT else v for v in col["score"]], "records[{}].score")
         kinds = _packed([None if v in _ABSENT else v for v in col["kind"]], "records[{}].kind", "a kind")
         contents = _packed([None if v in _ABSENT else v for v in col["content"]], "records[{}].content")
         sparse = {}
         for name, conv in [("timestamp", _i64), ("priority", _i64), ("relevance_hint", _f64)]:
-            sparse[name] = [(i, conv(v, f"records[{i}].{name}")) for i, v in enumerate(col[name]) if v not in _ABSENT]
-        pinned = _bool_column([False if v in _ABSENT else v for v in col["pinned"]], "records[{}].pinned")
-        groups = _int_column([0 if v in _ABSENT else v for v in col["group"]], "records[{}].group", signed=False)
-        keys = _int_column([0 if v in _ABSENT else v for v in col["key"]], "records[{}].key", signed=False)
-        volatile = _bool_column([False if v in _ABSENT else v for v in col["volatile"]], "records[{}].volatile")
+            # Every record has it, as a plain int (float): the column packed at once (a C array).
+            packed = _pack(col[name], C.c_int64, "q") if conv is _i64 and _all_of(col[name], int) else \
+                _pack(col[name], C.c_double, "d") if conv is _f64 and _all_of(col[name], float, int) else None
+            sparse[name] = packed if packed is not None else \
+                [(i, conv(v, f"records[{i}].{name}")) for i, v in enumerate(col[name]) if v not in _ABSENT]
+        pinned = _bool_buffer([False if v in _ABSENT else v for v in col["pinned"]], "records[{}].pinned")
+        groups = _int_buffer([0 if v in _ABSENT else v for v in col["group"]], "records[{}].group", signed=False)
+        keys = _int_buffer([0 if v in _ABSENT else v for v in col["key"]], "records[{}].key", signed=False)
+        volatile = _bool_buffer([False if v in _ABSENT else v for v in col["volatile"]], "records[{}].volatile")
         sources = [(i, _name_of(v, f"records[{i}].source", "a source"))
                    for i, v in enumerate(col["source"]) if v not in _ABSENT]
         tags = []
@@ -790,8 +882,7 @@ class Items(_Handle):
 
         # Everything is checked: from here on no call can fail on an argument.
         first = len(self)
-        _check(_lib.cupel_items_push_many_packed(h, n, (C.c_int64 * n).from_buffer(array.array("q", tokens)),
-                                                 (C.c_double * n).from_buffer(array.array("d", scores)),
+        _check(_lib.cupel_items_push_many_packed(h, n, _c_array(C.c_int64, tokens), _c_array(C.c_double, scores),
                                                  kinds, len(kinds)))
         _or_undo(h, first, lambda: self._attributes(h, first, n, contents, sparse, pinned, groups, sources, tags,
                                                      metadata, shrink, keys, volatile))
@@ -808,17 +899,19 @@ class Items(_Handle):
             ("relevance_hint", _lib.cupel_items_set_relevance_hints, C.c_double, _lib.cupel_items_set_relevance_hint),
         ]:
             have = sparse[name]
-            if len(have) == n:
-                _check(bulk(h, first, n, (ctype * n)(*[v for _, v in have])))
+            if isinstance(have, C.Array):
+                _check(bulk(h, first, n, have))
+            elif len(have) == n:
+                _check(bulk(h, first, n, _c_array(ctype, [v for _, v in have])))
             else:
                 for i, v in have:
                     _check(single(h, first + i, v))
-        _check(_lib.cupel_items_set_pinned_many(h, first, n, (C.c_bool * n)(*pinned)))
-        _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n)(*groups)))
-        if any(keys):
-            _check(_lib.cupel_items_set_keys(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", keys))))
-        if any(volatile):
-            _check(_lib.cupel_items_set_volatile_many(h, first, n, (C.c_bool * n)(*volatile)))
+        _check(_lib.cupel_items_set_pinned_many(h, first, n, _c_array(C.c_bool, pinned)))
+        _check(_lib.cupel_items_set_groups(h, first, n, _c_array(C.c_uint64, groups)))
+        if _any_set(keys):
+            _check(_lib.cupel_items_set_keys(h, first, n, _c_array(C.c_uint64, keys)))
+        if _any_set(volatile):
+            _check(_lib.cupel_items_set_volatile_many(h, first, n, _c_array(C.c_bool, volatile)))
         for i, v in sources:
             _check(_lib.cupel_items_set_source(h, first + i, v))
         for i, tag in tags:
@@ -877,43 +970,40 @@ class Items(_Handle):
                 raise _invalid(f"{name} has {len(col)} values for {n} tokens")
         if n == 0:
             return self
-        tk = _int_column(list(tokens), "tokens[{}]")
-        sc = _float_column(list(scores), "scores[{}]") if scores is not None else None
+        tk = _int_buffer(tokens, "tokens[{}]")
+        sc = _float_buffer(scores, "scores[{}]") if scores is not None else None
         k = _packed(kinds, "kinds[{}]") if kinds is not None else None
         c = _packed(contents, "contents[{}]") if contents is not None else None
-        ts = _int_column(list(timestamps), "timestamps[{}]") if timestamps is not None else None
-        pr = _int_column(list(priorities), "priorities[{}]") if priorities is not None else None
-        pn = _bool_column(list(pinned), "pinned[{}]") if pinned is not None else None
-        rh = _float_column(list(relevance_hints), "relevance_hints[{}]") if relevance_hints is not None else None
-        gr = _int_column(list(groups), "groups[{}]", signed=False) if groups is not None else None
-        ky = _int_column(list(keys), "keys[{}]", signed=False) if keys is not None else None
-        vo = _bool_column(list(volatile), "volatile[{}]") if volatile is not None else None
+        ts = _int_buffer(timestamps, "timestamps[{}]") if timestamps is not None else None
+        pr = _int_buffer(priorities, "priorities[{}]") if priorities is not None else None
+        pn = _bool_buffer(pinned, "pinned[{}]") if pinned is not None else None
+        rh = _float_buffer(relevance_hints, "relevance_hints[{}]") if relevance_hints is not None else None
+        gr = _int_buffer(groups, "groups[{}]", signed=False) if groups is not None else None
+        ky = _int_buffer(keys, "keys[{}]", signed=False) if keys is not None else None
+        vo = _bool_buffer(volatile, "volatile[{}]") if volatile is not None else None
 
         # Everything is checked; the push itself checks scores and kinds
         # (all or nothing), and nothing after it can fail on an argument.
         first = len(self)
-        i64 = lambda col: (C.c_int64 * n).from_buffer(array.array("q", col))
-        f64 = lambda col: (C.c_double * n).from_buffer(array.array("d", col))
-        _check(_lib.cupel_items_push_many_packed(h, n, i64(tk), f64(sc) if sc is not None else (C.c_double * n)(),
+        _check(_lib.cupel_items_push_many_packed(h, n, _c_array(C.c_int64, tk),
+                                                 _c_array(C.c_double, sc) if sc is not None else (C.c_double * n)(),
                                                  k, 0 if k is None else len(k)))
         if c is not None:
             _check(_lib.cupel_items_set_contents_packed(h, first, n, c, len(c)))
         if ts is not None:
-            _check(_lib.cupel_items_set_timestamps(h, first, n, i64(ts)))
+            _check(_lib.cupel_items_set_timestamps(h, first, n, _c_array(C.c_int64, ts)))
         if pr is not None:
-            _check(_lib.cupel_items_set_priorities(h, first, n, i64(pr)))
+            _check(_lib.cupel_items_set_priorities(h, first, n, _c_array(C.c_int64, pr)))
         if pn is not None:
-            _check(_lib.cupel_items_set_pinned_many(h, first, n, (C.c_bool * n).from_buffer(
-                array.array("b", [1 if x else 0 for x in pn]))))
+            _check(_lib.cupel_items_set_pinned_many(h, first, n, _c_array(C.c_bool, pn)))
         if rh is not None:
-            _check(_lib.cupel_items_set_relevance_hints(h, first, n, f64(rh)))
+            _check(_lib.cupel_items_set_relevance_hints(h, first, n, _c_array(C.c_double, rh)))
         if gr is not None:
-            _check(_lib.cupel_items_set_groups(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", gr))))
+            _check(_lib.cupel_items_set_groups(h, first, n, _c_array(C.c_uint64, gr)))
         if ky is not None:
-            _check(_lib.cupel_items_set_keys(h, first, n, (C.c_uint64 * n).from_buffer(array.array("Q", ky))))
+            _check(_lib.cupel_items_set_keys(h, first, n, _c_array(C.c_uint64, ky)))
         if vo is not None:
-            _check(_lib.cupel_items_set_volatile_many(h, first, n, (C.c_bool * n).from_buffer(
-                array.array("b", [1 if x else 0 for x in vo]))))
+            _check(_lib.cupel_items_set_volatile_many(h, first, n, _c_array(C.c_bool, vo)))
         return self
 
     def push_text(self, tokenizer: "Tokenizer", text: str, score: float = 0.0, kind: Optional[str] = None, *,
@@ -1727,7 +1817,7 @@ def _run(items: int, want_report: bool, call) -> Union[List[int], Tuple[List[int
         r = rp.value
     try:
         _check(call(out, n, C.byref(got), r))
-        result = list(out[: got.value])
+        result = out[: got.value]  # a list of ints
         return (result, _report(r, items)) if want_report else result
     finally:
         if r is not None:
