@@ -372,11 +372,21 @@ namespace Cupel
                     tokens.Length, scores.Length, kinds == null ? 0 : kinds.Length),
                     scores.Length != tokens.Length ? "scores" : "kinds", null);
             // The kinds packed in one UTF-8 buffer (null: the default kind):
-            // one array to marshal, not a native string per item. The packed
-            // form cannot carry "" (an error) or an embedded NUL: those go as
-            // an array of strings, so the library names the bad entry.
+            // one array to marshal, not a native string per item; an ASCII
+            // column goes as the addresses of its strings in that buffer,
+            // pinned (each distinct kind once: the library then checks a
+            // repeat by its address alone). The packed form cannot carry ""
+            // (an error): that goes as an array of native strings, so the
+            // library names the bad entry; a NUL goes packed (refused).
             int length = 0;
-            var packed = kinds == null ? null : Native.Packed(kinds, "kinds", out length);
+            int[] at = null;
+            var packed = kinds == null ? null : Native.Packed(kinds, "kinds", true, out length, out at);
+            if (at != null)
+            {
+                Native.Check(Native.WithAddresses(packed, at, kinds.Length, p =>
+                    Native.cupel_items_push_many(h, (UIntPtr)tokens.Length, tokens, scores, p)), PushManyArgs);
+                return;
+            }
             if (kinds == null || packed != null)
             {
                 Native.Check(Native.cupel_items_push_many_packed(h, (UIntPtr)tokens.Length,
@@ -530,7 +540,14 @@ namespace Cupel
             if (contents == null) throw Native.Null("contents");
             var at = Native.Index(first, "first");
             int length;
-            var packed = Native.Packed(contents, "contents", out length);
+            int[] offsets;
+            var packed = Native.Packed(contents, "contents", false, out length, out offsets);
+            if (offsets != null)
+            {
+                Native.Check(Native.WithAddresses(packed, offsets, contents.Length, p =>
+                    Native.cupel_items_set_contents(h, at, (UIntPtr)contents.Length, p)), ContentsArgs);
+                return;
+            }
             if (packed != null)
             {
                 Native.Check(Native.cupel_items_set_contents_packed(h, at, (UIntPtr)contents.Length, packed,
@@ -1621,9 +1638,18 @@ namespace Cupel
         /// first `length` bytes of this thread's scratch buffer; any other
         /// character sends the column through one check for lone surrogates
         /// (name[k] names the first), one join and one UTF-8 encoding (a new
-        /// array).</summary>
-        internal static byte[] Packed(string[] strings, string name, out int length)
+        /// array).
+        ///
+        /// With `at` (not null only for an ASCII column without NUL, the case
+        /// the native calls taking an array of strings read as the packed ones
+        /// do): each string's offset in the buffer (-1 for null), in this
+        /// thread's scratch offsets. share (a column of kinds, a few values
+        /// many times over): a string equal to the last one of its length is
+        /// not copied again, its offset is that one's (the buffer then holds
+        /// fewer strings, and is for the array calls only).</summary>
+        internal static byte[] Packed(string[] strings, string name, bool share, out int length, out int[] at)
         {
+            at = null;
             int size = strings.Length;
             foreach (var s in strings)
             {
@@ -1632,28 +1658,91 @@ namespace Cupel
                 size += s.Length;
             }
             var bytes = Bytes(size);
-            int at = 0;
-            foreach (var s in strings)
+            var offsets = Offsets(strings.Length);
+            string[] seenString = null;
+            int[] seenAt = null;
+            if (share)
             {
-                if (s != null)
-                {
-                    foreach (char c in s)
-                    {
-                        if (c >= 0x80)
-                        {
-                            for (int k = 0; k < strings.Length; k++)
-                                if (strings[k] != null) CheckUtf16(strings[k], name, k);
-                            var utf8 = Strict.GetBytes(string.Join("\0", strings) + "\0");
-                            length = utf8.Length;
-                            return utf8;
-                        }
-                        bytes[at++] = (byte)c;
-                    }
-                }
-                bytes[at++] = 0;
+                seenString = new string[SharedLengths];
+                seenAt = new int[SharedLengths];
             }
-            length = size;
+            int end = 0;
+            bool nul = false; // some string holds a NUL
+            for (int k = 0; k < strings.Length; k++)
+            {
+                var s = strings[k];
+                if (s == null)
+                {
+                    offsets[k] = -1;
+                    bytes[end++] = 0;
+                    continue;
+                }
+                int n = s.Length;
+                if (share && n < SharedLengths)
+                {
+                    var last = seenString[n];
+                    if (last != null && string.Equals(last, s))
+                    {
+                        offsets[k] = seenAt[n];
+                        continue;
+                    }
+                    seenString[n] = s;
+                    seenAt[n] = end;
+                }
+                offsets[k] = end;
+                int seen = 0;
+                // One test per string, not two per char: seen gets a bit
+                // above 0x7F from a char >= 0x80 (c) or a NUL (c - 1 = -1).
+                for (int i = 0; i < n; i++)
+                {
+                    int c = s[i];
+                    seen |= c | (c - 1);
+                    bytes[end + i] = (byte)c;
+                }
+                if ((seen & ~0x7F) != 0)
+                {
+                    for (int i = 0; i < n; i++)
+                    {
+                        if (s[i] < 0x80) continue;
+                        for (int j = 0; j < strings.Length; j++)
+                            if (strings[j] != null) CheckUtf16(strings[j], name, j);
+                        var utf8 = Strict.GetBytes(string.Join("\0", strings) + "\0");
+                        length = utf8.Length;
+                        return utf8;
+                    }
+                    // A NUL: the packed call refuses the column, with every
+                    // string in it.
+                    if (share) return Packed(strings, name, false, out length, out at);
+                    nul = true;
+                }
+                end += n;
+                bytes[end++] = 0;
+            }
+            length = end;
+            if (!nul) at = offsets;
             return bytes;
+        }
+
+        /// <summary>Calls call with the native addresses of the strings
+        /// Packed put in packed at offsets at (IntPtr.Zero for -1), in this
+        /// thread's scratch address array, packed pinned for the call. The
+        /// calls taking an array of strings beat the packed ones: the library
+        /// checks a kind it saw just before without a strlen or UTF-8 pass,
+        /// where a packed call scans and checks every string.</summary>
+        internal static Status WithAddresses(byte[] packed, int[] at, int n, Func<IntPtr[], Status> call)
+        {
+            var pin = GCHandle.Alloc(packed, GCHandleType.Pinned);
+            try
+            {
+                long b = pin.AddrOfPinnedObject().ToInt64();
+                var p = Addresses(n);
+                for (int k = 0; k < n; k++) p[k] = at[k] < 0 ? IntPtr.Zero : new IntPtr(b + at[k]);
+                return call(p);
+            }
+            finally
+            {
+                pin.Free();
+            }
         }
 
         // Per-thread buffers the library reads from or writes into during one
@@ -1662,6 +1751,25 @@ namespace Cupel
         // thread keeps its largest.
         [ThreadStatic] static byte[] scratchBytes;
         [ThreadStatic] static UIntPtr[] scratchIndices;
+        [ThreadStatic] static int[] scratchOffsets;
+        [ThreadStatic] static IntPtr[] scratchAddresses;
+
+        /// <summary>Packed shares strings shorter than this.</summary>
+        const int SharedLengths = 64;
+
+        /// <summary>A scratch int buffer of at least n entries.</summary>
+        internal static int[] Offsets(int n)
+        {
+            if (scratchOffsets == null || scratchOffsets.Length < n) scratchOffsets = new int[Math.Max(n, 64)];
+            return scratchOffsets;
+        }
+
+        /// <summary>A scratch address buffer of at least n entries.</summary>
+        internal static IntPtr[] Addresses(int n)
+        {
+            if (scratchAddresses == null || scratchAddresses.Length < n) scratchAddresses = new IntPtr[Math.Max(n, 64)];
+            return scratchAddresses;
+        }
 
         /// <summary>A scratch byte buffer of at least n bytes (contents
         /// undefined).</summary>

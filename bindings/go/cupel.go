@@ -351,7 +351,7 @@ func (it *Items) PushMany(tokens []int64, scores []float64, kinds []string) erro
 	var kp **C.char
 	if kinds != nil {
 		for i, k := range kinds {
-			if err := textError(fmt.Sprintf("kinds[%d]", i), k); err != nil {
+			if err := textErrorAt("kinds[%d]", i, k); err != nil {
 				return err
 			}
 		}

@@ -95,6 +95,15 @@ func textError(name, s string) error {
 	return nil
 }
 
+// textErrorAt is textError for element i of an array, named by format
+// ("kinds[%d]"): the name is made only for an error, not per element.
+func textErrorAt(format string, i int, s string) error {
+	if strings.IndexByte(s, 0) < 0 {
+		return nil
+	}
+	return textError(fmt.Sprintf(format, i), s)
+}
+
 // ---- the library's messages in Go's terms --------------------------------------
 
 // rule rewrites one name of a C message (outside its quoted strings) to the

@@ -17,13 +17,28 @@ static cupel_status keep2(cupel_status st, char *err) {
 static cupel_status go_items_set_contents(cupel_items *it, size_t first, size_t n, const char *const *c, char *err) {
 	return keep2(cupel_items_set_contents(it, first, n, c), err);
 }
-static cupel_status go_items_push_many_packed(cupel_items *it, size_t n, const int64_t *t, const double *s,
-                                              const char *kinds, size_t len, char *err) {
-	return keep2(cupel_items_push_many_packed(it, n, t, s, kinds, len), err);
+// PushItems' strings arrive packed, NUL-terminated back to back in one Go
+// buffer, with each one's offset in at (n entries, a Go buffer with no
+// pointers in it as Go sees it): at[i] becomes string i's address in place
+// (NULL for an empty one when empty_null), for the calls taking an array of
+// strings. Those beat the packed calls: cupel_items_push_many skips the
+// strlen and UTF-8 pass of a kind it saw just before, where the packed call
+// scans and checks every string. Both read the array during the call only.
+static const char *const *go_strings_at(const char *base, uintptr_t *at, size_t n, int empty_null) {
+	const char **p = (const char **)at;
+	for (size_t i = 0; i < n; i++) {
+		const char *s = base + at[i];
+		p[i] = empty_null && *s == 0 ? NULL : s;
+	}
+	return p;
 }
-static cupel_status go_items_set_contents_packed(cupel_items *it, size_t first, size_t n, const char *c, size_t len,
-                                                 char *err) {
-	return keep2(cupel_items_set_contents_packed(it, first, n, c, len), err);
+static cupel_status go_items_push_many_at(cupel_items *it, size_t n, const int64_t *t, const double *s,
+                                          const char *kinds, uintptr_t *at, char *err) {
+	return keep2(cupel_items_push_many(it, n, t, s, go_strings_at(kinds, at, n, 0)), err);
+}
+static cupel_status go_items_set_contents_at(cupel_items *it, size_t first, size_t n, const char *c, uintptr_t *at,
+                                             char *err) {
+	return keep2(cupel_items_set_contents(it, first, n, go_strings_at(c, at, n, 1)), err);
 }
 static cupel_status go_items_set_timestamps(cupel_items *it, size_t first, size_t n, const int64_t *v, char *err) {
 	return keep2(cupel_items_set_timestamps(it, first, n, v), err);
@@ -122,11 +137,13 @@ static cupel_status go_report_json(const cupel_report *r, const cupel_items *it,
 import "C"
 
 import (
+	"bytes"
 	"fmt"
 	"math"
 	"runtime"
 	"sort"
 	"sync"
+	"unicode/utf8"
 	"unsafe"
 )
 
@@ -173,6 +190,7 @@ type pushScratch struct {
 	pinned, volatile  column[bool]
 	groups, keys      column[uint64]
 	kinds, contents   column[byte]
+	kindAt, contentAt column[C.uintptr_t] // offsets into kinds and contents
 }
 
 var pushScratchPool = sync.Pool{New: func() any { return new(pushScratch) }}
@@ -215,11 +233,11 @@ func (it *Items) PushItems(list []Item) error {
 	if n == 0 {
 		return nil
 	}
-	if err := checkItems(list); err != nil {
-		return err
-	}
 	first := it.Len()
-	if err := it.pushItems(list, first); err != nil {
+	if pushed, err := it.pushItems(list, first); err != nil {
+		if !pushed {
+			return err // refused by checkItems: nothing was pushed
+		}
 		// Only a library that refuses what checkItems let through gets here
 		// after the push: the pushed items go again (the push itself
 		// failed with nothing added, and the truncation is then a no-op).
@@ -231,9 +249,10 @@ func (it *Items) PushItems(list []Item) error {
 	return nil
 }
 
-// pushItems is PushItems after the checks; first is the list's length
-// before it.
-func (it *Items) pushItems(list []Item, first int) error {
+// pushItems is PushItems after its handle check; first is the list's
+// length before it. pushed is false when checkItems refused the list
+// (before any native call), true once the items went to the library.
+func (it *Items) pushItems(list []Item, first int) (pushed bool, err error) {
 	n := len(list)
 	// The columns come from a pool: the library copies what it is given,
 	// so a call leaves no garbage behind for the next to pay for in GC.
@@ -244,9 +263,10 @@ func (it *Items) pushItems(list []Item, first int) error {
 	// Kinds and contents packed: NUL-terminated strings back to back in one
 	// Go byte slice each (no C copy, no per-string allocation).
 	kinds, contents := sc.kinds.take(0), sc.contents.take(0)
+	kindAt, contentAt := sc.kindAt.take(n), sc.contentAt.take(n)
 	var pinned, volatile []bool
 	var groups, keys []uint64
-	perItem := false
+	perItem, emptyKind := false, false
 	for i := range list {
 		x := &list[i]
 		tokens[i], scores[i] = x.Tokens, x.Score
@@ -276,6 +296,8 @@ func (it *Items) pushItems(list []Item, first int) error {
 			}
 			volatile[i] = true
 		}
+		emptyKind = emptyKind || x.Kind == ""
+		kindAt[i], contentAt[i] = C.uintptr_t(len(kinds)), C.uintptr_t(len(contents))
 		kinds = append(append(kinds, x.Kind...), 0)
 		contents = append(append(contents, x.Content...), 0)
 		if x.Timestamp != nil {
@@ -292,62 +314,74 @@ func (it *Items) pushItems(list []Item, first int) error {
 	}
 	// Kept for the next call (grown by append where they had to).
 	sc.ts, sc.prios, sc.hints, sc.kinds, sc.contents = ts, prios, hints, kinds, contents
+	// The checks, on the packed columns while they are in cache: one NUL
+	// per string (none inside one) and valid UTF-8 contents (a NUL between
+	// strings cannot hide a broken sequence) pass every plain item at once;
+	// checkItems, which names what it refuses item by item, runs only when
+	// these fail or an item has more to check.
+	const nul = "\x00"
+	if perItem || emptyKind || bytes.Count(kinds, []byte(nul)) != n || bytes.Count(contents, []byte(nul)) != n ||
+		!utf8.Valid(contents) {
+		if err := checkItems(list); err != nil {
+			return false, err
+		}
+	}
 	var e errBuf
-	err := e.checkWith(C.go_items_push_many_packed(it.ptr(), C.size_t(n), (*C.int64_t)(unsafe.Pointer(&tokens[0])),
-		(*C.double)(unsafe.Pointer(&scores[0])), (*C.char)(unsafe.Pointer(&kinds[0])), C.size_t(len(kinds)), e.ptr()),
+	err = e.checkWith(C.go_items_push_many_at(it.ptr(), C.size_t(n), (*C.int64_t)(unsafe.Pointer(&tokens[0])),
+		(*C.double)(unsafe.Pointer(&scores[0])), (*C.char)(unsafe.Pointer(&kinds[0])), &kindAt[0], e.ptr()),
 		pushItemsRules)
 	if err != nil {
-		return err
+		return true, err
 	}
 	// From here on nothing can fail (checkItems checked every value the
 	// library checks after the push); an error would be a library bug,
 	// and PushItems truncates the list back.
-	err = e.checkWith(C.go_items_set_contents_packed(it.ptr(), C.size_t(first), C.size_t(n),
-		(*C.char)(unsafe.Pointer(&contents[0])), C.size_t(len(contents)), e.ptr()), pushItemsRules)
+	err = e.checkWith(C.go_items_set_contents_at(it.ptr(), C.size_t(first), C.size_t(n),
+		(*C.char)(unsafe.Pointer(&contents[0])), &contentAt[0], e.ptr()), pushItemsRules)
 	if err != nil {
-		return err
+		return true, err
 	}
 	// A column present on every item goes in one call; otherwise item by item.
 	if len(ts) == n {
 		if err := it.SetTimestamps(first, ts); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if len(prios) == n {
 		if err := it.SetPriorities(first, prios); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if len(hints) == n {
 		if err := it.SetRelevanceHints(first, hints); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if pinned != nil {
 		if err := it.SetPinnedMany(first, pinned); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if groups != nil {
 		if err := it.SetGroups(first, groups); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if keys != nil {
 		if err := it.SetKeys(first, keys); err != nil {
-			return err
+			return true, err
 		}
 	}
 	if volatile != nil {
 		if err := it.SetVolatileMany(first, volatile); err != nil {
-			return err
+			return true, err
 		}
 	}
 	perItem = perItem || len(ts) != n && len(ts) > 0 || len(prios) != n && len(prios) > 0 ||
 		len(hints) != n && len(hints) > 0
 	if !perItem {
 		runtime.KeepAlive(it)
-		return nil
+		return true, nil
 	}
 	m := cStrings{}
 	defer m.free()
@@ -388,11 +422,11 @@ func (it *Items) pushItems(list []Item, first int) error {
 			st = orStatus(st, C.go_items_set_truncatable2(it.p, i, C.int(t.Keep), C.int64_t(t.MinTokens), e.ptr()))
 		}
 		if err := e.check(st); err != nil {
-			return err
+			return true, err
 		}
 	}
 	runtime.KeepAlive(it)
-	return nil
+	return true, nil
 }
 
 // checkItems checks, before anything is pushed, what the library would
@@ -402,38 +436,45 @@ func (it *Items) pushItems(list []Item, first int) error {
 // the push's own, which adds nothing when it fails.
 func checkItems(list []Item) error {
 	for i := range list {
-		x := &list[i]
-		field := func(name string) string { return fmt.Sprintf("list[%d].%s", i, name) }
-		if x.Kind == "" {
-			return argError("%s \"\" is empty; use DefaultKind for the default kind", field("Kind"))
-		}
-		if err := textError(field("Kind"), x.Kind); err != nil {
+		if err := checkItem(&list[i], i); err != nil {
 			return err
 		}
-		if err := validText(field("Content"), x.Content, false); err != nil {
+	}
+	return nil
+}
+
+// checkItem is checkItems' check of list[i], naming what it refuses.
+func checkItem(x *Item, i int) error {
+	field := func(name string) string { return fmt.Sprintf("list[%d].%s", i, name) }
+	if x.Kind == "" {
+		return argError("%s \"\" is empty; use DefaultKind for the default kind", field("Kind"))
+	}
+	if err := textError(field("Kind"), x.Kind); err != nil {
+		return err
+	}
+	if err := validText(field("Content"), x.Content, false); err != nil {
+		return err
+	}
+	if x.Source != "" {
+		if err := validText(field("Source"), x.Source, true); err != nil {
 			return err
 		}
-		if x.Source != "" {
-			if err := validText(field("Source"), x.Source, true); err != nil {
-				return err
-			}
-		}
-		for k, t := range x.Tags {
-			if err := validText(fmt.Sprintf("list[%d].Tags[%d]", i, k), t, false); err != nil {
-				return err
-			}
-		}
-		for key, v := range x.Metadata {
-			if err := validText(fmt.Sprintf("list[%d].Metadata key %q", i, key), key, false); err != nil {
-				return err
-			}
-			if err := validText(fmt.Sprintf("list[%d].Metadata[%q]", i, key), v, false); err != nil {
-				return err
-			}
-		}
-		if err := checkShrink(x, i); err != nil {
+	}
+	for k, t := range x.Tags {
+		if err := validText(fmt.Sprintf("list[%d].Tags[%d]", i, k), t, false); err != nil {
 			return err
 		}
+	}
+	for key, v := range x.Metadata {
+		if err := validText(fmt.Sprintf("list[%d].Metadata key %q", i, key), key, false); err != nil {
+			return err
+		}
+		if err := validText(fmt.Sprintf("list[%d].Metadata[%q]", i, key), v, false); err != nil {
+			return err
+		}
+	}
+	if err := checkShrink(x, i); err != nil {
+		return err
 	}
 	return nil
 }
@@ -457,7 +498,7 @@ func (it *Items) SetContents(first int, contents []string) error {
 		return nil
 	}
 	for i, c := range contents {
-		if err := textError(fmt.Sprintf("contents[%d]", i), c); err != nil {
+		if err := textErrorAt("contents[%d]", i, c); err != nil {
 			return err
 		}
 	}

@@ -410,7 +410,7 @@ func (it *Items) pushTexts(tokenizer *Tokenizer, texts []string, scores []float6
 		for i, k := range kinds {
 			// A NUL would end the kind early in the packed kinds; an empty
 			// or blank kind is the library's to refuse (it names kinds[i]).
-			if err := textError(fmt.Sprintf(kindName, i), k); err != nil {
+			if err := textErrorAt(kindName, i, k); err != nil {
 				return err
 			}
 			packed = append(append(packed, k...), 0)
