@@ -35,7 +35,9 @@ function jsGreedy(list, target) {
 }
 
 const dir = process.argv[2];
-for (const n of [1_000, 10_000, 100_000]) {
+// CUPEL_BENCH_N: the list sizes, comma-separated (run.sh passes its own).
+const sizes = (process.env.CUPEL_BENCH_N || "1000,10000,100000").split(",").map(Number);
+for (const n of sizes) {
   const list = makeItems(n);
   writeFileSync(`${dir}/items_${n}.txt`, lines(list));
   const items = cupel.items(list);
