@@ -45,13 +45,25 @@ for kernel in portable sse2 sse4.1; do
   CUPEL_KNAPSACK_KERNEL=$kernel cargo test --release --lib --test conformance --test differential --test variants 2>&1 \
     | tee -a target/test.out | grep -E "^test result|FAILED|panicked"
 done
-section "aarch64 (portable kernel only), under qemu"
-bash tests/aarch64.sh
+# The aarch64 run (a cross build, then qemu) goes in the background beside
+# the sanitizer and valgrind runs and the perf guard: much of each is one
+# thread (valgrind, callgrind, qemu), and two cores serve both.
+section "aarch64 (portable kernel only), under qemu: started in the background"
+bash tests/aarch64.sh >target/aarch64.out 2>&1 &
+aarch64=$!
 section "sanitizers and valgrind"
 bash tests/sanitizers.sh
 section "performance guard: instruction counts against the baseline, and its proof"
 bash tests/perf_guard.sh --check
 bash tests/perf_guard.sh --prove
+section "aarch64 (portable kernel only), under qemu: its results"
+aarch64_status=0
+wait "$aarch64" || aarch64_status=$?
+cat target/aarch64.out
+if [ "$aarch64_status" -ne 0 ]; then
+  echo "aarch64 tests failed (exit $aarch64_status)" >&2
+  exit 1
+fi
 # One closing line for the whole run (cargo prints one per test binary).
 section "done"
 awk '/^test result:/ { p += $4; f += $6 } END { printf "total: %d passed, %d failed\n", p, f; exit (f > 0 || p == 0) }' target/test.out
