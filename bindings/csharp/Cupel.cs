@@ -1757,34 +1757,26 @@ namespace Cupel
         /// <summary>Packed shares strings shorter than this.</summary>
         const int SharedLengths = 64;
 
-        /// <summary>A scratch int buffer of at least n entries.</summary>
-        internal static int[] Offsets(int n)
+        /// <summary>buf, replaced by a new array of max(n, least) entries
+        /// when it is null or shorter than n.</summary>
+        static T[] Scratch<T>(ref T[] buf, int n, int least)
         {
-            if (scratchOffsets == null || scratchOffsets.Length < n) scratchOffsets = new int[Math.Max(n, 64)];
-            return scratchOffsets;
+            if (buf == null || buf.Length < n) buf = new T[Math.Max(n, least)];
+            return buf;
         }
 
+        /// <summary>A scratch int buffer of at least n entries.</summary>
+        internal static int[] Offsets(int n) => Scratch(ref scratchOffsets, n, 64);
+
         /// <summary>A scratch address buffer of at least n entries.</summary>
-        internal static IntPtr[] Addresses(int n)
-        {
-            if (scratchAddresses == null || scratchAddresses.Length < n) scratchAddresses = new IntPtr[Math.Max(n, 64)];
-            return scratchAddresses;
-        }
+        internal static IntPtr[] Addresses(int n) => Scratch(ref scratchAddresses, n, 64);
 
         /// <summary>A scratch byte buffer of at least n bytes (contents
         /// undefined).</summary>
-        internal static byte[] Bytes(int n)
-        {
-            if (scratchBytes == null || scratchBytes.Length < n) scratchBytes = new byte[Math.Max(n, 256)];
-            return scratchBytes;
-        }
+        internal static byte[] Bytes(int n) => Scratch(ref scratchBytes, n, 256);
 
         /// <summary>A scratch index buffer of at least max(n, 1) entries.</summary>
-        internal static UIntPtr[] IndexBuffer(int n)
-        {
-            if (scratchIndices == null || scratchIndices.Length < n) scratchIndices = new UIntPtr[Math.Max(n, 64)];
-            return scratchIndices;
-        }
+        internal static UIntPtr[] IndexBuffer(int n) => Scratch(ref scratchIndices, n, 64);
 
         /// <summary>A C# index as size_t; a negative one throws
         /// ArgumentOutOfRangeException naming name.</summary>
