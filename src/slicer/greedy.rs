@@ -78,6 +78,7 @@ fn greedy_by(
     let tau = split.unwrap_or(u64::MAX);
     // Into an empty pool with empty buckets.
     let collect = |fill: &mut Fill, pool: &mut Vec<Cand>, room: i64, dense: bool| {
+        debug_assert!(pool.is_empty() && fill.counts.iter().all(|&c| c == 0));
         for pos in 0..n as u32 {
             let i = item(pos);
             let t = items.tokens(i);
@@ -124,8 +125,6 @@ fn greedy_by(
         // Below the threshold, only what fits the rest of the budget.
         let room = fill.remaining;
         if room != 0 {
-            fill.counts.fill(0);
-            fill.sums.fill(0);
             collect(&mut fill, &mut pool, room, false);
             fill.run(items, &item, &mut pool);
         }
@@ -201,7 +200,9 @@ struct Fill {
 }
 
 impl Fill {
-    /// Runs the pass over `pool` (emptied), bucketed in `counts` and `sums`.
+    /// Runs the pass over `pool`, bucketed in `counts` and `sums`; it
+    /// returns with the pool empty and so the buckets too (they always
+    /// count the pool), ready for the next pool.
     fn run(&mut self, items: &View<'_>, item: &impl Fn(u32) -> u32, pool: &mut Vec<Cand>) {
         let ties = items.ties();
         let tokens = |p: &Cand| match p.tokens {
