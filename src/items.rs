@@ -58,6 +58,25 @@ pub struct Attrs {
     /// Smaller stand-ins of each item, variant `v` at `[v - 1]`
     /// (`crate::choice`).
     variants: Vec<Vec<Variant>>,
+    /// Where each item's variants sit in `flat` (first, count).
+    runs: Vec<(u32, u32)>,
+    /// What bounds each item's variants, kept as they are added
+    /// (GreedySlice passes over most items on these alone): the largest
+    /// share of the score per token any of them keeps (infinite for a
+    /// zero-token variant; 0.0 for none) and the fewest tokens any of them
+    /// has (`i64::MAX` for none; the column grows with that).
+    share_per_token: Vec<f64>,
+    lightest: Vec<i64>,
+    /// Every item's variants as (tokens, share of the score), each item's
+    /// consecutive from its `runs` entry: what the slicers read, in one
+    /// column rather than a list per item. Runs left behind when an item's
+    /// variants move to the end are garbage until [`Attrs::compact`].
+    flat: Vec<(i64, f64)>,
+    /// How many entries of `flat` are some item's.
+    live: usize,
+    /// No variant has fewer tokens (a bound: not raised when items are
+    /// taken back); `None` before the first variant.
+    fewest: Option<i64>,
     /// How an item may be cut down to fit (`crate::choice::fill`).
     truncatable: Vec<Option<Truncatable>>,
     /// A session's identity key (0: none; `crate::session`).
@@ -78,6 +97,50 @@ pub struct Variant {
     /// The share of the item's score it keeps, in (0, 1].
     pub value: f64,
     pub content: Option<Box<str>>,
+}
+
+impl Attrs {
+    /// Appends a variant of item `i` to the flat column, first moving the
+    /// item's run to the end when another's follows it.
+    fn push_flat(&mut self, i: usize, tokens: i64, value: f64) {
+        let len = self.runs.len().max(i + 1);
+        let r = &mut grown(&mut self.runs, len)[i];
+        let (first, count) = (r.0 as usize, r.1 as usize);
+        if count != 0 && first + count != self.flat.len() {
+            r.0 = self.flat.len() as u32;
+            self.flat.extend_from_within(first..first + count);
+        } else if count == 0 {
+            r.0 = self.flat.len() as u32;
+        }
+        self.flat.push((tokens, value));
+        r.1 += 1;
+        let share = &mut grown(&mut self.share_per_token, len)[i];
+        *share = share.max(match tokens {
+            0 => f64::INFINITY,
+            t => value / t as f64,
+        });
+        if self.lightest.len() < len {
+            self.lightest.resize(len, i64::MAX);
+        }
+        self.lightest[i] = self.lightest[i].min(tokens);
+        self.fewest = Some(self.fewest.map_or(tokens, |f| f.min(tokens)));
+        self.live += 1;
+        self.compact();
+    }
+
+    /// Rewrites the flat column without garbage once it is mostly garbage.
+    fn compact(&mut self) {
+        if self.flat.len() <= 2 * self.live + 64 {
+            return;
+        }
+        let mut flat = Vec::with_capacity(self.live);
+        for r in &mut self.runs {
+            let (first, count) = (r.0 as usize, r.1 as usize);
+            r.0 = flat.len() as u32;
+            flat.extend_from_slice(&self.flat[first..first + count]);
+        }
+        self.flat = flat;
+    }
 }
 
 /// A truncatable item: cut with `keep` to fill what the slicer left, kept
@@ -358,6 +421,11 @@ impl Items {
         a.metadata.truncate(len);
         a.group.truncate(len);
         a.variants.truncate(len);
+        a.runs.truncate(len);
+        a.share_per_token.truncate(len);
+        a.lightest.truncate(len);
+        a.live = a.runs.iter().map(|r| r.1 as usize).sum();
+        a.compact();
         a.truncatable.truncate(len);
         a.key.truncate(len);
         a.volatile.truncate(len);
@@ -530,7 +598,9 @@ impl Items {
             value,
             content: content.map(Into::into),
         });
-        Ok(list.len())
+        let added = list.len();
+        self.attrs.push_flat(i, tokens, value);
+        Ok(added)
     }
 
     /// The variants of item `i` (variant `v` at `[v - 1]`).
@@ -541,9 +611,42 @@ impl Items {
             .map_or(&[], |v| v.as_slice())
     }
 
+    /// The variants of item `i` as (tokens, share of the score), variant
+    /// `v` at `[v - 1]`: what [`Items::variants`] holds, read from one
+    /// column.
+    #[inline]
+    pub fn variant_shares(&self, i: u32) -> &[(i64, f64)] {
+        match self.attrs.runs.get(i as usize) {
+            Some(&(first, count)) => &self.attrs.flat[first as usize..(first + count) as usize],
+            None => &[],
+        }
+    }
+
+    /// The largest share of its score per token any variant of item `i`
+    /// keeps (infinite for a zero-token variant; 0.0 for none).
+    #[inline]
+    pub fn variant_share_per_token(&self, i: u32) -> f64 {
+        cell(&self.attrs.share_per_token, i)
+    }
+
+    /// At most the fewest tokens any variant has (`i64::MAX` for none).
+    pub fn fewest_variant_tokens(&self) -> i64 {
+        self.attrs.fewest.unwrap_or(i64::MAX)
+    }
+
+    /// The fewest tokens any variant of item `i` has (`i64::MAX` for none).
+    #[inline]
+    pub fn variant_lightest(&self, i: u32) -> i64 {
+        self.attrs
+            .lightest
+            .get(i as usize)
+            .copied()
+            .unwrap_or(i64::MAX)
+    }
+
     /// Whether any item has a variant.
     pub fn has_variants(&self) -> bool {
-        self.attrs.variants.iter().any(|v| !v.is_empty())
+        self.attrs.live != 0
     }
 
     /// Makes item `index` truncatable (`min_tokens` >= 0), or not (`None`).

@@ -58,40 +58,19 @@ fn greedy_rounds(items: &View<'_>, cands: &[u32], target: i64, first_round: usiz
     // sorts by efficiency descending, then that order.
     let mut steps: Vec<Step> = Vec::with_capacity(cands.len());
     let mut keys: Vec<u128> = Vec::with_capacity(cands.len());
+    let mut opts: Vec<(i64, f64)> = Vec::new();
     for (c, &(start, end)) in runs.iter().enumerate() {
-        let (mut t0, mut s0) = (0i64, 0f64);
-        loop {
-            let mut best: Option<(f64, i64, usize)> = None;
-            for p in start..end {
-                let (t, s) = (tokens(p), score(p));
-                if t > target || s <= s0 || t < t0 {
-                    continue;
-                }
-                let dt = t - t0;
-                let eff = if dt == 0 {
-                    f64::MAX
-                } else {
-                    (s - s0) / dt as f64
-                };
-                let better = match best {
-                    None => true,
-                    Some((e, bdt, _)) => eff > e || (eff == e && dt < bdt),
-                };
-                if better {
-                    best = Some((eff, dt, p));
-                }
-            }
-            let Some((efficiency, extra, p)) = best else {
-                break;
-            };
+        opts.clear();
+        opts.extend((start..end).map(|p| (tokens(p), score(p))));
+        hull(&opts, target, |_, efficiency, extra, o| {
             keys.push(((desc_bits(efficiency) as u128) << 64) + steps.len() as u128);
             steps.push(Step {
                 class: c as u32,
-                option: p as u32,
+                option: (start + o) as u32,
                 extra,
             });
-            (t0, s0) = (tokens(p), score(p));
-        }
+            true
+        });
     }
     // 2. One pass over the steps by efficiency: a class takes its steps in
     // order (each step's efficiency is below the one before it), so a step
@@ -146,14 +125,6 @@ fn greedy_rounds(items: &View<'_>, cands: &[u32], target: i64, first_round: usiz
         round = round.saturating_mul(2);
     }
     // 3. Repairs.
-    let better = |p: usize, q: usize| -> Ordering {
-        // Higher score first, then fewer tokens, then the earlier option.
-        score(q)
-            .partial_cmp(&score(p))
-            .unwrap_or(Ordering::Equal)
-            .then(tokens(p).cmp(&tokens(q)))
-            .then(p.cmp(&q))
-    };
     let lightest: Vec<i64> = runs
         .iter()
         .map(|&(start, end)| (start..end).map(tokens).min().unwrap_or(i64::MAX))
@@ -166,28 +137,25 @@ fn greedy_rounds(items: &View<'_>, cands: &[u32], target: i64, first_round: usiz
                 continue;
             }
             let (start, end) = runs[c];
-            let best = (start..end)
-                .filter(|&p| tokens(p) <= left)
-                .min_by(|&p, &q| better(p, q));
-            if let Some(p) = best {
-                at[c] = Some(p);
+            opts.clear();
+            opts.extend((start..end).map(|p| (tokens(p), score(p))));
+            if let Some(o) = best_fit(&opts, left) {
+                at[c] = Some(start + o);
                 order.push(c as u32);
-                left -= tokens(p);
+                left -= opts[o].0;
                 changed = true;
             }
         }
         // Selected classes that can move up.
         for &c in &order {
             let c = c as usize;
-            let cur = at[c].expect("a chosen class");
             let (start, end) = runs[c];
-            let (t, s) = (tokens(cur), score(cur));
-            let best = (start..end)
-                .filter(|&p| score(p) > s && tokens(p) - t <= left)
-                .min_by(|&p, &q| better(p, q));
-            if let Some(p) = best {
-                at[c] = Some(p);
-                left -= tokens(p) - t;
+            opts.clear();
+            opts.extend((start..end).map(|p| (tokens(p), score(p))));
+            let cur = at[c].expect("a chosen class") - start;
+            if let Some(o) = best_up(&opts, cur, left) {
+                at[c] = Some(start + o);
+                left -= opts[o].0 - opts[cur].0;
                 changed = true;
             }
         }
@@ -199,6 +167,75 @@ fn greedy_rounds(items: &View<'_>, cands: &[u32], target: i64, first_round: usiz
         .into_iter()
         .map(|c| cands[at[c as usize].expect("a chosen class")])
         .collect()
+}
+
+/// The steps up the upper convex hull of a class's options `opts`
+/// (tokens, score) from "nothing" (0 tokens, score 0), over the options
+/// that fit `target`: each step the one of highest extra score per extra
+/// token (a step of no extra tokens first; among equal ones the smallest
+/// extra, then the earliest option). Calls `f(step, efficiency, extra,
+/// option)` for each in order while it returns true.
+pub(crate) fn hull(
+    opts: &[(i64, f64)],
+    target: i64,
+    mut f: impl FnMut(u16, f64, i64, usize) -> bool,
+) {
+    let (mut t0, mut s0) = (0i64, 0f64);
+    for step in 0u16.. {
+        let mut best: Option<(f64, i64, usize)> = None;
+        for (o, &(t, s)) in opts.iter().enumerate() {
+            if t > target || s <= s0 || t < t0 {
+                continue;
+            }
+            let dt = t - t0;
+            let eff = if dt == 0 {
+                f64::MAX
+            } else {
+                (s - s0) / dt as f64
+            };
+            let better = match best {
+                None => true,
+                Some((e, bdt, _)) => eff > e || (eff == e && dt < bdt),
+            };
+            if better {
+                best = Some((eff, dt, o));
+            }
+        }
+        let Some((efficiency, extra, o)) = best else {
+            return;
+        };
+        if !f(step, efficiency, extra, o) {
+            return;
+        }
+        (t0, s0) = opts[o];
+    }
+}
+
+/// Orders options (tokens, score) for the repairs: higher score first,
+/// then fewer tokens, then the earlier option.
+fn better(opts: &[(i64, f64)], p: usize, q: usize) -> Ordering {
+    let ((tp, sp), (tq, sq)) = (opts[p], opts[q]);
+    sq.partial_cmp(&sp)
+        .unwrap_or(Ordering::Equal)
+        .then(tp.cmp(&tq))
+        .then(p.cmp(&q))
+}
+
+/// The repair of an unselected class: its best option (see [`better`])
+/// that fits `left` tokens.
+pub(crate) fn best_fit(opts: &[(i64, f64)], left: i64) -> Option<usize> {
+    (0..opts.len())
+        .filter(|&p| opts[p].0 <= left)
+        .min_by(|&p, &q| better(opts, p, q))
+}
+
+/// The repair of a class selected at option `cur`: its best option of a
+/// strictly higher score whose extra tokens fit `left`.
+pub(crate) fn best_up(opts: &[(i64, f64)], cur: usize, left: i64) -> Option<usize> {
+    let (t, s) = opts[cur];
+    (0..opts.len())
+        .filter(|&p| opts[p].1 > s && opts[p].0 - t <= left)
+        .min_by(|&p, &q| better(opts, p, q))
 }
 
 #[cfg(test)]

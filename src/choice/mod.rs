@@ -14,6 +14,7 @@
 //! builds any of this. [`fill`] is the step after the slicer that cuts a
 //! truncatable item to fill what is left.
 
+pub mod direct;
 pub mod fill;
 pub mod greedy;
 

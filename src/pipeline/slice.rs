@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use crate::budget::{Budget, SliceBudget};
-use crate::choice::Options;
+use crate::choice::{Chosen, Options};
 use crate::error::{invalid, Error, Result};
 use crate::group::{Groups, Units};
 use crate::items::{Items, View};
@@ -129,6 +129,18 @@ impl Engine {
         effective: SliceBudget,
         groups: Option<&Groups>,
     ) -> Result<Outcome> {
+        if groups.is_none() && matches!(self.slicer, Slicer::Greedy) {
+            // Straight from the item store (`crate::choice::direct`).
+            let item = |p: u32| sorted[p as usize];
+            let chosen =
+                crate::choice::direct::greedy(all, &items, sorted.len(), item, effective.target);
+            return Ok(Self::outcome_chosen(
+                &chosen,
+                effective,
+                Vec::new(),
+                Vec::new(),
+            ));
+        }
         let units = match groups {
             Some(g) => Some(Units::build(items, g, sorted, scaled_value, true)?),
             None => None,
@@ -153,32 +165,51 @@ impl Engine {
         for &o in &ctx.cap_excluded {
             cap_excluded.extend_from_slice(members(options.class(o) as usize));
         }
-        let mut shrunk = BTreeMap::new();
+        let shortfalls = std::mem::take(&mut ctx.shortfalls);
+        Ok(Self::outcome_chosen(
+            &chosen,
+            effective,
+            shortfalls,
+            cap_excluded,
+        ))
+    }
+
+    /// The outcome of a slice over options: `chosen` items with their
+    /// variants.
+    fn outcome_chosen(
+        chosen: &[Chosen],
+        effective: SliceBudget,
+        shortfalls: Vec<Shortfall>,
+        cap_excluded: Vec<u32>,
+    ) -> Outcome {
         let mut selected_tokens = 0i64;
-        for c in &chosen {
+        let mut shrunk: Vec<(u32, Shrunk)> = Vec::new();
+        for c in chosen {
             selected_tokens = selected_tokens.saturating_add(c.tokens);
             if c.variant != 0 {
-                let (variant, tokens) = (c.variant, c.tokens);
-                let cut = None;
-                shrunk.insert(
+                let (variant, tokens, cut) = (c.variant, c.tokens, None);
+                shrunk.push((
                     c.item,
                     Shrunk {
                         variant,
                         tokens,
                         cut,
                     },
-                );
+                ));
             }
         }
-        Ok(Outcome {
+        // Built at once from the sorted entries (an item is chosen once).
+        shrunk.sort_unstable_by_key(|e| e.0);
+        let shrunk = BTreeMap::from_iter(shrunk);
+        Outcome {
             selected: chosen.iter().map(|c| c.item).collect(),
             effective_max: effective.max,
             effective_target: effective.target,
             selected_tokens,
-            shortfalls: std::mem::take(&mut ctx.shortfalls),
+            shortfalls,
             cap_excluded,
             shrunk,
-        })
+        }
     }
 
     fn outcome(
@@ -211,13 +242,15 @@ impl Engine {
     fn sort_stage(&self, items: View<'_>, grouped: bool, options: bool) -> Vec<u32> {
         let allowed = |i: &u32| items.tokens(*i) >= 0;
         let needs_no_order = match &self.slicer {
+            // Over options too (`crate::choice::direct`).
             Slicer::Greedy => true,
             // Its partitions' order is found from the Sort keys (see
-            // `Quota::slice`), and GreedySlice needs none.
-            Slicer::Quota(q) => matches!(*q.inner, Slicer::Greedy),
+            // `Quota::slice`), and GreedySlice needs none; over options its
+            // classes are read in Sort order.
+            Slicer::Quota(q) => matches!(*q.inner, Slicer::Greedy) && !options,
             _ => false,
         };
-        if grouped || (needs_no_order && !options) {
+        if grouped || needs_no_order {
             (0..items.len() as u32).filter(allowed).collect()
         } else {
             let mut sorted = sort_stage(&items);
@@ -234,10 +267,21 @@ impl Engine {
         let items = all.view();
         let effective = budget.effective(pinned_tokens)?;
         let variants = all.has_variants().then_some(all);
-        if groups.is_none() && variants.is_none() && matches!(self.slicer, Slicer::Greedy) {
+        if groups.is_none() && matches!(self.slicer, Slicer::Greedy) {
             // Density order with Sort-stage ties needs no Sort stage (see
-            // `Engine::sort_stage`) nor a candidate list: `greedy_all` takes
-            // the items in item order and passes over negative-token ones.
+            // `Engine::sort_stage`) nor a candidate list: `greedy_all` and
+            // `choice::direct` take the items in item order and pass over
+            // negative-token ones.
+            if variants.is_some() {
+                let chosen =
+                    crate::choice::direct::greedy(all, &items, all.len(), |p| p, effective.target);
+                return Ok(Self::outcome_chosen(
+                    &chosen,
+                    effective,
+                    Vec::new(),
+                    Vec::new(),
+                ));
+            }
             let selected = greedy_all(&items, effective.target);
             let ctx = Ctx::new(items, self.memory_limit);
             return Ok(Self::outcome(items, selected, effective, ctx));

@@ -38,14 +38,14 @@ pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
 
 /// Inputs of at least this many candidates are first split at a density
 /// threshold estimated from a sample ([`threshold`]).
-const PREFILTER_MIN: usize = 1 << 14;
+pub(crate) const PREFILTER_MIN: usize = 1 << 14;
 
 /// Candidates in the threshold's sample.
-const SAMPLE: usize = 1024;
+pub(crate) const SAMPLE: usize = 1024;
 
 /// The threshold keeps at least this many of the sample's candidates (and
 /// twice the target's tokens, estimated): about 0.8 % of the input.
-const SAMPLE_RANK: usize = 8;
+pub(crate) const SAMPLE_RANK: usize = 8;
 
 /// [`greedy`] over `n` candidates, candidate `pos` being item `item(pos)`;
 /// also returns how many candidates it ordered exactly (summed over the
@@ -76,9 +76,18 @@ fn greedy_by(
     // fits, those at or above the threshold's density first.
     let split = threshold(items, n, &item, target, &key_of);
     let tau = split.unwrap_or(u64::MAX);
+    let order = |a: &Cand, b: &Cand| -> Ordering {
+        a.key.cmp(&b.key).then_with(|| {
+            let key = |p: &Cand| desc_bits(items.ties()[item(p.pos) as usize]);
+            key(a).cmp(&key(b)).then(a.pos.cmp(&b.pos))
+        })
+    };
+    let tokens = |p: &Cand| match p.tokens {
+        u32::MAX => items.tokens(item(p.pos)),
+        t => t as i64,
+    };
     // Into an empty pool with empty buckets.
-    let collect = |fill: &mut Fill, pool: &mut Vec<Cand>, room: i64, dense: bool| {
-        debug_assert!(pool.is_empty() && fill.counts.iter().all(|&c| c == 0));
+    let collect = |buckets: &mut Buckets, pool: &mut Vec<Cand>, room: i64, dense: bool| {
         for pos in 0..n as u32 {
             let i = item(pos);
             let t = items.tokens(i);
@@ -90,9 +99,7 @@ fn greedy_by(
             let key = key_of(i, t);
             if (key <= tau) == dense {
                 // Bucketed for the first round as they are pooled.
-                let b = (key >> fill.shift) as usize;
-                fill.counts[b] += 1;
-                fill.sums[b] = fill.sums[b].saturating_add(t);
+                buckets.add(key, t);
                 pool.push(Cand {
                     key,
                     pos,
@@ -100,36 +107,48 @@ fn greedy_by(
                 });
             }
         }
-        fill.pooled += pool.len();
     };
     // About four candidates a bucket: smaller tables to clear and scan each
     // round, for a head a little longer to order.
-    let bits = bucket_bits(n / 4);
-    let mut fill = Fill {
-        remaining: target,
-        selected: Vec::new(),
-        sorted: 0,
-        pooled: 0,
-        shift: 64 - bits,
-        counts: vec![0; 1 << bits],
-        sums: vec![0; 1 << bits],
-    };
+    let mut buckets = Buckets::new(n / 4);
+    let (mut remaining, mut selected) = (target, Vec::new());
+    let (mut sorted, mut pooled) = (0, 0);
     // About 1 % of a split input is dense (see `threshold`).
     let mut pool: Vec<Cand> = Vec::with_capacity(match split {
         Some(_) => n / 64,
         None => n,
     });
-    collect(&mut fill, &mut pool, target, true);
-    fill.run(items, &item, &mut pool);
+    let mut pass = |buckets: &mut Buckets, pool: &mut Vec<Cand>, remaining: &mut i64| {
+        pooled += pool.len();
+        sorted += buckets.run(
+            pool,
+            remaining,
+            &mut selected,
+            |p| p.key,
+            tokens,
+            order,
+            |selected, p, left| {
+                let t = tokens(p);
+                if t > left {
+                    return 0;
+                }
+                selected.push(item(p.pos));
+                t
+            },
+            |_, p, left| tokens(p) <= left,
+        );
+    };
+    collect(&mut buckets, &mut pool, target, true);
+    pass(&mut buckets, &mut pool, &mut remaining);
     if split.is_some() {
         // Below the threshold, only what fits the rest of the budget.
-        let room = fill.remaining;
+        let room = remaining;
         if room != 0 {
-            collect(&mut fill, &mut pool, room, false);
-            fill.run(items, &item, &mut pool);
+            collect(&mut buckets, &mut pool, room, false);
+            pass(&mut buckets, &mut pool, &mut remaining);
         }
     }
-    (fill.selected, fill.sorted, fill.pooled)
+    (selected, sorted, pooled)
 }
 
 /// The density key at which [`greedy_by`] splits an input of `n`
@@ -169,7 +188,7 @@ fn threshold(
     None
 }
 
-/// A candidate in [`Fill`]'s pool: its density key (ascending = density
+/// A candidate in the pool of [`Buckets::run`]: its density key (ascending = density
 /// descending), its position, and its token count when below `u32::MAX`
 /// (the pool is read in rounds: its tokens at hand, not in the item store).
 #[derive(Clone, Copy)]
@@ -179,89 +198,172 @@ struct Cand {
     tokens: u32,
 }
 
-/// Step 3 of GREEDY-SLICE over a pool of candidates, all of them after the
-/// ones already taken in the density order: one pass in density order, no
-/// backtracking. The pool comes bucketed by the top bits of the density
-/// key; each round cuts it after the first buckets whose tokens cover the
-/// remaining budget, orders only that head exactly and takes what fits,
-/// then drops from the rest whatever no longer fits and buckets it again.
-struct Fill {
-    remaining: i64,
-    selected: Vec<u32>,
-    /// Candidates ordered exactly, over all rounds.
-    sorted: usize,
-    /// Candidates put in the pools.
-    pooled: usize,
-    /// A candidate's bucket is `key >> shift`; the buckets' candidates and
-    /// tokens.
+/// The rounds of a single pass in key order over a pool (step 3 of
+/// GREEDY-SLICE, and the pass over hull steps of `crate::choice`): the pool
+/// comes bucketed by the top bits of its keys; each round cuts it after the
+/// first buckets whose tokens cover the remaining budget, orders only that
+/// head exactly and offers it to the pass, then drops from the rest whatever
+/// the pass says can no longer be taken and buckets it again. Any cut gives
+/// the same pass: a head's keys all precede the rest's.
+pub(crate) struct Buckets {
+    /// An entry's bucket is `(key - base) >> shift` (the last for keys past
+    /// the table, the first for keys below `base`); the buckets' entries
+    /// and tokens.
+    base: u64,
     shift: u32,
     counts: Vec<usize>,
     sums: Vec<i64>,
 }
 
-impl Fill {
-    /// Runs the pass over `pool`, bucketed in `counts` and `sums`; it
-    /// returns with the pool empty and so the buckets too (they always
-    /// count the pool), ready for the next pool.
-    fn run(&mut self, items: &View<'_>, item: &impl Fn(u32) -> u32, pool: &mut Vec<Cand>) {
-        let ties = items.ties();
-        let tokens = |p: &Cand| match p.tokens {
-            u32::MAX => items.tokens(item(p.pos)),
-            t => t as i64,
-        };
-        let order = |a: &Cand, b: &Cand| -> Ordering {
-            a.key.cmp(&b.key).then_with(|| {
-                let key = |p: &Cand| desc_bits(ties[item(p.pos) as usize]);
-                key(a).cmp(&key(b)).then(a.pos.cmp(&b.pos))
-            })
-        };
-        let shift = self.shift;
+impl Buckets {
+    /// Tables for about `n` buckets.
+    pub(crate) fn new(n: usize) -> Buckets {
+        Buckets::over(n, 0, u64::MAX)
+    }
+
+    /// Tables for about `n` buckets over the keys `lo..=hi` (the most an
+    /// entry's key is expected to span; keys outside it are bucketed
+    /// first or last).
+    pub(crate) fn over(n: usize, lo: u64, hi: u64) -> Buckets {
+        let bits = bucket_bits(n);
+        let span = u64::BITS - (hi - lo).leading_zeros();
+        Buckets {
+            base: lo,
+            shift: span.saturating_sub(bits),
+            counts: vec![0; 1 << bits],
+            sums: vec![0; 1 << bits],
+        }
+    }
+
+    /// The bucket of `key`.
+    #[inline]
+    fn bucket(&self, key: u64) -> usize {
+        let b = (key.saturating_sub(self.base) >> self.shift) as usize;
+        b.min(self.counts.len() - 1)
+    }
+
+    /// Counts an entry of `key` and `tokens` put in the pool.
+    #[inline]
+    pub(crate) fn add(&mut self, key: u64, tokens: i64) {
+        let b = self.bucket(key);
+        self.counts[b] += 1;
+        self.sums[b] = self.sums[b].saturating_add(tokens);
+    }
+
+    /// Runs the pass over `pool` (every entry counted by [`Buckets::add`]),
+    /// in the order `order` (by `key` first): `take(state, entry,
+    /// remaining)` returns the tokens it spends of `remaining` (0 to pass
+    /// over it); `keep(state, entry, remaining)` says whether an entry not
+    /// yet offered can still be taken. Returns with the pool empty and so the buckets too,
+    /// ready for the next pool; the result is how many entries it ordered.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn run<C: Copy, S>(
+        &mut self,
+        pool: &mut Vec<C>,
+        remaining: &mut i64,
+        state: &mut S,
+        key: impl Fn(&C) -> u64,
+        tokens: impl Fn(&C) -> i64,
+        order: impl Fn(&C, &C) -> Ordering,
+        take: impl Fn(&mut S, &C, i64) -> i64,
+        keep: impl Fn(&S, &C, i64) -> bool,
+    ) -> usize {
+        let mut sorted = 0;
         let mut round = FIRST_ROUND;
         while !pool.is_empty() {
-            let cut = cut_after(
-                &self.counts,
-                &self.sums,
-                round.min(pool.len()),
-                self.remaining,
-            );
-            // Rest to the front, head (buckets <= cut) to the back.
-            let mid = partition(pool, |p| (p.key >> shift) as usize > cut);
-            // The cut bucket has candidates (or is past the last): every
+            let cut = cut_after(&self.counts, &self.sums, round.min(pool.len()), *remaining);
+            let last = cut.min(self.counts.len() - 1);
+            let head_len: usize = self.counts[..=last].iter().sum();
+            // The cut bucket has entries (or is past the last): every
             // round orders at least one, so the loop ends.
             debug_assert!(
-                mid < pool.len(),
+                head_len > 0,
                 "an empty head: cut {cut}, pool {}",
                 pool.len()
             );
-            pool[mid..].sort_unstable_by(order);
-            self.sorted += pool.len() - mid;
+            let mid = if head_len < SCATTER_MIN {
+                // Rest to the front, head (buckets <= cut) to the back,
+                // ordered.
+                let mid = partition(pool, |p| self.bucket(key(p)) > cut);
+                pool[mid..].sort_unstable_by(&order);
+                mid
+            } else {
+                self.scatter(pool, last, head_len, &key, &order)
+            };
+            sorted += pool.len() - mid;
             for p in &pool[mid..] {
-                let t = tokens(p);
-                if t <= self.remaining {
-                    self.selected.push(item(p.pos));
-                    self.remaining -= t;
-                }
+                *remaining -= take(state, p, *remaining);
             }
             pool.truncate(mid);
             round = round.saturating_mul(2);
-            // Drop what no longer fits and bucket the rest, in one pass.
-            let (counts, sums) = (&mut self.counts, &mut self.sums);
-            counts.fill(0);
-            sums.fill(0);
-            let remaining = self.remaining;
+            // Drop what can no longer be taken and bucket the rest, in one
+            // pass.
+            self.counts.fill(0);
+            self.sums.fill(0);
+            let left = *remaining;
             pool.retain(|p| {
-                let t = tokens(p);
-                if t > remaining {
+                if !keep(state, p, left) {
                     return false;
                 }
-                let b = (p.key >> shift) as usize;
-                counts[b] += 1;
-                sums[b] = sums[b].saturating_add(t);
+                self.add(key(p), tokens(p));
                 true
             });
         }
+        sorted
+    }
+
+    /// [`Buckets::run`]'s head of `head_len` entries (buckets `0..=last`)
+    /// to the back of `pool` in order, the rest to the front: the head
+    /// placed bucket by bucket from the counts, then each bucket ordered
+    /// (a few entries each). Returns where the head starts.
+    fn scatter<C: Copy>(
+        &self,
+        pool: &mut Vec<C>,
+        last: usize,
+        head_len: usize,
+        key: &impl Fn(&C) -> u64,
+        order: &impl Fn(&C, &C) -> Ordering,
+    ) -> usize {
+        let mut end: Vec<usize> = Vec::with_capacity(last + 1);
+        let mut at = 0;
+        for &c in &self.counts[..=last] {
+            end.push(at);
+            at += c;
+        }
+        // Buckets 0..=last hold exactly `head_len` entries of the pool (the
+        // counts count the pool): the head is placed past the pool's end,
+        // each slot written once, while the rest moves to the front.
+        let len = pool.len();
+        pool.resize(len + head_len, pool[0]);
+        let mut rest = 0;
+        for i in 0..len {
+            let p = pool[i];
+            let b = self.bucket(key(&p));
+            if b > last {
+                pool[rest] = p;
+                rest += 1;
+            } else {
+                pool[len + end[b]] = p;
+                end[b] += 1;
+            }
+        }
+        let head = &mut pool[len..];
+        let mut start = 0;
+        for &e in &end {
+            if e - start > 1 {
+                head[start..e].sort_unstable_by(order);
+            }
+            start = e;
+        }
+        pool.copy_within(len.., rest);
+        pool.truncate(rest + head_len);
+        rest
     }
 }
+
+/// A head of at least this many entries is placed by bucket, then ordered
+/// bucket by bucket ([`Buckets::scatter`]); a smaller one is ordered whole.
+const SCATTER_MIN: usize = 2048;
 
 /// How many top bits of the density key pick a candidate's bucket: about
 /// one bucket per candidate, between 16 and 65,536 buckets.

@@ -3,7 +3,7 @@
 //! in that list. Slicers return item indices and never copy item data.
 
 mod count_quota;
-mod greedy;
+pub(crate) mod greedy;
 pub mod kernel;
 pub mod knapsack;
 mod quota;

@@ -1,0 +1,551 @@
+//! GreedySlice over a list with variants and no groups, read straight from
+//! the item store: what [`super::greedy::greedy`] chooses over the options
+//! of the same candidates, without building the options, sorting the
+//! candidates or ordering every hull step.
+//!
+//! The pass over hull steps by efficiency passes over every step whose
+//! extra tokens no longer fit, and takes a class's steps only in order; so,
+//! as the plain GreedySlice does ([`crate::slicer::greedy`]), a large input
+//! is split at an efficiency estimated from a sample: the pass runs over
+//! the steps at or above it, then over those below it that still fit what
+//! is left. The options of most items are never read: an item's best
+//! efficiency is bounded by its score and the bounds of its variants kept
+//! by the item store, and its lightest option by its tokens and that reach. The
+//! repairs read only the classes that can still change. Ties are broken by
+//! the Sort-stage key, so candidates in item order or in Sort-stage order
+//! give the same choice.
+
+use super::greedy::{best_fit, best_up, hull};
+use super::Chosen;
+use crate::group::saturating_sum;
+use crate::items::{Items, View};
+use crate::slicer::greedy::{Buckets, SAMPLE, SAMPLE_RANK};
+use crate::sort::desc_bits;
+
+/// Inputs of at least this many classes are split at an efficiency
+/// ([`threshold`]): lower than GreedySlice's own minimum, since a class
+/// costs more to read than an item.
+const SPLIT_MIN: usize = 2 * SAMPLE;
+
+/// One hull step in a pool: its efficiency key (ascending = efficiency
+/// descending), its class (an index into [`Classes`]) and the class's
+/// candidate position, the step's number in
+/// the class, the option it arrives at and its extra tokens.
+#[derive(Clone, Copy)]
+struct Cand {
+    key: u64,
+    class: u32,
+    pos: u32,
+    step: u16,
+    option: u8,
+    extra: i64,
+}
+
+/// A class the pass or the repairs have read: its candidate position, where
+/// its options sit in [`Classes::options`], the option it stands at (when
+/// selected), the step it would take next, and whether a step of it was
+/// passed over for want of room (so it takes no more).
+#[derive(Clone, Copy)]
+struct Class {
+    pos: u32,
+    first: u32,
+    count: u16,
+    option: u8,
+    selected: bool,
+    next: u16,
+    dead: bool,
+    /// For a class read above the split: how many of its steps are at or
+    /// above it, and the extra tokens of the one after them (`i64::MAX`
+    /// for none); 0 and 0 for one read below.
+    dense: u16,
+    below: i64,
+}
+
+/// The classes read so far, in candidate order (the pass reads them in
+/// two scans of the candidates, each in order), with their options
+/// (tokens, score) copied once, and the selected ones in the order they
+/// were first chosen.
+struct Classes {
+    list: Vec<Class>,
+    options: Vec<(i64, f64)>,
+    chosen: Vec<u32>,
+}
+
+impl Classes {
+    /// Adds the class at `pos` of an item of `tokens` and `score` with
+    /// `variants` (tokens, share); returns its index.
+    fn add(&mut self, pos: u32, (tokens, score): (i64, f64), variants: &[(i64, f64)]) -> u32 {
+        let first = self.options.len() as u32;
+        self.options.push((tokens, score));
+        // A zero-token item is always included as pushed: no variants.
+        if tokens != 0 {
+            let shares = variants.iter();
+            (self.options)
+                .extend(shares.map(|&(t, share)| (t, saturating_sum(0.0, score * share))));
+        }
+        self.list.push(Class {
+            pos,
+            first,
+            count: (self.options.len() - first as usize) as u16,
+            option: 0,
+            selected: false,
+            next: 0,
+            dead: false,
+            dense: 0,
+            below: 0,
+        });
+        self.list.len() as u32 - 1
+    }
+
+    fn options(&self, c: u32) -> &[(i64, f64)] {
+        let k = &self.list[c as usize];
+        &self.options[k.first as usize..k.first as usize + k.count as usize]
+    }
+
+    /// The step class `c` stands at, unless it takes no more steps.
+    fn next(&self, c: u32) -> Option<u16> {
+        let k = &self.list[c as usize];
+        (!k.dead).then_some(k.next)
+    }
+
+    /// Selects class `c` at `option`.
+    fn select(&mut self, c: u32, option: u8) {
+        let k = &mut self.list[c as usize];
+        if !k.selected {
+            k.selected = true;
+            self.chosen.push(c);
+        }
+        k.option = option;
+    }
+
+    /// The pass meets step `c` with `left` tokens left: the tokens it takes.
+    fn take(&mut self, c: &Cand, left: i64) -> i64 {
+        if self.next(c.class) != Some(c.step) {
+            return 0;
+        }
+        if c.extra > left {
+            self.list[c.class as usize].dead = true;
+            return 0;
+        }
+        self.list[c.class as usize].next = c.step + 1;
+        self.select(c.class, c.option);
+        c.extra
+    }
+}
+
+/// The buffers of a call, kept per thread for the next: a large list's
+/// buffers would otherwise be fresh memory every call, whose page faults
+/// cost as much as the work. Kept only up to [`Scratch::KEEP`] bytes.
+#[derive(Default)]
+struct Scratch {
+    list: Vec<Class>,
+    options: Vec<(i64, f64)>,
+    chosen: Vec<u32>,
+    pool: Vec<Cand>,
+    dense: Vec<(u32, i64, f64)>,
+    unselected: Vec<u32>,
+}
+
+thread_local!(static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) });
+
+impl Scratch {
+    const KEEP: usize = 64 << 20;
+
+    /// This thread's buffers, emptied (new ones the first time).
+    fn take() -> Scratch {
+        let mut s = SCRATCH.with(|c| c.take()).unwrap_or_default();
+        s.list.clear();
+        s.options.clear();
+        s.chosen.clear();
+        s.pool.clear();
+        s.dense.clear();
+        s.unselected.clear();
+        s
+    }
+
+    /// Keeps the buffers for this thread's next call, unless they are
+    /// large.
+    fn keep(self) {
+        let bytes = self.list.capacity() * size_of::<Class>()
+            + self.options.capacity() * size_of::<(i64, f64)>()
+            + self.pool.capacity() * size_of::<Cand>()
+            + self.dense.capacity() * size_of::<(u32, i64, f64)>()
+            + (self.chosen.capacity() + self.unselected.capacity()) * 4;
+        if bytes <= Self::KEEP {
+            SCRATCH.with(|c| c.set(Some(self)));
+        }
+    }
+}
+
+/// GREEDY-SLICE over the items of `all` with variants and no groups, by
+/// `view` (the scores the slice reads), candidate `pos` of `n` being item
+/// `item(pos)` (negative-token items are passed over), with `target`
+/// tokens: the chosen items in the order they were first chosen, with the
+/// variant each takes. The same as [`super::greedy::greedy`] over the
+/// options of the candidates in Sort-stage order.
+pub fn greedy(
+    all: &Items,
+    view: &View<'_>,
+    n: usize,
+    item: impl Fn(u32) -> u32,
+    target: i64,
+) -> Vec<Chosen> {
+    if n == 0 || target <= 0 {
+        return Vec::new();
+    }
+    let ties = view.ties();
+    let options = |m: u32, buf: &mut Vec<(i64, f64)>| {
+        buf.clear();
+        let (t, s) = (view.tokens(m), view.score(m));
+        buf.push((t, s));
+        // A zero-token item is always included as pushed: no variants.
+        if t != 0 {
+            let vars = all.variant_shares(m).iter();
+            buf.extend(vars.map(|&(t, share)| (t, saturating_sum(0.0, s * share))));
+        }
+    };
+    let mut buf: Vec<(i64, f64)> = Vec::new();
+    let split = threshold(n, &item, target, &mut |m, f| {
+        if view.tokens(m) >= 0 {
+            options(m, &mut buf);
+            hull(&buf, target, f);
+        }
+    });
+    let tau = split.map_or(u64::MAX, |(key, _)| key);
+    let mut scratch = Scratch::take();
+    let mut classes = Classes {
+        list: std::mem::take(&mut scratch.list),
+        options: std::mem::take(&mut scratch.options),
+        chosen: std::mem::take(&mut scratch.chosen),
+    };
+    let mut pool = std::mem::take(&mut scratch.pool);
+    let mut left = target;
+    // The pass over a pool, bucketed over the keys it holds (efficiencies
+    // gather in a few binades: buckets over all keys would hold most of a
+    // pool in a few).
+    let pass = |pool: &mut Vec<Cand>, classes: &mut Classes, left: &mut i64| {
+        let lo = pool.iter().map(|c| c.key).min().unwrap_or(0);
+        let hi = pool.iter().map(|c| c.key).max().unwrap_or(0);
+        let mut buckets = Buckets::over(pool.len() / 4, lo, hi);
+        for c in pool.iter() {
+            buckets.add(c.key, c.extra);
+        }
+        buckets.run(
+            pool,
+            left,
+            classes,
+            |c| c.key,
+            |c| c.extra,
+            |a, b| {
+                a.key.cmp(&b.key).then_with(|| {
+                    let tie = |c: &Cand| desc_bits(ties[item(c.pos) as usize]);
+                    (tie(a).cmp(&tie(b)))
+                        .then(a.pos.cmp(&b.pos))
+                        .then(a.step.cmp(&b.step))
+                })
+            },
+            |classes, c, left| classes.take(c, left),
+            |classes, c, left| c.extra <= left && classes.next(c.class).is_some(),
+        );
+    };
+    // The steps at or above the split (every step when there is none): a
+    // class's steps go down in efficiency, so its first steps. The classes
+    // that may have one are found first, then their options read in one
+    // go (each read is a cache miss; independent reads overlap), then their
+    // steps found.
+    let mut dense = std::mem::take(&mut scratch.dense);
+    // No candidate has an option lighter than this (for the scan below).
+    let mut fewest = all.fewest_variant_tokens();
+    for pos in 0..n as u32 {
+        let m = item(pos);
+        let (t, s) = (view.tokens(m), view.score(m));
+        if t >= 0 {
+            fewest = fewest.min(t);
+        }
+        let reaches = match split {
+            Some((_, efficiency)) => may_reach(all, m, t, s, efficiency),
+            None => true,
+        };
+        if t >= 0 && reaches {
+            dense.push((pos, t, s));
+        }
+    }
+    classes.list.reserve(dense.len());
+    classes.options.reserve(3 * dense.len());
+    pool.reserve(2 * dense.len());
+    for &(pos, t, s) in &dense {
+        classes.add(pos, (t, s), all.variant_shares(item(pos)));
+    }
+    for c in 0..classes.list.len() as u32 {
+        let Classes { list, options, .. } = &mut classes;
+        let k = &mut list[c as usize];
+        let pos = k.pos;
+        let opts = &options[k.first as usize..k.first as usize + k.count as usize];
+        k.below = i64::MAX;
+        hull(opts, target, |step, efficiency, extra, o| {
+            let key = desc_bits(efficiency);
+            if key > tau {
+                k.below = extra;
+                return false;
+            }
+            k.dense = step + 1;
+            pool.push(Cand {
+                key,
+                class: c,
+                pos,
+                step,
+                option: o as u8,
+                extra,
+            });
+            true
+        });
+    }
+    pass(&mut pool, &mut classes, &mut left);
+    // Below the split, the steps that still fit (of classes that may still
+    // take them); and every unselected class whose lightest option fits,
+    // for the repairs. First the classes read above, then the others that
+    // fit (few: what is left is usually small).
+    let room = left;
+    // Pools the steps of class `c` below the split that may still be
+    // taken: from the one it stands at, while they fit.
+    let below = |classes: &mut Classes, c: u32, pool: &mut Vec<Cand>| {
+        let k = &classes.list[c as usize];
+        let (next, pos) = (k.next, k.pos);
+        // A class read above stands at its first step below the split, or
+        // takes no more; that step's extra tokens are known.
+        if split.is_none() || k.dead || next != k.dense || k.below > room {
+            return;
+        }
+        hull(classes.options(c), target, |step, efficiency, extra, o| {
+            let key = desc_bits(efficiency);
+            if step < next || (key <= tau && step > next) {
+                // Taken, or met before the step it needs (never taken).
+                return true;
+            }
+            // The step it stands at was passed over above the split, or
+            // this one and all after it will not fit.
+            if key <= tau || extra > room {
+                return false;
+            }
+            pool.push(Cand {
+                key,
+                class: c,
+                pos,
+                step,
+                option: o as u8,
+                extra,
+            });
+            true
+        });
+    };
+    let mut unselected = std::mem::take(&mut scratch.unselected);
+    let read = classes.list.len();
+    let lightest = |m: u32, t: i64| match t {
+        0 => 0,
+        t => t.min(all.variant_lightest(m)),
+    };
+    for c in 0..read as u32 {
+        let k = &classes.list[c as usize];
+        if !k.selected {
+            let m = item(k.pos);
+            if lightest(m, view.tokens(m)) > room {
+                continue;
+            }
+            unselected.push(c);
+        }
+        below(&mut classes, c, &mut pool);
+    }
+    for pos in (0..n as u32).take_while(|_| fewest <= room) {
+        let m = item(pos);
+        let t = view.tokens(m);
+        if t < 0 || lightest(m, t) > room {
+            continue;
+        }
+        let known = classes.list[..read].binary_search_by_key(&pos, |k| k.pos);
+        if known.is_err() {
+            let c = classes.add(pos, (t, view.score(m)), all.variant_shares(m));
+            unselected.push(c);
+            below(&mut classes, c, &mut pool);
+        }
+    }
+    pass(&mut pool, &mut classes, &mut left);
+    // The repairs, until neither changes anything: unselected classes in
+    // Sort-stage order take their best option that fits; selected ones
+    // move up to their best option of a higher score that fits.
+    unselected.retain(|&c| !classes.list[c as usize].selected);
+    let pos_of = |c: u32| classes.list[c as usize].pos;
+    unselected.sort_unstable_by_key(|&c| (desc_bits(ties[item(pos_of(c)) as usize]), pos_of(c)));
+    loop {
+        let mut changed = false;
+        for &c in &unselected {
+            if classes.list[c as usize].selected {
+                continue;
+            }
+            if let Some(o) = best_fit(classes.options(c), left) {
+                left -= classes.options(c)[o].0;
+                classes.select(c, o as u8);
+                classes.list[c as usize].dead = true;
+                changed = true;
+            }
+        }
+        for k in 0..classes.chosen.len() {
+            let c = classes.chosen[k];
+            let cur = classes.list[c as usize].option as usize;
+            let opts = classes.options(c);
+            if let Some(o) = best_up(opts, cur, left) {
+                left -= opts[o].0 - opts[cur].0;
+                classes.list[c as usize].option = o as u8;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let chosen = classes
+        .chosen
+        .iter()
+        .map(|&c| {
+            let k = &classes.list[c as usize];
+            Chosen {
+                item: item(k.pos),
+                variant: k.option,
+                tokens: classes.options(c)[k.option as usize].0,
+            }
+        })
+        .collect();
+    Scratch {
+        list: classes.list,
+        options: classes.options,
+        chosen: classes.chosen,
+        pool,
+        dense,
+        unselected,
+    }
+    .keep();
+    chosen
+}
+
+/// Whether item `m` (`t` tokens, score `s`) may have a hull step of
+/// `efficiency` or more: its own density, or a bound on its variants'
+/// (their scores are `s` times their shares, rounded: the bound allows a
+/// little more).
+#[inline]
+fn may_reach(all: &Items, m: u32, t: i64, s: f64, efficiency: f64) -> bool {
+    // No option scores above nothing when s <= 0: no steps. Multiplied
+    // out (no division), with the same allowance for rounding.
+    s > 0.0
+        && (s >= efficiency * t as f64 * (1.0 - 1e-9)
+            || s * all.variant_share_per_token(m) * (1.0 + 1e-9) >= efficiency)
+}
+
+/// The efficiency (as its key, and itself) at which [`greedy`] splits an
+/// input of `n` classes: from the hull steps of [`SAMPLE`] evenly spaced
+/// classes, that of the most efficient ones that are [`SAMPLE_RANK`] or
+/// more and hold about twice `target` extra tokens (each sampled class
+/// standing for `n / SAMPLE`). None for a small input or when the sample
+/// never gets there. Any split gives the same output. `steps(m, f)` calls
+/// `f` on the hull steps of item `m`.
+fn threshold(
+    n: usize,
+    item: &impl Fn(u32) -> u32,
+    target: i64,
+    steps: &mut impl FnMut(u32, &mut dyn FnMut(u16, f64, i64, usize) -> bool),
+) -> Option<(u64, f64)> {
+    if n < SPLIT_MIN {
+        return None;
+    }
+    let every = n / SAMPLE;
+    let mut sample: Vec<(u64, f64, i64)> = Vec::with_capacity(2 * SAMPLE);
+    for s in 0..SAMPLE {
+        steps(item((s * every) as u32), &mut |_, efficiency, extra, _| {
+            sample.push((desc_bits(efficiency), efficiency, extra));
+            true
+        });
+    }
+    sample.sort_unstable_by_key(|p| p.0);
+    let want = 2 * target as i128;
+    let mut tokens = 0i128;
+    for (rank, &(key, efficiency, extra)) in sample.iter().enumerate() {
+        tokens += extra as i128 * every as i128;
+        if rank + 1 >= SAMPLE_RANK && tokens >= want {
+            return Some((key, efficiency));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::choice::Options;
+    use crate::items::NewItem;
+    use crate::testing::Rng;
+
+    /// Seeded items with 0 to 3 variants each: some zero-token, some
+    /// negative-token (never candidates), some zero-score, tokens from 0
+    /// to 2,000 and scores in steps of 1/100 (so efficiencies tie).
+    fn random_items(rng: &mut Rng, n: usize) -> Items {
+        let mut it = Items::new();
+        for i in 0..n {
+            let tokens = match rng.below(50) {
+                0 => 0,
+                1 => -5,
+                _ => 1 + rng.below(2000) as i64,
+            };
+            let score = rng.below(100) as f64 / 100.0;
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+            for _ in 0..rng.below(4) {
+                let t = rng.below(tokens.max(1) as u64 + 20) as i64;
+                let v = (1 + rng.below(20)) as f64 / 20.0;
+                it.add_variant(i, t, v, None).unwrap();
+            }
+        }
+        it
+    }
+
+    /// What the options path chooses: [`super::super::greedy::greedy`]
+    /// over the options of the Sort-stage order.
+    fn by_options(it: &Items, target: i64) -> Vec<Chosen> {
+        let view = it.view();
+        let mut cands = crate::sort::sort_stage(&view);
+        cands.retain(|&i| view.tokens(i) >= 0);
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(it, view, view, &cands, one);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        let chosen = super::super::greedy::greedy(&o.view(view), &all, target);
+        o.expand(view, &chosen, one)
+    }
+
+    #[test]
+    fn the_same_choice_as_the_options_path_in_item_or_sort_order() {
+        let mut rng = Rng(0x2700_d1ec);
+        for case in 0..60 {
+            // Small inputs, and inputs large enough to be split.
+            let n = match case % 3 {
+                0 => rng.below(300) as usize,
+                _ => SPLIT_MIN + rng.below(20_000) as usize,
+            };
+            let it = random_items(&mut rng, n);
+            let view = it.view();
+            let total: i64 = (0..n as u32).map(|i| view.tokens(i).max(0)).sum();
+            // From nothing to everything, most of them small.
+            let target = match rng.below(4) {
+                0 => rng.below(total as u64 + 10) as i64,
+                _ => rng.below(1 + total as u64 / 50) as i64,
+            };
+            let want = by_options(&it, target);
+            let got = greedy(&it, &view, n, |p| p, target);
+            assert_eq!(got, want, "case {case}: n {n} target {target}");
+            let mut sorted = crate::sort::sort_stage(&view);
+            sorted.retain(|&i| view.tokens(i) >= 0);
+            let got = greedy(&it, &view, sorted.len(), |p| sorted[p as usize], target);
+            assert_eq!(got, want, "case {case}, Sort order: n {n} target {target}");
+        }
+    }
+}
