@@ -22,8 +22,8 @@ use crate::items::{Items, View};
 use crate::slicer::knapsack::scaled_value;
 
 /// The options of a candidate list (see the module documentation).
-#[derive(Debug, Default)]
-pub struct Options {
+#[derive(Debug)]
+pub struct Options<'a> {
     tokens: Vec<i64>,
     scores: Vec<f64>,
     kinds: Vec<u32>,
@@ -33,7 +33,7 @@ pub struct Options {
     class: Vec<u32>,
     /// The variant number of each option (0: as pushed).
     number: Vec<u8>,
-    flat: Flat,
+    flat: Flat<'a>,
 }
 
 /// One selected item as a slicer chose it.
@@ -46,61 +46,62 @@ pub struct Chosen {
     pub tokens: i64,
 }
 
-/// Every item's variants as (tokens, share of the score), in one column
-/// read in item order once per call: the option pass then reads them in
-/// Sort order from a compact column rather than chasing a list per item.
-/// A zero-token item has none (it is always included as pushed).
-#[derive(Debug, Default)]
-struct Flat {
-    /// Item `m`'s variants are `vars[start[m] .. start[m + 1]]`.
-    start: Vec<usize>,
-    vars: Vec<(i64, f64)>,
+/// Every item's variants as (tokens, share of the score), from the item
+/// store's column of them. A zero-token item has none (it is always
+/// included as pushed).
+#[derive(Debug, Clone, Copy)]
+struct Flat<'a> {
+    items: &'a Items,
+    view: View<'a>,
 }
 
-impl Flat {
-    fn of(items: &Items, view: &View<'_>) -> Flat {
-        let n = items.len();
-        let mut start = Vec::with_capacity(n + 1);
-        let mut vars = Vec::new();
-        start.push(0);
-        for m in 0..n as u32 {
-            if view.tokens(m) != 0 {
-                vars.extend(items.variants(m).iter().map(|v| (v.tokens, v.value)));
-            }
-            start.push(vars.len());
+impl Flat<'_> {
+    /// Item `m`'s variants that count.
+    #[inline]
+    fn of(&self, m: u32) -> &[(i64, f64)] {
+        match self.view.tokens(m) {
+            0 => &[],
+            _ => self.items.variant_shares(m),
         }
-        Flat { start, vars }
     }
 
     /// How many variants item `m` has that count.
     #[inline]
     fn count(&self, m: u32) -> usize {
-        self.start[m as usize + 1] - self.start[m as usize]
+        self.of(m).len()
     }
 
     /// Item `m`'s variant `v` as (tokens, share), when it has one that counts.
     #[inline]
     fn get(&self, m: u32, v: u8) -> Option<(i64, f64)> {
-        let at = self.start[m as usize] + (v as usize).checked_sub(1)?;
-        (at < self.start[m as usize + 1]).then(|| self.vars[at])
+        self.of(m).get((v as usize).checked_sub(1)?).copied()
     }
 }
 
-impl Options {
+impl<'a> Options<'a> {
     /// The options of the candidates `cands` of `base` (items, or units),
     /// in candidate order and then variant number. `items` holds the
     /// variants, `view` is the item-level view (scores as the Slice stage
     /// reads them), `members(p)` the items of candidate `cands[p]` in push
     /// order.
     pub fn build<'m>(
-        items: &Items,
-        view: View<'_>,
+        items: &'a Items,
+        view: View<'a>,
         base: View<'_>,
         cands: &[u32],
         members: impl Fn(usize) -> &'m [u32],
-    ) -> Options {
-        let flat = Flat::of(items, &view);
-        let mut o = Options::default();
+    ) -> Options<'a> {
+        let flat = Flat { items, view };
+        let mut o = Options {
+            tokens: Vec::new(),
+            scores: Vec::new(),
+            kinds: Vec::new(),
+            values: Vec::new(),
+            ties: Vec::new(),
+            class: Vec::new(),
+            number: Vec::new(),
+            flat,
+        };
         for (p, &c) in cands.iter().enumerate() {
             let tie = base.ties()[c as usize];
             o.push(
@@ -129,7 +130,6 @@ impl Options {
                 o.push(p as u32, v, tokens, score, value, base.kind(c), tie);
             }
         }
-        o.flat = flat;
         o
     }
 
@@ -164,7 +164,7 @@ impl Options {
     }
 
     /// What a slicer reads of the options (kinds interned in `base`'s table).
-    pub fn view<'a>(&'a self, base: View<'a>) -> View<'a> {
+    pub fn view<'b>(&'b self, base: View<'b>) -> View<'b> {
         View::of_columns(
             &self.tokens,
             &self.scores,

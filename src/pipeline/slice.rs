@@ -5,8 +5,6 @@
 //! pipeline's Slice stage. Also budget simulation (supplement 8), which runs
 //! the same path repeatedly.
 
-use std::collections::BTreeMap;
-
 use crate::budget::{Budget, SliceBudget};
 use crate::choice::{Chosen, Options};
 use crate::error::{invalid, Error, Result};
@@ -45,7 +43,7 @@ pub struct Outcome {
     pub cap_excluded: Vec<u32>,
     /// The selected items not included as pushed: a variant chosen, or a
     /// cut (`crate::choice`). Empty for a list without either.
-    pub shrunk: BTreeMap<u32, Shrunk>,
+    pub shrunk: ShrunkMap,
 }
 
 /// How a selected item is included when not as pushed.
@@ -58,6 +56,71 @@ pub struct Shrunk {
     /// The kept byte ranges of its content, `[0, head_end)` and
     /// `[tail_start, len)`, when it was cut.
     pub cut: Option<(usize, usize)>,
+}
+
+/// The selected items not included as pushed, by item index: a map kept as
+/// a vector sorted by item (a slicer's choice builds it at once; a few
+/// cuts are inserted after).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ShrunkMap(Vec<(u32, Shrunk)>);
+
+impl ShrunkMap {
+    /// From entries in increasing item order, each item once.
+    fn from_sorted(entries: impl Iterator<Item = (u32, Shrunk)>) -> ShrunkMap {
+        let map = ShrunkMap(entries.collect());
+        debug_assert!(map.0.windows(2).all(|w| w[0].0 < w[1].0));
+        map
+    }
+
+    pub fn get(&self, i: &u32) -> Option<&Shrunk> {
+        let at = self.0.binary_search_by_key(i, |e| e.0).ok()?;
+        Some(&self.0[at].1)
+    }
+
+    /// Sets item `i`'s entry; returns the one it replaces.
+    pub fn insert(&mut self, i: u32, s: Shrunk) -> Option<Shrunk> {
+        match self.0.binary_search_by_key(&i, |e| e.0) {
+            Ok(at) => Some(std::mem::replace(&mut self.0[at].1, s)),
+            Err(at) => {
+                self.0.insert(at, (i, s));
+                None
+            }
+        }
+    }
+
+    /// The entries in increasing item order.
+    pub fn iter(&self) -> impl Iterator<Item = (&u32, &Shrunk)> {
+        self.0.iter().map(|(i, s)| (i, s))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<&u32> for ShrunkMap {
+    type Output = Shrunk;
+
+    fn index(&self, i: &u32) -> &Shrunk {
+        self.get(i).expect("an item in the map")
+    }
+}
+
+impl FromIterator<(u32, Shrunk)> for ShrunkMap {
+    /// Entries in any order; of two for one item, the later one stays.
+    fn from_iter<I: IntoIterator<Item = (u32, Shrunk)>>(entries: I) -> ShrunkMap {
+        let mut all: Vec<(u32, Shrunk)> = entries.into_iter().collect();
+        // Stable: of equal items the later stays last, and is kept.
+        all.sort_by_key(|e| e.0);
+        all.reverse();
+        all.dedup_by_key(|e| e.0);
+        all.reverse();
+        ShrunkMap(all)
+    }
 }
 
 impl Outcome {
@@ -113,7 +176,7 @@ impl Engine {
             effective_target: effective.target,
             shortfalls,
             cap_excluded,
-            shrunk: BTreeMap::new(),
+            shrunk: ShrunkMap::default(),
         })
     }
 
@@ -183,24 +246,28 @@ impl Engine {
         cap_excluded: Vec<u32>,
     ) -> Outcome {
         let mut selected_tokens = 0i64;
-        let mut shrunk: Vec<(u32, Shrunk)> = Vec::new();
-        for c in chosen {
+        // The shrunk ones by item (an item is chosen once): sorted as
+        // (item, position) keys, then built at once.
+        let mut keys: Vec<u64> = Vec::new();
+        for (k, c) in chosen.iter().enumerate() {
             selected_tokens = selected_tokens.saturating_add(c.tokens);
             if c.variant != 0 {
-                let (variant, tokens, cut) = (c.variant, c.tokens, None);
-                shrunk.push((
-                    c.item,
-                    Shrunk {
-                        variant,
-                        tokens,
-                        cut,
-                    },
-                ));
+                keys.push((c.item as u64) << 32 | k as u64);
             }
         }
-        // Built at once from the sorted entries (an item is chosen once).
-        shrunk.sort_unstable_by_key(|e| e.0);
-        let shrunk = BTreeMap::from_iter(shrunk);
+        keys.sort_unstable();
+        let shrunk = ShrunkMap::from_sorted(keys.iter().map(|&key| {
+            let c = &chosen[key as u32 as usize];
+            let (variant, tokens, cut) = (c.variant, c.tokens, None);
+            (
+                c.item,
+                Shrunk {
+                    variant,
+                    tokens,
+                    cut,
+                },
+            )
+        }));
         Outcome {
             selected: chosen.iter().map(|c| c.item).collect(),
             effective_max: effective.max,
@@ -225,7 +292,7 @@ impl Engine {
             effective_target: effective.target,
             shortfalls: ctx.shortfalls,
             cap_excluded: ctx.cap_excluded,
-            shrunk: BTreeMap::new(),
+            shrunk: ShrunkMap::default(),
         }
     }
 
@@ -413,6 +480,26 @@ mod tests {
     use crate::slicer::knapsack::Knapsack;
     use crate::slicer::{Quota, QuotaEntry};
     use crate::sort::counted;
+
+    #[test]
+    fn the_shrunk_map_is_a_map_in_item_order() {
+        let s = |tokens: i64| Shrunk {
+            variant: 1,
+            tokens,
+            cut: None,
+        };
+        let mut m: ShrunkMap = [(7, s(1)), (2, s(2)), (7, s(3)), (5, s(4))]
+            .into_iter()
+            .collect();
+        // The later of two entries for item 7 stays.
+        let got: Vec<(u32, i64)> = m.iter().map(|(&i, v)| (i, v.tokens)).collect();
+        assert_eq!(got, vec![(2, 2), (5, 4), (7, 3)]);
+        assert_eq!(m.insert(5, s(9)).map(|v| v.tokens), Some(4));
+        assert_eq!(m.insert(3, s(8)), None);
+        assert_eq!((m.len(), m[&5].tokens, m[&3].tokens), (4, 9, 8));
+        assert!(m.get(&4).is_none() && !m.is_empty());
+        assert!(ShrunkMap::default().is_empty());
+    }
 
     /// Items of (tokens, score, group; 0 none).
     fn items(spec: &[(i64, f64, u64)]) -> Items {
