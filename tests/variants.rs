@@ -596,6 +596,55 @@ fn greedy_is_the_hull_greedy_as_documented() {
     }
 }
 
+/// The same at sizes where GreedySlice splits its input at an efficiency
+/// estimated from a sample (`choice::direct`): thousands of items of up to
+/// 2,000 tokens (so the pass above the split leaves room below it), budgets
+/// from a few tokens to a tenth of them.
+#[test]
+fn greedy_is_the_hull_greedy_on_inputs_it_splits() {
+    let mut rng = Rng(0x5EED_0B16);
+    for case in 0..24 {
+        let n = 2048 + rng.below(12_000) as usize;
+        let specs: Vec<Spec> = (0..n)
+            .map(|_| {
+                let tokens = rng.below(2000) as i64;
+                let variants = (0..rng.below(4))
+                    .map(|_| {
+                        let t = rng.below(tokens as u64 + 20) as i64;
+                        (t, (1 + rng.below(20)) as f64 / 20.0)
+                    })
+                    .collect();
+                Spec {
+                    tokens,
+                    score: rng.below(101) as f64 / 100.0,
+                    kind: 0,
+                    group: 0,
+                    variants,
+                }
+            })
+            .collect();
+        let total: i64 = specs.iter().map(|s| s.tokens).sum();
+        let target = 1 + rng.below(1 + total as u64 / 10) as i64;
+        let items = items_of(&specs);
+        let budget = Budget::new(target, target).unwrap();
+        let outcome = Engine::new(Slicer::Greedy)
+            .slice(&items, &budget, 0)
+            .unwrap();
+        let got: Vec<(usize, usize)> = outcome
+            .selected
+            .iter()
+            .map(|&i| {
+                (
+                    i as usize,
+                    outcome.shrunk.get(&i).map_or(0, |s| s.variant as usize),
+                )
+            })
+            .collect();
+        let want = reference_greedy(&specs, target);
+        assert_eq!(got, want, "case {case}: n {n} target {target}");
+    }
+}
+
 /// A group whose large member has a placeholder goes in as its option 1
 /// through the whole pipeline: placed together, the report's tokens those
 /// of the option, no overflow on the way (Place counts what each adds).
