@@ -277,7 +277,7 @@ fn main() {
     }
     if only.as_deref().is_none_or(|o| "cost".contains(o)) {
         // `-- cost knapsack`: only the cases whose name contains "knapsack".
-        let case = std::env::args().nth(2);
+        let case = std::env::args().nth(2).filter(|a| !a.starts_with('-'));
         cost_table(case.as_deref());
     }
 }

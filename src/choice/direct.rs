@@ -19,13 +19,19 @@ use super::greedy::{best_fit, best_up, hull};
 use super::Chosen;
 use crate::group::saturating_sum;
 use crate::items::{Items, View};
-use crate::slicer::greedy::{Buckets, SAMPLE, SAMPLE_RANK};
+use crate::slicer::greedy::{Buckets, SAMPLE_RANK};
 use crate::sort::desc_bits;
 
 /// Inputs of at least this many classes are split at an efficiency
 /// ([`threshold`]): lower than GreedySlice's own minimum, since a class
 /// costs more to read than an item.
-const SPLIT_MIN: usize = 2 * SAMPLE;
+const SPLIT_MIN: usize = 2048;
+
+/// Classes in the threshold's sample: one in twenty, between 256 and 1,024
+/// (each costs a read of its variants; a larger sample estimates better).
+fn sample_size(n: usize) -> usize {
+    (n / 20).clamp(256, 1024)
+}
 
 /// One hull step in a pool: its efficiency key (ascending = efficiency
 /// descending), its class (an index into [`Classes`]) and the class's
@@ -226,7 +232,7 @@ pub fn greedy(
     let pass = |pool: &mut Vec<Cand>, classes: &mut Classes, left: &mut i64| {
         let lo = pool.iter().map(|c| c.key).min().unwrap_or(0);
         let hi = pool.iter().map(|c| c.key).max().unwrap_or(0);
-        let mut buckets = Buckets::over(pool.len() / 4, lo, hi);
+        let mut buckets = Buckets::over(pool.len(), lo, hi);
         for c in pool.iter() {
             buckets.add(c.key, c.extra);
         }
@@ -235,7 +241,6 @@ pub fn greedy(
             left,
             classes,
             |c| c.key,
-            |c| c.extra,
             |a, b| {
                 a.key.cmp(&b.key).then_with(|| {
                     let tie = |c: &Cand| desc_bits(ties[item(c.pos) as usize]);
@@ -245,7 +250,9 @@ pub fn greedy(
                 })
             },
             |classes, c, left| classes.take(c, left),
-            |classes, c, left| c.extra <= left && classes.next(c.class).is_some(),
+            |classes, c, left| {
+                (c.extra <= left && classes.next(c.class).is_some()).then_some(c.extra)
+            },
         );
     };
     // The steps at or above the split (every step when there is none): a
@@ -440,10 +447,10 @@ fn may_reach(all: &Items, m: u32, t: i64, s: f64, efficiency: f64) -> bool {
 }
 
 /// The efficiency (as its key, and itself) at which [`greedy`] splits an
-/// input of `n` classes: from the hull steps of [`SAMPLE`] evenly spaced
+/// input of `n` classes: from the hull steps of [`sample_size`] evenly spaced
 /// classes, that of the most efficient ones that are [`SAMPLE_RANK`] or
 /// more and hold about twice `target` extra tokens (each sampled class
-/// standing for `n / SAMPLE`). None for a small input or when the sample
+/// standing for `n / size`). None for a small input or when the sample
 /// never gets there. Any split gives the same output. `steps(m, f)` calls
 /// `f` on the hull steps of item `m`.
 fn threshold(
@@ -455,9 +462,10 @@ fn threshold(
     if n < SPLIT_MIN {
         return None;
     }
-    let every = n / SAMPLE;
-    let mut sample: Vec<(u64, f64, i64)> = Vec::with_capacity(2 * SAMPLE);
-    for s in 0..SAMPLE {
+    let size = sample_size(n);
+    let every = n / size;
+    let mut sample: Vec<(u64, f64, i64)> = Vec::with_capacity(2 * size);
+    for s in 0..size {
         steps(item((s * every) as u32), &mut |_, efficiency, extra, _| {
             sample.push((desc_bits(efficiency), efficiency, extra));
             true
