@@ -38,10 +38,10 @@ pub fn greedy_all(items: &View<'_>, target: i64) -> Vec<u32> {
 
 /// Inputs of at least this many candidates are first split at a density
 /// threshold estimated from a sample ([`threshold`]).
-pub(crate) const PREFILTER_MIN: usize = 1 << 14;
+const PREFILTER_MIN: usize = 1 << 14;
 
 /// Candidates in the threshold's sample.
-pub(crate) const SAMPLE: usize = 1024;
+const SAMPLE: usize = 1024;
 
 /// The threshold keeps at least this many of the sample's candidates (and
 /// twice the target's tokens, estimated): about 0.8 % of the input.
