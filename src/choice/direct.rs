@@ -150,6 +150,7 @@ struct Scratch {
     pool: Vec<Cand>,
     dense: Vec<(u32, i64, f64)>,
     unselected: Vec<u32>,
+    buckets: Buckets,
 }
 
 thread_local!(static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) });
@@ -229,32 +230,34 @@ pub fn greedy(
     // The pass over a pool, bucketed over the keys it holds (efficiencies
     // gather in a few binades: buckets over all keys would hold most of a
     // pool in a few).
-    let pass = |pool: &mut Vec<Cand>, classes: &mut Classes, left: &mut i64| {
-        let lo = pool.iter().map(|c| c.key).min().unwrap_or(0);
-        let hi = pool.iter().map(|c| c.key).max().unwrap_or(0);
-        let mut buckets = Buckets::over(pool.len(), lo, hi);
-        for c in pool.iter() {
-            buckets.add(c.key, c.extra);
-        }
-        buckets.run(
-            pool,
-            left,
-            classes,
-            |c| c.key,
-            |a, b| {
-                a.key.cmp(&b.key).then_with(|| {
-                    let tie = |c: &Cand| desc_bits(ties[item(c.pos) as usize]);
-                    (tie(a).cmp(&tie(b)))
-                        .then(a.pos.cmp(&b.pos))
-                        .then(a.step.cmp(&b.step))
-                })
-            },
-            |classes, c, left| classes.take(c, left),
-            |classes, c, left| {
-                (c.extra <= left && classes.next(c.class).is_some()).then_some(c.extra)
-            },
-        );
-    };
+    let mut buckets = std::mem::take(&mut scratch.buckets);
+    let pass =
+        |buckets: &mut Buckets, pool: &mut Vec<Cand>, classes: &mut Classes, left: &mut i64| {
+            let lo = pool.iter().map(|c| c.key).min().unwrap_or(0);
+            let hi = pool.iter().map(|c| c.key).max().unwrap_or(0);
+            buckets.reset(pool.len(), lo, hi);
+            for c in pool.iter() {
+                buckets.add(c.key, c.extra);
+            }
+            buckets.run(
+                pool,
+                left,
+                classes,
+                |c| c.key,
+                |a, b| {
+                    a.key.cmp(&b.key).then_with(|| {
+                        let tie = |c: &Cand| desc_bits(ties[item(c.pos) as usize]);
+                        (tie(a).cmp(&tie(b)))
+                            .then(a.pos.cmp(&b.pos))
+                            .then(a.step.cmp(&b.step))
+                    })
+                },
+                |classes, c, left| classes.take(c, left),
+                |classes, c, left| {
+                    (c.extra <= left && classes.next(c.class).is_some()).then_some(c.extra)
+                },
+            );
+        };
     // The steps at or above the split (every step when there is none): a
     // class's steps go down in efficiency, so its first steps. The classes
     // that may have one are found first, then their options read in one
@@ -307,7 +310,7 @@ pub fn greedy(
             true
         });
     }
-    pass(&mut pool, &mut classes, &mut left);
+    pass(&mut buckets, &mut pool, &mut classes, &mut left);
     // Below the split, the steps that still fit (of classes that may still
     // take them); and every unselected class whose lightest option fits,
     // for the repairs. First the classes read above, then the others that
@@ -375,7 +378,7 @@ pub fn greedy(
             below(&mut classes, c, &mut pool);
         }
     }
-    pass(&mut pool, &mut classes, &mut left);
+    pass(&mut buckets, &mut pool, &mut classes, &mut left);
     // The repairs, until neither changes anything: unselected classes in
     // Sort-stage order take their best option that fits; selected ones
     // move up to their best option of a higher score that fits.
@@ -428,6 +431,7 @@ pub fn greedy(
         pool,
         dense,
         unselected,
+        buckets,
     }
     .keep();
     chosen
