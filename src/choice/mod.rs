@@ -92,17 +92,14 @@ impl<'a> Options<'a> {
         members: impl Fn(usize) -> &'m [u32],
     ) -> Options<'a> {
         let flat = Flat { items, view };
-        // How many options, so that the columns are allocated once.
-        let most = |p: usize| members(p).iter().map(|&m| flat.count(m)).max();
-        let n: usize = (0..cands.len()).map(|p| 1 + most(p).unwrap_or(0)).sum();
         let mut o = Options {
-            tokens: Vec::with_capacity(n),
-            scores: Vec::with_capacity(n),
-            kinds: Vec::with_capacity(n),
-            values: Vec::with_capacity(n),
-            ties: Vec::with_capacity(n),
-            class: Vec::with_capacity(n),
-            number: Vec::with_capacity(n),
+            tokens: Vec::new(),
+            scores: Vec::new(),
+            kinds: Vec::new(),
+            values: Vec::new(),
+            ties: Vec::new(),
+            class: Vec::new(),
+            number: Vec::new(),
             flat,
         };
         for (p, &c) in cands.iter().enumerate() {
