@@ -565,6 +565,16 @@ fn reference_greedy(specs: &[Spec], target: i64) -> Vec<(usize, usize)> {
         .collect()
 }
 
+/// The selection of `outcome` as (item, variant), in its order.
+fn selection(outcome: &cupel::Outcome) -> Vec<(usize, usize)> {
+    let variant = |i: u32| outcome.shrunk.get(&i).map_or(0, |s| s.variant as usize);
+    outcome
+        .selected
+        .iter()
+        .map(|&i| (i as usize, variant(i)))
+        .collect()
+}
+
 #[test]
 fn greedy_is_the_hull_greedy_as_documented() {
     let mut rng = Rng(0x5EED_002C);
@@ -578,16 +588,7 @@ fn greedy_is_the_hull_greedy_as_documented() {
         let outcome = Engine::new(Slicer::Greedy)
             .slice(&items, &budget, 0)
             .unwrap();
-        let got: Vec<(usize, usize)> = outcome
-            .selected
-            .iter()
-            .map(|&i| {
-                (
-                    i as usize,
-                    outcome.shrunk.get(&i).map_or(0, |s| s.variant as usize),
-                )
-            })
-            .collect();
+        let got = selection(&outcome);
         assert_eq!(
             got,
             reference_greedy(&specs, budget_target),
@@ -630,16 +631,7 @@ fn greedy_is_the_hull_greedy_on_inputs_it_splits() {
         let outcome = Engine::new(Slicer::Greedy)
             .slice(&items, &budget, 0)
             .unwrap();
-        let got: Vec<(usize, usize)> = outcome
-            .selected
-            .iter()
-            .map(|&i| {
-                (
-                    i as usize,
-                    outcome.shrunk.get(&i).map_or(0, |s| s.variant as usize),
-                )
-            })
-            .collect();
+        let got = selection(&outcome);
         let want = reference_greedy(&specs, target);
         assert_eq!(got, want, "case {case}: n {n} target {target}");
     }

@@ -47,6 +47,21 @@ struct Cand {
     extra: i64,
 }
 
+impl Cand {
+    /// Step `step` of class `class` (at candidate position `pos`), arriving
+    /// at option `option`.
+    fn at(key: u64, class: u32, pos: u32, (step, option): (u16, usize), extra: i64) -> Cand {
+        Cand {
+            key,
+            class,
+            pos,
+            step,
+            option: option as u8,
+            extra,
+        }
+    }
+}
+
 /// A class the pass or the repairs have read: its candidate position, where
 /// its options sit in [`Classes::options`], the option it stands at (when
 /// selected), the step it would take next, and whether a step of it was
@@ -299,14 +314,7 @@ pub fn greedy(
                 return false;
             }
             k.dense = step + 1;
-            pool.push(Cand {
-                key,
-                class: c,
-                pos,
-                step,
-                option: o as u8,
-                extra,
-            });
+            pool.push(Cand::at(key, c, pos, (step, o), extra));
             true
         });
     }
@@ -337,14 +345,7 @@ pub fn greedy(
             if key <= tau || extra > room {
                 return false;
             }
-            pool.push(Cand {
-                key,
-                class: c,
-                pos,
-                step,
-                option: o as u8,
-                extra,
-            });
+            pool.push(Cand::at(key, c, pos, (step, o), extra));
             true
         });
     };
