@@ -34,12 +34,14 @@ fn sample_size(n: usize) -> usize {
 }
 
 /// One hull step in a pool: its efficiency key (ascending = efficiency
-/// descending), its class (an index into [`Classes`]) and the class's
+/// descending), its class's Sort key (`desc_bits` of its tie score, for
+/// ties), its class (an index into [`Classes`]) and the class's
 /// candidate position, the step's number in
 /// the class, the option it arrives at and its extra tokens.
 #[derive(Clone, Copy)]
 struct Cand {
     key: u64,
+    tie: u64,
     class: u32,
     pos: u32,
     step: u16,
@@ -50,9 +52,11 @@ struct Cand {
 impl Cand {
     /// Step `step` of class `class` (at candidate position `pos`), arriving
     /// at option `option`.
-    fn at(key: u64, class: u32, pos: u32, (step, option): (u16, usize), extra: i64) -> Cand {
+    fn at(key: (u64, u64), class: u32, pos: u32, (step, option): (u16, usize), extra: i64) -> Cand {
+        let (key, tie) = key;
         Cand {
             key,
+            tie,
             class,
             pos,
             step,
@@ -260,12 +264,10 @@ pub fn greedy(
                 classes,
                 |c| c.key,
                 |a, b| {
-                    a.key.cmp(&b.key).then_with(|| {
-                        let tie = |c: &Cand| desc_bits(ties[item(c.pos) as usize]);
-                        (tie(a).cmp(&tie(b)))
-                            .then(a.pos.cmp(&b.pos))
-                            .then(a.step.cmp(&b.step))
-                    })
+                    (a.key.cmp(&b.key))
+                        .then(a.tie.cmp(&b.tie))
+                        .then(a.pos.cmp(&b.pos))
+                        .then(a.step.cmp(&b.step))
                 },
                 |classes, c, left| classes.take(c, left),
                 |classes, c, left| {
@@ -305,6 +307,7 @@ pub fn greedy(
         let Classes { list, options, .. } = &mut classes;
         let k = &mut list[c as usize];
         let pos = k.pos;
+        let tie = desc_bits(ties[item(pos) as usize]);
         let opts = &options[k.first as usize..k.first as usize + k.count as usize];
         k.below = i64::MAX;
         hull(opts, target, |step, efficiency, extra, o| {
@@ -314,7 +317,7 @@ pub fn greedy(
                 return false;
             }
             k.dense = step + 1;
-            pool.push(Cand::at(key, c, pos, (step, o), extra));
+            pool.push(Cand::at((key, tie), c, pos, (step, o), extra));
             true
         });
     }
@@ -329,6 +332,7 @@ pub fn greedy(
     let below = |classes: &mut Classes, c: u32, pool: &mut Vec<Cand>| {
         let k = &classes.list[c as usize];
         let (next, pos) = (k.next, k.pos);
+        let tie = desc_bits(ties[item(pos) as usize]);
         // A class read above stands at its first step below the split, or
         // takes no more; that step's extra tokens are known.
         if split.is_none() || k.dead || next != k.dense || k.below > room {
@@ -345,7 +349,7 @@ pub fn greedy(
             if key <= tau || extra > room {
                 return false;
             }
-            pool.push(Cand::at(key, c, pos, (step, o), extra));
+            pool.push(Cand::at((key, tie), c, pos, (step, o), extra));
             true
         });
     };
@@ -454,7 +458,7 @@ fn may_reach(all: &Items, m: u32, t: i64, s: f64, efficiency: f64) -> bool {
 /// The efficiency (as its key, and itself) at which [`greedy`] splits an
 /// input of `n` classes: from the hull steps of [`sample_size`] evenly spaced
 /// classes, that of the most efficient ones that are [`SAMPLE_RANK`] or
-/// more and hold about twice `target` extra tokens (each sampled class
+/// more and hold about 1.5 times `target` extra tokens (each sampled class
 /// standing for `n / size`). None for a small input or when the sample
 /// never gets there. Any split gives the same output. `steps(m, f)` calls
 /// `f` on the hull steps of item `m`.
@@ -477,7 +481,7 @@ fn threshold(
         });
     }
     sample.sort_unstable_by_key(|p| p.0);
-    let want = 2 * target as i128;
+    let want = 3 * target as i128 / 2;
     let mut tokens = 0i128;
     for (rank, &(key, efficiency, extra)) in sample.iter().enumerate() {
         tokens += extra as i128 * every as i128;
