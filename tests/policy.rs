@@ -246,8 +246,8 @@ fn every_validation_rule_names_its_path() {
         &["$.sessionSlack: must be in [0, 1) (got 1)"],
     );
     fails(
-        &with(r#""memoryLimitBytes":0"#),
-        &["$.memoryLimitBytes: must be an integer > 0"],
+        &with(r#""memoryLimitBytes":-1"#),
+        &["$.memoryLimitBytes: must be an integer >= 0 (got -1)"],
     );
     fails(&with(r#""name":5"#), &["$.name: expected a string"]);
     fails(

@@ -198,8 +198,9 @@ fn read_policy(bytes: &[u8]) -> Result<Pipeline> {
         let at = root.key("memoryLimitBytes");
         let n = integer(v, &at)?;
         engine.memory_limit = match usize::try_from(n) {
-            Ok(n) if n > 0 => n,
-            _ => return at.err(format!("must be an integer > 0 (got {n})")),
+            // 0 is what the C call sets too: every knapsack call fails.
+            Ok(n) => n,
+            _ => return at.err(format!("must be an integer >= 0 (got {n})")),
         };
     }
     let placer = match field(&doc, "placerType") {
