@@ -47,11 +47,11 @@ trap cleanup EXIT
 section "started in the background (nice 19): the aarch64, ASan and perf-guard builds, then clippy"
 (
   renice -n 19 -p "$BASHPID" >/dev/null
-  for step in "tests/aarch64.sh --build" "tests/sanitizers.sh --build" "tests/perf_guard.sh --build"; do
-    printf '== [%5ss] %s\n' "$SECONDS" "$step"
-    bash $step || echo "($step failed: its run below reports it)"
+  for step in aarch64 sanitizers perf_guard; do
+    printf '== [%5ss] %s\n' "$SECONDS" "tests/$step.sh --build"
+    bash "tests/$step.sh" --build || echo "(tests/$step.sh --build failed: its run below reports it)"
+    : >"$bg/$step.built"
   done
-  : >"$bg/builds.done"
   printf '== [%5ss] cargo clippy --all-targets -- -D warnings\n' "$SECONDS"
   status=0
   cargo clippy --all-targets -- -D warnings >"$bg/clippy.out" 2>&1 || status=$?
@@ -143,18 +143,27 @@ if [ "$lanes_failed" -ne 0 ]; then
   exit 1
 fi
 
-# The aarch64 run (qemu) goes in the background beside the sanitizer and
-# valgrind runs and the perf guard: much of each is one thread (valgrind,
-# callgrind, qemu), and two cores serve both. Their builds were made in the
-# background above; waiting for them here gives them the whole machine.
-section "waiting for the background builds"
-while [ ! -e "$bg/builds.done" ] && kill -0 "$background" 2>/dev/null; do sleep 1; done
-cat "$bg/builds.out"
+# Then the runs on the background builds, each as soon as its build is
+# there (waiting for one gives it the whole machine): first the C suites
+# under ASan/UBSan and valgrind, which need none; the aarch64 run (qemu)
+# goes in the background beside the Rust ASan run and the perf guard, much
+# of each being one thread (qemu, valgrind, callgrind).
+built() { # waits for the background build of tests/$1.sh
+  while [ ! -e "$bg/$1.built" ] && kill -0 "$background" 2>/dev/null; do sleep 1; done
+}
+section "sanitizers and valgrind: the C and C++ suites"
+bash tests/sanitizers.sh --c
+section "waiting for the background aarch64 build"
+built aarch64
 section "aarch64 (portable kernel only), under qemu: started in the background"
 bash tests/aarch64.sh >target/aarch64.out 2>&1 &
 aarch64=$!
-section "sanitizers and valgrind"
-bash tests/sanitizers.sh
+section "waiting for the background ASan build"
+built sanitizers
+section "sanitizers: the Rust tests through the C ABI under ASan"
+bash tests/sanitizers.sh --rust
+section "waiting for the background perf-guard builds"
+built perf_guard
 section "performance guard: instruction counts against the baseline, and its proof"
 bash tests/perf_guard.sh --check
 bash tests/perf_guard.sh --prove

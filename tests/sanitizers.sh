@@ -9,6 +9,8 @@
 # A missing valgrind fails when CI=true; a missing nightly is reported and
 # step 3 skipped (the issue asks for it where the machine has one).
 #   bash tests/sanitizers.sh           # all three
+#   bash tests/sanitizers.sh --c       # steps 1 and 2
+#   bash tests/sanitizers.sh --rust    # step 3
 #   bash tests/sanitizers.sh --build   # only step 3's build (run_all.sh, in the background)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,11 +31,13 @@ asan_cargo() {
     cargo +nightly test --quiet --release --target "$triple" --target-dir target/asan \
       --lib --test hostile --test threads --test conformance --test simulation "$@"
 }
-if [ "${1:-}" = --build ]; then
+mode=${1:-all}
+if [ "$mode" = --build ]; then
   if cargo +nightly --version >/dev/null 2>&1; then asan_cargo --no-run; fi
   exit 0
 fi
 
+if [ "$mode" != --rust ]; then
 cargo build --release --quiet
 suites=$(cd tests/c && ls test_*.c | sed 's/\.c$//')
 # The contract runner (test_contract.c) reads the table from here.
@@ -76,6 +80,9 @@ else
   echo "*** SKIPPED: valgrind not found (apt-get install valgrind) ***"
 fi
 
+fi
+
+if [ "$mode" != --c ]; then
 echo "-- [${SECONDS}s] Rust tests through the C ABI under -Zsanitizer=address (nightly)"
 if cargo +nightly --version >/dev/null 2>&1; then
   asan_cargo -- --skip ten_million_items 2>&1 | grep -E "^test result|FAILED|panicked|ERROR" \
@@ -84,4 +91,5 @@ if cargo +nightly --version >/dev/null 2>&1; then
 else
   echo "*** SKIPPED: no nightly toolchain; the Rust ASan run needs one ***"
 fi
-echo "sanitizers: all clean"
+fi
+echo "sanitizers${1:+ ($1)}: all clean"
