@@ -63,14 +63,15 @@ section "cargo test --release: the build"
 cargo test --release --no-run
 # `cargo test --release` in three lanes side by side (tests/lane.sh is the
 # runner that holds the binding lanes at a gate and sweeps the kernels):
-#  core:      the Rust suites, no toolchain and no library build of their
-#             own, then again with each knapsack kernel forced in turn;
-#  bindings1: the ABI check and the suites around the C demo, Python, C#
-#             and the C programs;
-#  bindings2: every other test target (JavaScript, Go, C++, Lua, the
-#             feature build, select agreement, and any suite added later).
-core="conformance differential differential_pipeline fuzz_replay groups hostile policy pretok session simulation text threads variant_free variants"
-bindings1="abi python_binding binding_demos csharp_binding cross_bindings docs c_harness header link"
+#  core:      the suites that do not link the release library: the Rust
+#             suites (those that exercise the knapsack kernels again with
+#             each kernel forced in turn) and the ABI check (its own build);
+#  bindings1: the suites around the C demo, Python, C#, the C programs and
+#             the build without the vocabularies;
+#  bindings2: every other test target (JavaScript, Go, C++, Lua, select
+#             agreement, and any suite added later).
+core="abi conformance differential differential_pipeline fuzz_replay groups hostile policy pretok session simulation text threads variant_free variants"
+bindings1="python_binding binding_demos csharp_binding cross_bindings docs c_harness header link features"
 all_tests=$(cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 for p in json.load(sys.stdin)["packages"]:
