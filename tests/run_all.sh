@@ -150,10 +150,12 @@ fi
 # of each being one thread (qemu, valgrind, callgrind).
 # From here on the background builds are waited for: back to normal
 # priority (where renice may raise it: as root, which CI is).
-for pid in $background $(pgrep -P "$background" 2>/dev/null); do
-  renice -n 0 -p "$pid" >/dev/null 2>&1 || true
-  for child in $(pgrep -P "$pid" 2>/dev/null); do renice -n 0 -p "$child" >/dev/null 2>&1 || true; done
-done
+renice_tree() {
+  local child
+  renice -n 0 -p "$1" >/dev/null 2>&1 || return 0
+  for child in $(pgrep -P "$1" 2>/dev/null); do renice_tree "$child"; done
+}
+renice_tree "$background"
 built() { # waits for the background build of tests/$1.sh
   while [ ! -e "$bg/$1.built" ] && kill -0 "$background" 2>/dev/null; do sleep 1; done
 }
