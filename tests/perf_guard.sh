@@ -13,6 +13,7 @@
 #                                       # (feature "planted-slowdown": about 9 instructions
 #                                       # 12 times per item, +8 % on the pipeline case)
 #                                       # must fail the check
+#   bash tests/perf_guard.sh --build    # only build both (run_all.sh, in the background)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mode="${1:---check}"
@@ -24,11 +25,13 @@ if ! command -v valgrind >/dev/null 2>&1; then
   echo "*** SKIPPED: perf guard needs valgrind (apt-get install valgrind) ***"; exit 0
 fi
 
-# Builds the guard's cases (with the planted slowdown for --prove: only the
-# library is rebuilt) and prints the path of a copy of the executable.
+# Builds the guard's cases (with the planted slowdown for --prove, in a
+# target directory of its own: the library is a cdylib, whose builds with
+# and without the feature would otherwise replace each other) and prints
+# the path of a copy of the executable.
 build() {
   local target=target/perf-guard features=()
-  if [ "$1" = planted ]; then features=(--features planted-slowdown); fi
+  if [ "$1" = planted ]; then target=target/perf-guard-planted features=(--features planted-slowdown); fi
   cargo build --release --quiet --manifest-path tests/perf/Cargo.toml --target-dir "$target" "${features[@]}" >&2
   cp "$target/release/cupel-perf-guard" "$target/cupel-perf-guard-$1"
   echo "$target/cupel-perf-guard-$1"
@@ -59,6 +62,9 @@ check() {
 }
 
 case "$mode" in
+  --build)
+    build plain >/dev/null
+    build planted >/dev/null ;;
   --record)
     exe=$(build plain)
     { echo "# case instructions (tests/perf_guard.sh --record; callgrind, the measured function only)"
@@ -73,5 +79,5 @@ case "$mode" in
       echo "perf guard: the planted slowdown passed the check: the guard is blind" >&2; exit 1
     fi
     echo "perf guard: the planted slowdown failed the check, as it must" ;;
-  *) echo "usage: bash tests/perf_guard.sh [--check|--record|--prove]" >&2; exit 2 ;;
+  *) echo "usage: bash tests/perf_guard.sh [--check|--record|--prove|--build]" >&2; exit 2 ;;
 esac
