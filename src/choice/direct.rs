@@ -101,13 +101,7 @@ impl Classes {
     /// `variants` (tokens, share); returns its index.
     fn add(&mut self, pos: u32, (tokens, score): (i64, f64), variants: &[(i64, f64)]) -> u32 {
         let first = self.options.len() as u32;
-        self.options.push((tokens, score));
-        // A zero-token item is always included as pushed: no variants.
-        if tokens != 0 {
-            let shares = variants.iter();
-            (self.options)
-                .extend(shares.map(|&(t, share)| (t, saturating_sum(0.0, score * share))));
-        }
+        push_options(&mut self.options, (tokens, score), variants);
         self.list.push(Class {
             pos,
             first,
@@ -222,13 +216,8 @@ pub fn greedy(
     let ties = view.ties();
     let options = |m: u32, buf: &mut Vec<(i64, f64)>| {
         buf.clear();
-        let (t, s) = (view.tokens(m), view.score(m));
-        buf.push((t, s));
-        // A zero-token item is always included as pushed: no variants.
-        if t != 0 {
-            let vars = all.variant_shares(m).iter();
-            buf.extend(vars.map(|&(t, share)| (t, saturating_sum(0.0, s * share))));
-        }
+        let item = (view.tokens(m), view.score(m));
+        push_options(buf, item, all.variant_shares(m));
     };
     let mut buf: Vec<(i64, f64)> = Vec::new();
     let split = threshold(n, &item, target, &mut |m, f| {
@@ -440,6 +429,18 @@ pub fn greedy(
     }
     .keep();
     chosen
+}
+
+/// Appends the options (tokens, score) of an item of `tokens` and
+/// `score` with `variants` (tokens, share): the item as pushed, then each
+/// variant at its share of the score; none for a zero-token item, which is
+/// always included as pushed.
+fn push_options(out: &mut Vec<(i64, f64)>, (tokens, score): (i64, f64), variants: &[(i64, f64)]) {
+    out.push((tokens, score));
+    if tokens != 0 {
+        let shares = variants.iter();
+        out.extend(shares.map(|&(t, share)| (t, saturating_sum(0.0, score * share))));
+    }
 }
 
 /// Whether item `m` (`t` tokens, score `s`) may have a hull step of
