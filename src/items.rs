@@ -946,6 +946,79 @@ mod tests {
         assert_eq!(s.view().tokens(0), -5);
     }
 
+    /// The flat column and the per-item bounds the variant passes read
+    /// (`choice::direct`) hold exactly what `variants` holds, whatever the
+    /// order variants are added in (runs moved, then compacted) and after
+    /// items are taken back.
+    #[test]
+    fn variant_columns_and_bounds_are_exact() {
+        let mut s = Items::new();
+        for _ in 0..4 {
+            s.push(item(100, 0.5, None)).unwrap();
+        }
+        assert_eq!(s.variant_shares(3), &[] as &[(i64, f64)]);
+        assert_eq!(
+            (s.variant_share_per_token(3), s.variant_lightest(3)),
+            (0.0, i64::MAX)
+        );
+        assert_eq!(s.fewest_variant_tokens(), i64::MAX);
+        // A run is copied to the end only when another item's follows it.
+        let mut c = Items::new();
+        c.push(item(100, 0.5, None)).unwrap();
+        c.push(item(100, 0.5, None)).unwrap();
+        let mut lens = Vec::new();
+        for i in [0, 0, 0, 1, 1, 0] {
+            c.add_variant(i, 5, 0.5, None).unwrap();
+            lens.push(c.attrs.flat.len());
+        }
+        assert_eq!(lens, [1, 2, 3, 4, 5, 9]);
+        // Interleaved: item 1's run is moved past item 0's, and so on.
+        let adds = [
+            (1, 8, 0.5),
+            (0, 2, 1.0),
+            (1, 4, 0.75),
+            (2, 1, 1.0),
+            (0, 5, 0.25),
+            (1, 3, 0.5),
+        ];
+        for (i, t, v) in adds {
+            s.add_variant(i, t, v, None).unwrap();
+        }
+        // Enough moves of one item's run that most of the column is garbage.
+        for k in 0..40 {
+            s.add_variant(3, 50 + k, 0.5, None).unwrap();
+            s.add_variant(2, 60 + k, 0.5, None).unwrap();
+        }
+        for i in 0..4u32 {
+            let want: Vec<(i64, f64)> = s.variants(i).iter().map(|v| (v.tokens, v.value)).collect();
+            assert_eq!(s.variant_shares(i), want.as_slice(), "item {i}");
+        }
+        // Largest share per token, exactly: 1.0 / 2 for item 0 (not 0.25 / 5),
+        // 0.75 / 4 for item 1, 1.0 / 1 for item 2, 0.5 / 50 for item 3.
+        assert_eq!(s.variant_share_per_token(0), 0.5);
+        assert_eq!(s.variant_share_per_token(1), 0.1875);
+        assert_eq!(s.variant_share_per_token(2), 1.0);
+        assert_eq!(s.variant_share_per_token(3), 0.01);
+        let lightest: Vec<i64> = (0..4).map(|i| s.variant_lightest(i)).collect();
+        assert_eq!(lightest, [2, 3, 1, 50]);
+        assert_eq!(s.fewest_variant_tokens(), 1);
+        s.add_variant(3, 0, 0.5, None).unwrap();
+        assert_eq!(s.variant_share_per_token(3), f64::INFINITY);
+        assert_eq!(s.fewest_variant_tokens(), 0);
+        // Taking items 2 and 3 back takes their runs and bounds.
+        s.truncate(2).unwrap();
+        s.push(item(100, 0.5, None)).unwrap();
+        assert_eq!(s.variant_shares(2), &[] as &[(i64, f64)]);
+        assert_eq!(
+            (s.variant_share_per_token(2), s.variant_lightest(2)),
+            (0.0, i64::MAX)
+        );
+        assert_eq!(s.variant_shares(1), &[(8, 0.5), (4, 0.75), (3, 0.5)]);
+        s.add_variant(2, 7, 0.5, None).unwrap();
+        assert_eq!(s.variant_shares(2), &[(7, 0.5)]);
+        assert_eq!(s.variant_shares(0), &[(2, 1.0), (5, 0.25)]);
+    }
+
     #[test]
     fn variants_and_truncation_are_stored_checked_and_taken_back() {
         use crate::text::tokenizer::Keep;

@@ -500,6 +500,36 @@ mod tests {
     use crate::items::NewItem;
     use crate::testing::Rng;
 
+    /// `may_reach` is the bound the split's filter is: true exactly up to
+    /// its boundary (within its rounding allowance) and false past it, for
+    /// the item itself (score per token) and for its variants (score times
+    /// the largest share per token).
+    #[test]
+    fn may_reach_is_exact_at_its_bounds() {
+        let mut it = Items::new();
+        for tokens in [4, 0, 100] {
+            it.push(NewItem {
+                tokens,
+                score: 0.5,
+                kind: None,
+            })
+            .unwrap();
+        }
+        // Item 2's best variant keeps 1.0 of its score in 2 tokens: 0.5 of
+        // the score per token.
+        it.add_variant(2, 2, 1.0, None).unwrap();
+        it.add_variant(2, 10, 1.0, None).unwrap();
+        // The item itself: 0.5 in 4 tokens is 0.125 a token.
+        assert!(may_reach(&it, 0, 4, 0.5, 0.125));
+        assert!(!may_reach(&it, 0, 4, 0.5, 0.13));
+        assert!(!may_reach(&it, 0, 4, 0.0, 0.0), "no score, no steps");
+        // A zero-token item reaches any efficiency.
+        assert!(may_reach(&it, 1, 0, 0.5, 1.0));
+        // The variant: 0.5 * 0.5 = 0.25 a token, far above the item's own.
+        assert!(may_reach(&it, 2, 100, 0.5, 0.25));
+        assert!(!may_reach(&it, 2, 100, 0.5, 0.26));
+    }
+
     /// Seeded items with 0 to 3 variants each: some zero-token, some
     /// negative-token (never candidates), some zero-score, tokens from 0
     /// to 2,000 and scores in steps of 1/100 (so efficiencies tie).
