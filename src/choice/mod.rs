@@ -92,14 +92,17 @@ impl<'a> Options<'a> {
         members: impl Fn(usize) -> &'m [u32],
     ) -> Options<'a> {
         let flat = Flat { items, view };
+        let most = |ms: &[u32]| ms.iter().map(|&m| flat.count(m)).max().unwrap_or(0);
+        // Each column allocated once, at its length.
+        let n: usize = (0..cands.len()).map(|p| 1 + most(members(p))).sum();
         let mut o = Options {
-            tokens: Vec::new(),
-            scores: Vec::new(),
-            kinds: Vec::new(),
-            values: Vec::new(),
-            ties: Vec::new(),
-            class: Vec::new(),
-            number: Vec::new(),
+            tokens: Vec::with_capacity(n),
+            scores: Vec::with_capacity(n),
+            kinds: Vec::with_capacity(n),
+            values: Vec::with_capacity(n),
+            ties: Vec::with_capacity(n),
+            class: Vec::with_capacity(n),
+            number: Vec::with_capacity(n),
             flat,
         };
         for (p, &c) in cands.iter().enumerate() {
@@ -114,8 +117,7 @@ impl<'a> Options<'a> {
                 tie,
             );
             let ms = members(p);
-            let most = ms.iter().map(|&m| flat.count(m)).max().unwrap_or(0);
-            for v in 1..=most as u8 {
+            for v in 1..=most(ms) as u8 {
                 let (mut tokens, mut score, mut value) = (0i64, 0f64, 0i64);
                 for &m in ms {
                     let s = view.score(m);
