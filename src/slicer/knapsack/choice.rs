@@ -8,8 +8,10 @@
 //! - A class with an option of weight 0 always takes at least the best of
 //!   them: its other options count only what they add to it.
 //! - Options that cannot set a keep bit go first: over the capacity, of
-//!   value 0, or dominated within their class (another option no heavier
-//!   and worth at least as much). A class left with one option is a plain
+//!   value 0, dominated within their class (another option no heavier and
+//!   worth at least as much), or in no best selection (`reduce.rs`, a
+//!   bound from the LP relaxation against a selection that fits). A class
+//!   left with one option is a plain
 //!   row, and the rows of such classes pass the row filter of `filter.rs`
 //!   (its proof holds with other classes between them: a row it drops
 //!   changes no cell, whatever the other rows are).
@@ -22,6 +24,7 @@
 //!   bit is set at the remaining capacity is the class's choice.
 
 use super::filter::{drop_dominated, Filter};
+use super::reduce::reduce;
 use super::scratch::{dp_array, grow, with_scratch, Scratch};
 use super::{ceil_div, TableSize};
 use crate::choice::class_runs;
@@ -36,100 +39,6 @@ struct Class {
     /// Its options in `opts`: `opts[start..end]`.
     start: usize,
     end: usize,
-}
-
-/// The row filter of `filter.rs` for options: option `(d, v)` of a class
-/// can never set a keep bit when the classes before it include a set `D`,
-/// each with an option of weight `<= d` and value `>= v` still in the
-/// table, whose smallest weights (over the options each has in the table)
-/// sum past `capacity - d`. For every cell `w`, a best selection for
-/// `w - d` weighs at most `capacity - d`, so it leaves out a class of `D`
-/// (had it all of them, it would weigh more); taking that class's option
-/// instead gives `dp[w] >= dp[w - d] + v`, so the option improves no cell.
-///
-/// `D` here: the earlier classes whose first option (the candidate as
-/// pushed) is still in the table and weighs `<= d`, while the first
-/// options' values do not increase from class to class (the Sort stage's
-/// order): then each is worth at least the first option of the class at
-/// hand, which is worth at least any of its options. Summed with a Fenwick
-/// tree over the first options' weights. Classes with an option of weight
-/// 0 take no part (their values are relative to it).
-struct OptionFilter {
-    /// The first options' distinct weights, increasing.
-    weights: Vec<i64>,
-    /// Fenwick tree over `weights`: smallest option weights summed.
-    tree: Vec<i64>,
-    capacity: i64,
-    /// The last first option's value; `None` once they increased.
-    last: Option<i64>,
-}
-
-impl OptionFilter {
-    fn new(
-        items: &View<'_>,
-        cands: &[u32],
-        runs: &[(usize, usize)],
-        bucket: i64,
-        capacity: i64,
-    ) -> Self {
-        let mut weights: Vec<i64> = runs
-            .iter()
-            .map(|&(s, _)| items.tokens(cands[s]))
-            .filter(|&t| t > 0)
-            .map(|t| ceil_div(t, bucket))
-            .filter(|&d| d <= capacity)
-            .collect();
-        weights.sort_unstable();
-        weights.dedup();
-        OptionFilter {
-            tree: vec![0; weights.len() + 1],
-            weights,
-            capacity,
-            last: Some(i64::MAX),
-        }
-    }
-
-    /// Summed smallest weights of the classes in `D` for weight `d`.
-    fn weight_upto(&self, d: i64) -> i64 {
-        let mut k = self.weights.partition_point(|&w| w <= d);
-        let mut sum = 0i64;
-        while k > 0 {
-            sum = sum.saturating_add(self.tree[k]);
-            k &= k - 1;
-        }
-        sum
-    }
-
-    /// Drops the options of a class (`first`: its first option's value,
-    /// `None` for a class with a weight-0 option) that `D` dominates.
-    fn retain(&mut self, first: Option<i64>, own: &mut Vec<(u32, i64, i64)>) {
-        let Some(v0) = first else { return };
-        match self.last {
-            Some(last) if v0 <= last => self.last = Some(v0),
-            _ => {
-                self.last = None;
-                return;
-            }
-        }
-        own.retain(|&(_, d, _)| self.weight_upto(d) <= self.capacity - d);
-    }
-
-    /// Adds a kept class whose first option is at `first_pos`, if that
-    /// option is still among its options `own`.
-    fn add(&mut self, first: Option<i64>, first_pos: u32, own: &[(u32, i64, i64)]) {
-        if first.is_none() || self.last.is_none() {
-            return;
-        }
-        let Some(&(_, d0, _)) = own.iter().find(|o| o.0 == first_pos) else {
-            return;
-        };
-        let smallest = own.iter().map(|o| o.1).min().unwrap_or(d0);
-        let mut k = self.weights.partition_point(|&w| w < d0) + 1;
-        while k < self.tree.len() {
-            self.tree[k] = self.tree[k].saturating_add(smallest);
-            k += k & k.wrapping_neg();
-        }
-    }
 }
 
 /// KNAPSACK-SLICE over the options `cands` of `items` (a view with
@@ -164,7 +73,8 @@ fn solve(
     let mut dp_classes: Vec<Class> = Vec::new();
     let mut always: Vec<u32> = Vec::new();
     let runs = class_runs(classes, cands);
-    let mut filter = OptionFilter::new(items, cands, &runs, bucket, capacity);
+    // One class's options at a time.
+    let mut own: Vec<(u32, i64, i64)> = Vec::new();
     for (start, end) in runs {
         if items.tokens(cands[start]) == 0 {
             // A zero-token item: always included, as pushed.
@@ -177,22 +87,16 @@ fn solve(
             .max_by(|&p, &q| value(p).cmp(&value(q)).then(q.cmp(&p)))
             .map(|p| p as u32);
         let base = zero.map_or(0, |z| value(z as usize));
-        let mut own: Vec<(u32, i64, i64)> = (start..end)
-            .filter_map(|p| {
-                let t = items.tokens(cands[p]);
-                if t <= 0 {
-                    return None;
-                }
-                let d = ceil_div(t, bucket);
-                let v = value(p).saturating_sub(base);
-                (d <= capacity && v > 0).then_some((p as u32, d, v))
-            })
-            .collect();
-        // Options that earlier classes dominate (see `OptionFilter`).
-        let first = (zero.is_none()).then(|| value(start));
-        #[cfg(test)]
-        let first = first.filter(|_| !tests::NO_FILTER.get());
-        filter.retain(first, &mut own);
+        own.clear();
+        own.extend((start..end).filter_map(|p| {
+            let t = items.tokens(cands[p]);
+            if t <= 0 {
+                return None;
+            }
+            let d = ceil_div(t, bucket);
+            let v = value(p).saturating_sub(base);
+            (d <= capacity && v > 0).then_some((p as u32, d, v))
+        }));
         // Dominance within the class: lightest first, then the most
         // valuable; an option is kept when worth more than every lighter one.
         own.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
@@ -208,14 +112,37 @@ fn solve(
             }
             continue;
         }
-        filter.add(first, start as u32, &own);
         let start = opts.len();
-        opts.extend(own);
+        opts.extend_from_slice(&own);
         dp_classes.push(Class {
             zero,
             start,
             end: opts.len(),
         });
+    }
+    // Options in no best selection (`reduce.rs`). A class left with none
+    // stays when it has an option of weight 0 (reconstruction takes it
+    // there, in its order), else it goes.
+    #[cfg(test)]
+    let reducing = !tests::NO_FILTER.get() && !tests::NO_REDUCE.get();
+    #[cfg(not(test))]
+    let reducing = true;
+    if reducing && !dp_classes.is_empty() {
+        let ranges: Vec<(usize, usize)> = dp_classes.iter().map(|c| (c.start, c.end)).collect();
+        let (mut steps, mut keep) = (Vec::new(), Vec::new());
+        reduce(&ranges, &opts, capacity, &mut steps, &mut keep);
+        let mut packed = Vec::with_capacity(opts.len());
+        dp_classes.retain_mut(|class| {
+            let start = packed.len();
+            packed.extend(
+                (class.start..class.end)
+                    .filter(|&o| keep[o])
+                    .map(|o| opts[o]),
+            );
+            (class.start, class.end) = (start, packed.len());
+            start < packed.len() || class.zero.is_some()
+        });
+        opts = packed;
     }
     // The row filter over the classes that are one plain row.
     let plain: Vec<bool> = dp_classes
@@ -418,7 +345,9 @@ impl Plan<'_> {
             );
             let o = &lanes[..];
             let rows = &mut row[..(a.end - a.start) * words];
-            if o.len() == 1 {
+            if o.is_empty() {
+                // A class `reduce.rs` left with only its option of weight 0.
+            } else if o.len() == 1 {
                 kernel::rows(self.kernel, dp, self.max_weight, rows, o[0], None, start);
             } else {
                 kernel::choice_row(self.kernel, dp, self.max_weight, rows, words, o, start);
@@ -436,8 +365,10 @@ mod tests {
     use std::cell::Cell;
 
     thread_local! {
-        /// Test hook: leave both filters out.
+        /// Test hook: leave both filters and the reduction out.
         pub(super) static NO_FILTER: Cell<bool> = const { Cell::new(false) };
+        /// Test hook: leave the reduction (`reduce.rs`) out.
+        pub(super) static NO_REDUCE: Cell<bool> = const { Cell::new(false) };
         /// The option rows of the last table built on this thread.
         pub(super) static ROWS: Cell<usize> = const { Cell::new(0) };
         /// Each DP pass's first block, and `usize::MAX` after a pass that
@@ -453,6 +384,26 @@ mod tests {
     /// The knapsack over the options of `spec` (Sort order): the total
     /// value chosen, and the option rows of its table.
     fn run(spec: &Spec, target: i64, bucket: i64, filter: bool) -> (i64, usize) {
+        let (value, rows, _) = chosen(spec, target, bucket, !filter, !filter);
+        (value, rows)
+    }
+
+    /// As [`run`] with the filters and without the reduction: what the
+    /// filters alone keep.
+    fn filtered(spec: &Spec, target: i64, bucket: i64) -> (i64, usize) {
+        let (value, rows, _) = chosen(spec, target, bucket, false, true);
+        (value, rows)
+    }
+
+    /// As [`run`], with the filters and the reduction each left out or
+    /// not, also returning the options chosen, in order.
+    fn chosen(
+        spec: &Spec,
+        target: i64,
+        bucket: i64,
+        no_filter: bool,
+        no_reduce: bool,
+    ) -> (i64, usize, Vec<u32>) {
         let it = crate::choice::test_items(spec);
         let view = it.view();
         let cands = crate::sort::sort_stage(&view);
@@ -460,44 +411,76 @@ mod tests {
         let o = Options::build(&it, view, view, &cands, one);
         let options = o.view(view);
         let all: Vec<u32> = (0..o.len() as u32).collect();
-        NO_FILTER.set(!filter);
+        NO_FILTER.set(no_filter);
+        NO_REDUCE.set(no_reduce);
         ROWS.set(0);
         let chosen = knapsack(&options, &all, target, bucket, usize::MAX).unwrap();
         NO_FILTER.set(false);
+        NO_REDUCE.set(false);
         let value = chosen.iter().map(|&k| options.value(k, |_| 0)).sum();
-        (value, ROWS.get())
+        (value, ROWS.get(), chosen)
+    }
+
+    /// Seeded lists for the filters and the reduction: many items for a
+    /// small budget, scores in `levels` steps (few levels: many ties), 0
+    /// to 2 variants each, some zero-token variants.
+    fn seeded_spec(rng: &mut crate::testing::Rng, levels: u64) -> Spec {
+        (0..100 + rng.below(400))
+            .map(|_| {
+                let t = 1 + rng.below(300) as i64;
+                let variants = (0..rng.below(3))
+                    .map(|_| {
+                        (
+                            rng.below(t as u64 + 1).max(rng.below(2)) as i64,
+                            (1 + rng.below(10)) as f64 / 10.0,
+                        )
+                    })
+                    .collect();
+                (t, rng.below(levels) as f64 / levels as f64, variants)
+            })
+            .collect()
     }
 
     #[test]
-    fn the_option_filter_drops_options_and_changes_no_result() {
+    fn the_reduction_drops_options_and_changes_no_choice() {
+        let mut rng = crate::testing::Rng(0x0027_4ED0);
+        let (mut kept, mut all) = (0, 0);
+        for case in 0..80 {
+            let spec = seeded_spec(&mut rng, [10, 1000][case % 2]);
+            let target = 1 + rng.below(3000) as i64;
+            let bucket = [1, 7, 10][case % 3];
+            let (v, rows, with) = chosen(&spec, target, bucket, false, false);
+            let (w, every, without) = chosen(&spec, target, bucket, false, true);
+            // The same options in the same order, not only the same value.
+            assert_eq!((v, &with), (w, &without), "case {case}");
+            assert!(rows <= every, "case {case}");
+            (kept, all) = (kept + rows, all + every);
+        }
+        // Of what the filters leave, the reduction takes more than half.
+        assert!(kept * 2 < all, "{kept} of {all} option rows kept");
+    }
+
+    #[test]
+    fn the_filters_and_the_reduction_drop_options_and_change_no_choice() {
         let mut rng = crate::testing::Rng(0x0027_F117);
         let (mut kept, mut all) = (0, 0);
         for case in 0..60 {
             // Many items for a small budget: most options cannot matter.
-            let spec: Spec = (0..100 + rng.below(400))
-                .map(|_| {
-                    let t = 1 + rng.below(300) as i64;
-                    let variants = (0..rng.below(3))
-                        .map(|_| {
-                            (
-                                1 + rng.below(t as u64) as i64,
-                                (1 + rng.below(10)) as f64 / 10.0,
-                            )
-                        })
-                        .collect();
-                    (t, rng.below(1000) as f64 / 1000.0, variants)
-                })
-                .collect();
+            let spec = seeded_spec(&mut rng, 1000);
             let target = 50 + rng.below(2000) as i64;
             let bucket = [1, 10][case % 2];
-            let (with, rows) = run(&spec, target, bucket, true);
-            let (without, every) = run(&spec, target, bucket, false);
-            assert_eq!(with, without, "case {case}");
+            // The filters alone, then with the reduction, against neither:
+            // the same options chosen in the same order.
+            let (with, _, a) = chosen(&spec, target, bucket, false, true);
+            let (reduced, rows, b) = chosen(&spec, target, bucket, false, false);
+            let (without, every, c) = chosen(&spec, target, bucket, true, true);
+            assert_eq!((with, reduced), (without, without), "case {case}");
+            assert_eq!((&a, &b), (&c, &c), "case {case}");
             assert!(rows <= every, "case {case}");
             (kept, all) = (kept + rows, all + every);
         }
-        // The filter removes most option rows of lists this much larger
-        // than their budgets.
+        // They remove most option rows of lists this much larger than
+        // their budgets.
         assert!(kept * 2 < all, "{kept} of {all} option rows kept");
     }
 
@@ -512,9 +495,9 @@ mod tests {
             0.5,
             vec![(10, 0.00001), (100, 0.8), (20, 0.5), (30, 0.5)],
         )];
-        let (value, rows) = run(&spec, 1000, 1, true);
+        let (value, rows) = filtered(&spec, 1000, 1);
         assert_eq!((value, rows), (5000, 2));
-        let (value, rows) = run(&spec, 25, 1, true);
+        let (value, rows) = filtered(&spec, 25, 1);
         assert_eq!(
             (value, rows),
             (2500, 1),
@@ -542,7 +525,7 @@ mod tests {
             (100, 0.7, vec![(50, 0.5)]),
         ];
         PASSES.with(|p| p.borrow_mut().clear());
-        let (value, _) = run(&spec, 1000, 1, true);
+        let (value, _) = filtered(&spec, 1000, 1);
         assert_eq!(value, 9000 + 8000 + 7000);
         assert_eq!(
             PASSES.with(|p| p.borrow().clone()),
@@ -590,55 +573,14 @@ mod tests {
         let o = Options::build(&it, view, view, &cands, one);
         let all: Vec<u32> = (0..o.len() as u32).collect();
         ROWS.set(0);
+        NO_REDUCE.set(true);
         knapsack(&o.view(view), &all, 10, 1, usize::MAX).unwrap();
         // Item 0, item 1's two options, one of the fifty.
         assert_eq!(ROWS.get(), 4);
         NO_FILTER.set(true);
         knapsack(&o.view(view), &all, 10, 1, usize::MAX).unwrap();
         NO_FILTER.set(false);
+        NO_REDUCE.set(false);
         assert_eq!(ROWS.get(), 53);
-    }
-
-    #[test]
-    fn the_option_filter_sums_the_lightest_options_of_no_heavier_first_options() {
-        // Capacity 4. Class A: first option of weight 2, lightest 1;
-        // class B: first option 3 (its only one).
-        let runs = [(0, 1)];
-        let mut it = Items::new();
-        it.push(NewItem {
-            tokens: 2,
-            score: 0.5,
-            kind: None,
-        })
-        .unwrap();
-        let view = it.view();
-        let mut f = OptionFilter::new(&view, &[0], &runs, 1, 4);
-        f.weights = vec![2, 3];
-        f.tree = vec![0; 3];
-        f.add(Some(900), 0, &[(0, 2, 900), (1, 1, 500)]);
-        assert_eq!(
-            (f.weight_upto(1), f.weight_upto(2), f.weight_upto(3)),
-            (0, 1, 1)
-        );
-        f.add(Some(800), 7, &[(7, 3, 800)]);
-        assert_eq!(
-            (f.weight_upto(2), f.weight_upto(3), f.weight_upto(9)),
-            (1, 4, 4)
-        );
-        // An option of weight 1 goes when more than 3 weigh in for it:
-        // none do; one of weight 2 when more than 2: 1 does not; one of
-        // weight 3 when more than 1: 4 do.
-        let mut own = vec![(9, 1, 10), (10, 2, 10), (11, 3, 10)];
-        f.retain(Some(700), &mut own);
-        assert_eq!(own, vec![(9, 1, 10), (10, 2, 10)]);
-        // A class whose first option is gone is no part of any later D.
-        f.add(Some(700), 12, &own);
-        assert_eq!(f.weight_upto(3), 4);
-        // First options whose values rise: the filter stops.
-        let mut own = vec![(13, 3, 10)];
-        f.retain(Some(950), &mut own);
-        assert_eq!(own.len(), 1);
-        f.retain(Some(10), &mut own);
-        assert_eq!(own.len(), 1, "stopped for good");
     }
 }

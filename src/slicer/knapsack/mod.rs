@@ -9,6 +9,7 @@
 
 pub(crate) mod choice;
 mod filter;
+mod reduce;
 pub mod reference;
 mod rows;
 mod scratch;

@@ -1,0 +1,198 @@
+//! The Lagrangian reduction of the multiple-choice knapsack (KnapsackSlice
+//! over options, `choice.rs`): options that are in no best selection go
+//! before the DP, without changing what it chooses.
+//!
+//! For any `lambda >= 0` and any selection `X` of at most one option per
+//! class that weighs at most `capacity`:
+//!
+//! ```text
+//! value(X) = sum over X of (v - lambda d) + lambda weight(X)
+//!         <= sum over X of (v - lambda d) + lambda capacity
+//! ```
+//!
+//! so a selection holding option `o` (weight `d`, value `v`) of class `j`
+//! is worth at most `U - g_j + (v - lambda d)`, where `g_j` is the largest
+//! of 0 and `v' - lambda d'` over the class's options and
+//! `U = lambda capacity + sum of g_j`. A selection that fits, found
+//! greedily, is worth `LB`; an option whose bound is below `LB` is in no
+//! best selection. `lambda` is the LP relaxation's: the efficiency of the
+//! step, in decreasing efficiency over every class's convex hull, that no
+//! longer fits; then `U - LB` is small and most options of classes far
+//! from it go.
+//!
+//! Why the DP's choice stays the same (not only its value): the
+//! reconstruction walks cells `(class, w)` of a best selection `S`; `S`
+//! holds no dropped option, so those cells keep their values in the
+//! smaller table, every other cell can only lose value, and a keep bit is
+//! set where an option is strictly worth more than the cell and the
+//! options before it: the option `S` takes at a cell still is, the ones
+//! after it still are not, and a class `S` skips still has no bit set.
+
+/// The classes' options `opts` (`classes`: each one's range, lightest
+/// first and worth more each, as `choice.rs` leaves them; as (position,
+/// weight, value)): `keep[o]` false for each option `o` in no best
+/// selection of weight at most `capacity`. `steps` is a scratch buffer.
+pub(super) fn reduce(
+    classes: &[(usize, usize)],
+    opts: &[(u32, i64, i64)],
+    capacity: i64,
+    steps: &mut Vec<(f64, i64)>,
+    keep: &mut Vec<bool>,
+) {
+    keep.clear();
+    keep.resize(opts.len(), true);
+    // Values past 2^50 in total lose exactness in f64: no reduction.
+    let total = classes
+        .iter()
+        .map(|&(s, e)| opts[s..e].iter().map(|o| o.2).max().unwrap_or(0))
+        .try_fold(0i64, |a, v| a.checked_add(v))
+        .filter(|&t| t < 1 << 50);
+    if total.is_none() {
+        return;
+    }
+    steps.clear();
+    let mut hull: Vec<(i64, i64)> = Vec::new();
+    for &(s, e) in classes {
+        hull_points(&opts[s..e], &mut hull);
+        steps.extend(
+            hull.windows(2)
+                .map(|w| (efficiency(w[0], w[1]), w[1].0 - w[0].0)),
+        );
+    }
+    let lambda = break_efficiency(steps, capacity).unwrap_or(0.0);
+    let reduced = |o: &(u32, i64, i64)| o.2 as f64 - lambda * o.1 as f64;
+    // U; and a selection that fits: each class's hull steps more efficient
+    // than lambda (they fit: that is how it was found), then, class by
+    // class, the most valuable heavier option that fits what is left.
+    let mut upper = lambda * capacity as f64;
+    let (mut weight, mut lower) = (0i64, 0i64);
+    let mut picks: Vec<(i64, i64)> = Vec::with_capacity(classes.len());
+    for &(s, e) in classes {
+        upper += opts[s..e].iter().map(reduced).fold(0.0f64, f64::max);
+        let mut pick = (0, 0);
+        hull_points(&opts[s..e], &mut hull);
+        for w in hull.windows(2) {
+            if efficiency(w[0], w[1]) <= lambda {
+                break;
+            }
+            pick = w[1];
+        }
+        weight += pick.0;
+        lower += pick.1;
+        picks.push(pick);
+    }
+    if weight > capacity {
+        debug_assert!(
+            false,
+            "the steps above the break weigh {weight} > {capacity}"
+        );
+        return;
+    }
+    for (&(s, e), &(d0, v0)) in classes.iter().zip(&picks) {
+        let room = capacity - weight + d0;
+        if let Some(o) = opts[s..e].iter().rev().find(|o| o.1 <= room) {
+            if o.2 > v0 {
+                weight += o.1 - d0;
+                lower += o.2 - v0;
+            }
+        }
+    }
+    // Rounding: every term is exact below 2^53 but for the products and
+    // sums with lambda; a relative allowance well above their error.
+    let gap = upper - lower as f64 + 1e-9 * (upper.abs() + 1.0);
+    for &(s, e) in classes {
+        let g = opts[s..e].iter().map(reduced).fold(0.0f64, f64::max);
+        for (o, k) in opts[s..e].iter().zip(&mut keep[s..e]) {
+            *k = g - reduced(o) <= gap;
+        }
+    }
+}
+
+/// The upper convex hull of the class's options `opts` (weights and
+/// values increasing) from (0, 0), into `hull`: efficiencies from point to
+/// point strictly decreasing.
+fn hull_points(opts: &[(u32, i64, i64)], hull: &mut Vec<(i64, i64)>) {
+    hull.clear();
+    hull.push((0, 0));
+    for &(_, d, v) in opts {
+        // Pop the last point while it lies on or below the line from the
+        // one before it to this one.
+        while let [.., a, b] = hull[..] {
+            let left = (b.1 - a.1) as i128 * (d - a.0) as i128;
+            let right = (v - a.1) as i128 * (b.0 - a.0) as i128;
+            if left > right {
+                break;
+            }
+            hull.pop();
+        }
+        hull.push((d, v));
+    }
+}
+
+/// Value per unit of weight from hull point `a` to `b`.
+fn efficiency(a: (i64, i64), b: (i64, i64)) -> f64 {
+    (b.1 - a.1) as f64 / (b.0 - a.0) as f64
+}
+
+/// The efficiency of the first step, in decreasing efficiency, that does
+/// not fit in `room` with every step before it; `None` when all fit.
+/// Weighted selection: linear time on average.
+fn break_efficiency(steps: &mut [(f64, i64)], mut room: i64) -> Option<f64> {
+    let mut s = steps;
+    while !s.is_empty() {
+        let mid = s.len() / 2;
+        s.select_nth_unstable_by(mid, |a, b| b.0.total_cmp(&a.0));
+        let upper = s[..mid].iter().fold(0i64, |a, x| a.saturating_add(x.1));
+        if upper > room {
+            s = &mut s[..mid];
+        } else if upper.saturating_add(s[mid].1) > room {
+            return Some(s[mid].0);
+        } else {
+            room -= upper + s[mid].1;
+            s = &mut s[mid + 1..];
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hull_skips_options_on_or_below_it() {
+        let mut hull = Vec::new();
+        // (2, 10), (4, 12) below the line to (6, 30), (8, 31).
+        hull_points(&[(0, 2, 10), (1, 4, 12), (2, 6, 30), (3, 8, 31)], &mut hull);
+        assert_eq!(hull, [(0, 0), (6, 30), (8, 31)]);
+        assert_eq!(
+            (efficiency(hull[0], hull[1]), efficiency(hull[1], hull[2])),
+            (5.0, 0.5)
+        );
+        // On the line: dropped too (efficiencies strictly decrease).
+        hull_points(&[(0, 1, 5), (1, 2, 10), (2, 3, 12)], &mut hull);
+        assert_eq!(hull, [(0, 0), (2, 10), (3, 12)]);
+    }
+
+    #[test]
+    fn the_break_is_the_first_step_that_does_not_fit() {
+        let mut steps: Vec<(f64, i64)> = vec![(1.0, 5), (4.0, 3), (2.0, 4), (3.0, 2), (0.5, 9)];
+        // In order: 4 (3), 3 (2), 2 (4), 1 (5), 0.5 (9).
+        for (room, want) in [
+            (0, Some(4.0)),
+            (2, Some(4.0)),
+            (3, Some(3.0)),
+            (5, Some(2.0)),
+            (8, Some(2.0)),
+            (9, Some(1.0)),
+            (14, Some(0.5)),
+            (22, Some(0.5)),
+            (23, None),
+        ] {
+            let mut s = steps.clone();
+            assert_eq!(break_efficiency(&mut s, room), want, "room {room}");
+        }
+        steps.clear();
+        assert_eq!(break_efficiency(&mut steps, 5), None);
+    }
+}
