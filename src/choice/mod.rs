@@ -321,6 +321,8 @@ mod tests {
             .map(|c| (c.item, c.variant, c.tokens))
             .collect();
         assert_eq!(got, vec![(0, 2, 0), (1, 0, 0), (2, 0, 30)]);
+        // Each column allocated once, at its length.
+        assert_eq!((o.tokens.capacity(), o.number.capacity()), (5, 5));
     }
 
     #[test]

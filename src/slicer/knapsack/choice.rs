@@ -128,15 +128,19 @@ fn solve(
     #[cfg(not(test))]
     let reducing = true;
     if reducing && !dp_classes.is_empty() {
-        let ranges: Vec<(usize, usize)> = dp_classes.iter().map(|c| (c.start, c.end)).collect();
-        let (mut steps, mut keep) = (Vec::new(), Vec::new());
-        reduce(&ranges, &opts, capacity, &mut steps, &mut keep);
+        let b = &mut scratch.reduce;
+        reduce(
+            dp_classes.iter().map(|c| (c.start, c.end)),
+            &opts,
+            capacity,
+            b,
+        );
         let mut packed = Vec::with_capacity(opts.len());
         dp_classes.retain_mut(|class| {
             let start = packed.len();
             packed.extend(
                 (class.start..class.end)
-                    .filter(|&o| keep[o])
+                    .filter(|&o| b.keep[o])
                     .map(|o| opts[o]),
             );
             (class.start, class.end) = (start, packed.len());

@@ -91,6 +91,7 @@ fn solve(
         dp64,
         rows,
         filter,
+        ..
     } = scratch;
     // Step 1: zero-token items are always included (they start the output,
     // step 6); negative-token items are never candidates.

@@ -28,58 +28,90 @@
 //! options before it: the option `S` takes at a cell still is, the ones
 //! after it still are not, and a class `S` skips still has no bit set.
 
+/// Buffers of [`reduce`], kept between calls with the knapsack's others.
+#[derive(Default)]
+pub(super) struct Buffers {
+    /// Hull steps as (efficiency, weight).
+    steps: Vec<(f64, i64)>,
+    /// Every class's hull points but (0, 0), one class after another.
+    hulls: Vec<(i64, i64)>,
+    /// Where each class's points end in `hulls`.
+    ends: Vec<usize>,
+    /// Per class: its best reduced value (>= 0) and the point it takes.
+    best: Vec<(f64, (i64, i64))>,
+    /// Per option: whether it stays.
+    pub keep: Vec<bool>,
+}
+
+impl Buffers {
+    pub(super) fn bytes(&self) -> usize {
+        self.steps.capacity() * 16
+            + self.hulls.capacity() * 16
+            + self.ends.capacity() * 8
+            + self.best.capacity() * 24
+            + self.keep.capacity()
+    }
+}
+
 /// The classes' options `opts` (`classes`: each one's range, lightest
 /// first and worth more each, as `choice.rs` leaves them; as (position,
-/// weight, value)): `keep[o]` false for each option `o` in no best
-/// selection of weight at most `capacity`. `steps` is a scratch buffer.
+/// weight, value)): `b.keep[o]` false for each option `o` in no best
+/// selection of weight at most `capacity`.
 pub(super) fn reduce(
-    classes: &[(usize, usize)],
+    classes: impl Iterator<Item = (usize, usize)> + Clone,
     opts: &[(u32, i64, i64)],
     capacity: i64,
-    steps: &mut Vec<(f64, i64)>,
-    keep: &mut Vec<bool>,
+    b: &mut Buffers,
 ) {
-    keep.clear();
-    keep.resize(opts.len(), true);
+    b.keep.clear();
+    b.keep.resize(opts.len(), true);
+    (
+        b.steps.clear(),
+        b.hulls.clear(),
+        b.ends.clear(),
+        b.best.clear(),
+    );
     // Values past 2^50 in total lose exactness in f64: no reduction.
-    let total = classes
-        .iter()
-        .map(|&(s, e)| opts[s..e].iter().map(|o| o.2).max().unwrap_or(0))
-        .try_fold(0i64, |a, v| a.checked_add(v))
-        .filter(|&t| t < 1 << 50);
-    if total.is_none() {
+    let mut total = 0i64;
+    for (s, e) in classes.clone() {
+        let from = b.hulls.len();
+        hull_points(&opts[s..e], &mut b.hulls);
+        b.ends.push(b.hulls.len());
+        let mut last = (0, 0);
+        for &p in &b.hulls[from..] {
+            b.steps.push((efficiency(last, p), p.0 - last.0));
+            last = p;
+        }
+        total = total.saturating_add(last.1);
+    }
+    if total >= 1 << 50 {
         return;
     }
-    steps.clear();
-    let mut hull: Vec<(i64, i64)> = Vec::new();
-    for &(s, e) in classes {
-        hull_points(&opts[s..e], &mut hull);
-        steps.extend(
-            hull.windows(2)
-                .map(|w| (efficiency(w[0], w[1]), w[1].0 - w[0].0)),
-        );
-    }
-    let lambda = break_efficiency(steps, capacity).unwrap_or(0.0);
-    let reduced = |o: &(u32, i64, i64)| o.2 as f64 - lambda * o.1 as f64;
+    let lambda = break_efficiency(&mut b.steps, capacity).unwrap_or(0.0);
+    let reduced = |p: (i64, i64)| p.1 as f64 - lambda * p.0 as f64;
     // U; and a selection that fits: each class's hull steps more efficient
     // than lambda (they fit: that is how it was found), then, class by
-    // class, the most valuable heavier option that fits what is left.
+    // class, the most valuable heavier option that fits what is left. The
+    // largest reduced value of a class is at a point of its hull.
     let mut upper = lambda * capacity as f64;
     let (mut weight, mut lower) = (0i64, 0i64);
-    let mut picks: Vec<(i64, i64)> = Vec::with_capacity(classes.len());
-    for &(s, e) in classes {
-        upper += opts[s..e].iter().map(reduced).fold(0.0f64, f64::max);
-        let mut pick = (0, 0);
-        hull_points(&opts[s..e], &mut hull);
-        for w in hull.windows(2) {
-            if efficiency(w[0], w[1]) <= lambda {
-                break;
+    let mut from = 0;
+    for &end in &b.ends {
+        let (mut g, mut pick, mut last) = (0.0f64, (0, 0), (0, 0));
+        let mut taking = true;
+        for &p in &b.hulls[from..end] {
+            g = g.max(reduced(p));
+            taking = taking && efficiency(last, p) > lambda;
+            if taking {
+                pick = p;
             }
-            pick = w[1];
+            last = p;
         }
+        from = end;
+        upper += g;
         weight += pick.0;
         lower += pick.1;
-        picks.push(pick);
+        b.best.push((g, pick));
     }
     if weight > capacity {
         debug_assert!(
@@ -88,7 +120,7 @@ pub(super) fn reduce(
         );
         return;
     }
-    for (&(s, e), &(d0, v0)) in classes.iter().zip(&picks) {
+    for ((s, e), &(_, (d0, v0))) in classes.clone().zip(&b.best) {
         let room = capacity - weight + d0;
         if let Some(o) = opts[s..e].iter().rev().find(|o| o.1 <= room) {
             if o.2 > v0 {
@@ -100,24 +132,27 @@ pub(super) fn reduce(
     // Rounding: every term is exact below 2^53 but for the products and
     // sums with lambda; a relative allowance well above their error.
     let gap = upper - lower as f64 + 1e-9 * (upper.abs() + 1.0);
-    for &(s, e) in classes {
-        let g = opts[s..e].iter().map(reduced).fold(0.0f64, f64::max);
-        for (o, k) in opts[s..e].iter().zip(&mut keep[s..e]) {
-            *k = g - reduced(o) <= gap;
+    for ((s, e), &(g, _)) in classes.zip(&b.best) {
+        for (o, k) in opts[s..e].iter().zip(&mut b.keep[s..e]) {
+            *k = g - reduced((o.1, o.2)) <= gap;
         }
     }
 }
 
-/// The upper convex hull of the class's options `opts` (weights and
-/// values increasing) from (0, 0), into `hull`: efficiencies from point to
-/// point strictly decreasing.
+/// Appends to `hull` the upper convex hull of the class's options `opts`
+/// (weights and values increasing) from (0, 0), but (0, 0) itself:
+/// efficiencies from point to point strictly decreasing.
 fn hull_points(opts: &[(u32, i64, i64)], hull: &mut Vec<(i64, i64)>) {
-    hull.clear();
-    hull.push((0, 0));
+    let from = hull.len();
     for &(_, d, v) in opts {
         // Pop the last point while it lies on or below the line from the
-        // one before it to this one.
-        while let [.., a, b] = hull[..] {
+        // one before it (or (0, 0)) to this one.
+        while hull.len() > from {
+            let b = hull[hull.len() - 1];
+            let a = match hull.len() - from {
+                1 => (0, 0),
+                _ => hull[hull.len() - 2],
+            };
             let left = (b.1 - a.1) as i128 * (d - a.0) as i128;
             let right = (v - a.1) as i128 * (b.0 - a.0) as i128;
             if left > right {
@@ -161,17 +196,18 @@ mod tests {
 
     #[test]
     fn the_hull_skips_options_on_or_below_it() {
-        let mut hull = Vec::new();
+        let mut hull = vec![(7, 7)];
         // (2, 10), (4, 12) below the line to (6, 30), (8, 31).
         hull_points(&[(0, 2, 10), (1, 4, 12), (2, 6, 30), (3, 8, 31)], &mut hull);
-        assert_eq!(hull, [(0, 0), (6, 30), (8, 31)]);
+        assert_eq!(hull, [(7, 7), (6, 30), (8, 31)], "appended");
         assert_eq!(
-            (efficiency(hull[0], hull[1]), efficiency(hull[1], hull[2])),
+            (efficiency((0, 0), hull[1]), efficiency(hull[1], hull[2])),
             (5.0, 0.5)
         );
         // On the line: dropped too (efficiencies strictly decrease).
+        hull.clear();
         hull_points(&[(0, 1, 5), (1, 2, 10), (2, 3, 12)], &mut hull);
-        assert_eq!(hull, [(0, 0), (2, 10), (3, 12)]);
+        assert_eq!(hull, [(2, 10), (3, 12)]);
     }
 
     #[test]

@@ -18,6 +18,8 @@ pub(super) struct Scratch {
     /// (item, discretised weight, value) of the rows that can matter.
     pub rows: Vec<(u32, i64, i64)>,
     pub filter: Filter,
+    /// The reduction's, for KnapsackSlice over options.
+    pub reduce: super::reduce::Buffers,
 }
 
 /// Scratch larger than this is released after the call instead of kept.
@@ -29,7 +31,8 @@ impl Scratch {
             + (self.dp32.capacity() + self.dp_bits32.capacity()) * 4
             + self.dp64.capacity() * 8
             + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>()
-            + self.filter.bytes();
+            + self.filter.bytes()
+            + self.reduce.bytes();
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
         }
