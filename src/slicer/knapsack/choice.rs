@@ -23,7 +23,7 @@
 //! - Reconstruction from the last class down: the last option whose keep
 //!   bit is set at the remaining capacity is the class's choice.
 
-use super::filter::{drop_dominated, Filter};
+use super::filter::drop_dominated;
 use super::reduce::reduce;
 use super::scratch::{dp_array, grow, with_scratch, Scratch};
 use super::{ceil_div, TableSize};
@@ -33,6 +33,7 @@ use crate::items::View;
 use crate::slicer::kernel::{self, Bits32, Kernel, Lane};
 
 /// One class that takes part in the DP.
+#[derive(Clone, Copy)]
 struct Class {
     /// Its best option of weight 0 (a position in `cands`), if any.
     zero: Option<u32>,
@@ -57,7 +58,78 @@ pub fn knapsack(
     with_scratch(|scratch| solve(scratch, items, cands, target, bucket, memory_limit))
 }
 
+/// Buffers of [`solve`], kept between calls with the knapsack's others.
+#[derive(Default)]
+pub(super) struct Buffers {
+    /// (position in cands, weight, value) of the options that can matter.
+    opts: Vec<(u32, i64, i64)>,
+    classes: Vec<Class>,
+    /// One class's options at a time.
+    own: Vec<(u32, i64, i64)>,
+    /// Per class: one plain row; kept by the row filter.
+    plain: Vec<bool>,
+    kept: Vec<bool>,
+    /// The table's rows as `TableSize` counts them.
+    sizing: Vec<(u32, i64, i64)>,
+}
+
+impl Buffers {
+    pub(super) fn bytes(&self) -> usize {
+        (self.opts.capacity() + self.own.capacity() + self.sizing.capacity()) * 24
+            + self.classes.capacity() * std::mem::size_of::<Class>()
+            + self.plain.capacity()
+            + self.kept.capacity()
+    }
+}
+
 fn solve(
+    scratch: &mut Scratch,
+    items: &View<'_>,
+    cands: &[u32],
+    target: i64,
+    bucket: i64,
+    memory_limit: usize,
+) -> Result<Vec<u32>> {
+    let mut b = std::mem::take(&mut scratch.choice);
+    let out = solve_with(&mut b, scratch, items, cands, target, bucket, memory_limit);
+    scratch.choice = b;
+    out
+}
+
+/// Keeps the options `o` of `opts` with `keep(o)` and the classes `c`
+/// with `stays(c, class)` (the class as its kept options leave it), packed
+/// to the front: each class's options consecutive, in class order.
+fn pack(
+    opts: &mut Vec<(u32, i64, i64)>,
+    classes: &mut Vec<Class>,
+    keep: impl Fn(usize) -> bool,
+    mut stays: impl FnMut(usize, &Class) -> bool,
+) {
+    let (mut next, mut kept) = (0, 0);
+    for c in 0..classes.len() {
+        let mut class = classes[c];
+        let start = next;
+        for o in class.start..class.end {
+            if keep(o) {
+                opts[next] = opts[o];
+                next += 1;
+            }
+        }
+        (class.start, class.end) = (start, next);
+        if stays(c, &class) {
+            classes[kept] = class;
+            kept += 1;
+        } else {
+            next = start;
+        }
+    }
+    classes.truncate(kept);
+    opts.truncate(next);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn solve_with(
+    b: &mut Buffers,
     scratch: &mut Scratch,
     items: &View<'_>,
     cands: &[u32],
@@ -68,14 +140,18 @@ fn solve(
     let classes = items.classes().expect("a view of options");
     let capacity = target / bucket;
     let mut result = Vec::new();
-    // (position in cands, weight, value) of the options that can matter.
-    let mut opts: Vec<(u32, i64, i64)> = Vec::new();
-    let mut dp_classes: Vec<Class> = Vec::new();
     let mut always: Vec<u32> = Vec::new();
-    let runs = class_runs(classes, cands);
-    // One class's options at a time.
-    let mut own: Vec<(u32, i64, i64)> = Vec::new();
-    for (start, end) in runs {
+    let Buffers {
+        opts,
+        classes: dp_classes,
+        own,
+        plain,
+        kept,
+        sizing,
+    } = b;
+    opts.clear();
+    dp_classes.clear();
+    for (start, end) in class_runs(classes, cands) {
         if items.tokens(cands[start]) == 0 {
             // A zero-token item: always included, as pushed.
             result.push(cands[start]);
@@ -113,7 +189,7 @@ fn solve(
             continue;
         }
         let start = opts.len();
-        opts.extend_from_slice(&own);
+        opts.extend_from_slice(own);
         dp_classes.push(Class {
             zero,
             start,
@@ -128,64 +204,54 @@ fn solve(
     #[cfg(not(test))]
     let reducing = true;
     if reducing && !dp_classes.is_empty() {
-        let b = &mut scratch.reduce;
+        let r = &mut scratch.reduce;
         reduce(
             dp_classes.iter().map(|c| (c.start, c.end)),
-            &opts,
+            opts,
             capacity,
-            b,
+            r,
         );
-        let mut packed = Vec::with_capacity(opts.len());
-        dp_classes.retain_mut(|class| {
-            let start = packed.len();
-            packed.extend(
-                (class.start..class.end)
-                    .filter(|&o| b.keep[o])
-                    .map(|o| opts[o]),
-            );
-            (class.start, class.end) = (start, packed.len());
-            start < packed.len() || class.zero.is_some()
-        });
-        opts = packed;
+        pack(
+            opts,
+            dp_classes,
+            |o| r.keep[o],
+            |_, c| c.start < c.end || c.zero.is_some(),
+        );
     }
     // The row filter over the classes that are one plain row.
-    let plain: Vec<bool> = dp_classes
-        .iter()
-        .map(|c| c.zero.is_none() && c.end - c.start == 1)
-        .collect();
-    let mut rows: Vec<(u32, i64, i64)> = dp_classes
-        .iter()
-        .enumerate()
-        .filter(|&(c, _)| plain[c])
-        .map(|(c, k)| (c as u32, opts[k.start].1, opts[k.start].2))
-        .collect();
+    plain.clear();
+    plain.extend(
+        dp_classes
+            .iter()
+            .map(|c| c.zero.is_none() && c.end - c.start == 1),
+    );
+    let rows = &mut scratch.rows;
+    rows.clear();
+    rows.extend(
+        dp_classes
+            .iter()
+            .enumerate()
+            .filter(|&(c, _)| plain[c])
+            .map(|(c, k)| (c as u32, opts[k.start].1, opts[k.start].2)),
+    );
     #[cfg(test)]
     if tests::NO_FILTER.get() {
         rows.clear();
     }
     if !rows.is_empty() {
-        let mut kept = vec![false; dp_classes.len()];
-        drop_dominated(&mut rows, capacity, &mut Filter::default());
+        kept.clear();
+        kept.resize(dp_classes.len(), false);
+        drop_dominated(rows, capacity, &mut scratch.filter);
         rows.iter().for_each(|r| kept[r.0 as usize] = true);
-        let mut c = 0;
-        dp_classes.retain(|_| {
-            c += 1;
-            !plain[c - 1] || kept[c - 1]
-        });
         // The kept classes' options, consecutive again: one keep row each.
-        let mut packed = Vec::with_capacity(opts.len());
-        for class in &mut dp_classes {
-            let start = packed.len();
-            packed.extend_from_slice(&opts[class.start..class.end]);
-            (class.start, class.end) = (start, packed.len());
-        }
-        opts = packed;
+        pack(opts, dp_classes, |_| true, |c, _| !plain[c] || kept[c]);
     }
     if !dp_classes.is_empty() {
         run(
             scratch,
-            &dp_classes,
-            &opts,
+            dp_classes,
+            opts,
+            sizing,
             capacity,
             bucket,
             memory_limit,
@@ -204,6 +270,7 @@ fn run(
     scratch: &mut Scratch,
     dp_classes: &[Class],
     opts: &[(u32, i64, i64)],
+    sizing: &mut Vec<(u32, i64, i64)>,
     capacity: i64,
     bucket: i64,
     memory_limit: usize,
@@ -212,7 +279,7 @@ fn run(
 ) -> Result<()> {
     // The table is sized as for one row per kept option; its total value is
     // that of the best option of each class.
-    let mut sizing: Vec<(u32, i64, i64)> = Vec::with_capacity(opts.len());
+    sizing.clear();
     for c in dp_classes {
         let best = opts[c.start..c.end].iter().map(|o| o.2).max().unwrap_or(0);
         for (k, o) in opts[c.start..c.end].iter().enumerate() {
@@ -221,7 +288,7 @@ fn run(
     }
     #[cfg(test)]
     tests::ROWS.set(sizing.len());
-    let size = TableSize::of(&sizing, capacity, bucket, memory_limit)?;
+    let size = TableSize::of(sizing, capacity, bucket, memory_limit)?;
     let Scratch {
         keep,
         dp32,
@@ -365,7 +432,6 @@ impl Plan<'_> {
 mod tests {
     use super::*;
     use crate::choice::Options;
-    use crate::items::{Items, NewItem};
     use std::cell::Cell;
 
     thread_local! {

@@ -65,12 +65,10 @@ pub(super) fn reduce(
 ) {
     b.keep.clear();
     b.keep.resize(opts.len(), true);
-    (
-        b.steps.clear(),
-        b.hulls.clear(),
-        b.ends.clear(),
-        b.best.clear(),
-    );
+    b.steps.clear();
+    b.hulls.clear();
+    b.ends.clear();
+    b.best.clear();
     // Values past 2^50 in total lose exactness in f64: no reduction.
     let mut total = 0i64;
     for (s, e) in classes.clone() {

@@ -18,7 +18,8 @@ pub(super) struct Scratch {
     /// (item, discretised weight, value) of the rows that can matter.
     pub rows: Vec<(u32, i64, i64)>,
     pub filter: Filter,
-    /// The reduction's, for KnapsackSlice over options.
+    /// KnapsackSlice over options: its own and the reduction's.
+    pub choice: super::choice::Buffers,
     pub reduce: super::reduce::Buffers,
 }
 
@@ -32,6 +33,7 @@ impl Scratch {
             + self.dp64.capacity() * 8
             + self.rows.capacity() * std::mem::size_of::<(u32, i64, i64)>()
             + self.filter.bytes()
+            + self.choice.bytes()
             + self.reduce.bytes();
         if bytes > SCRATCH_RETAIN_BYTES {
             *self = Scratch::default();
