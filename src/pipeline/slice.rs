@@ -204,6 +204,25 @@ impl Engine {
                 Vec::new(),
             ));
         }
+        if let (None, Slicer::Knapsack(k)) = (groups, &self.slicer) {
+            // Straight from the item store, when its options can be numbered.
+            let direct = crate::slicer::knapsack::choice::knapsack_items(
+                all,
+                &items,
+                sorted,
+                effective.target,
+                k.bucket_size,
+                self.memory_limit,
+            );
+            if let Some(chosen) = direct {
+                return Ok(Self::outcome_chosen(
+                    &chosen?,
+                    effective,
+                    Vec::new(),
+                    Vec::new(),
+                ));
+            }
+        }
         let units = match groups {
             Some(g) => Some(Units::build(items, g, sorted, scaled_value, true)?),
             None => None,

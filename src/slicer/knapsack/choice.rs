@@ -28,14 +28,15 @@ use super::reduce::reduce;
 use super::scratch::{dp_array, grow, with_scratch, Scratch};
 use super::{ceil_div, TableSize};
 use crate::choice::class_runs;
+use crate::choice::Chosen;
 use crate::error::Result;
-use crate::items::View;
+use crate::items::{Items, View};
 use crate::slicer::kernel::{self, Bits32, Kernel, Lane};
 
 /// One class that takes part in the DP.
 #[derive(Clone, Copy)]
 struct Class {
-    /// Its best option of weight 0 (a position in `cands`), if any.
+    /// Its best option of weight 0 (its id), if any.
     zero: Option<u32>,
     /// Its options in `opts`: `opts[start..end]`.
     start: usize,
@@ -55,16 +56,125 @@ pub fn knapsack(
     if cands.is_empty() || target <= 0 {
         return Ok(Vec::new());
     }
-    with_scratch(|scratch| solve(scratch, items, cands, target, bucket, memory_limit))
+    let classes = items.classes().expect("a view of options");
+    let source = OfOptions {
+        items,
+        cands,
+        runs: class_runs(classes, cands),
+    };
+    let chosen = with_scratch(|scratch| solve(scratch, &source, target, bucket, memory_limit))?;
+    Ok(chosen.iter().map(|&p| cands[p as usize]).collect())
+}
+
+/// [`knapsack`] over the items `sorted` (Sort order) of `view`, each with
+/// its variants in `all`, read straight from the item store: the same
+/// choice as over `crate::choice::Options` built for them (no groups),
+/// in the same order, without building them. `None` for a list too long
+/// to number its options in 32 bits (then build them).
+pub fn knapsack_items(
+    all: &Items,
+    view: &View<'_>,
+    sorted: &[u32],
+    target: i64,
+    bucket: i64,
+    memory_limit: usize,
+) -> Option<Result<Vec<Chosen>>> {
+    if sorted.len() >= 1 << 24 {
+        return None;
+    }
+    if sorted.is_empty() || target <= 0 {
+        return Some(Ok(Vec::new()));
+    }
+    let source = OfItems { all, view, sorted };
+    let chosen = with_scratch(|scratch| solve(scratch, &source, target, bucket, memory_limit));
+    Some(chosen.map(|ids| {
+        ids.iter()
+            .map(|&id| {
+                let (item, variant) = (sorted[(id >> 8) as usize], (id & 0xff) as u8);
+                let tokens = match variant {
+                    0 => view.tokens(item),
+                    v => all.variant_shares(item)[v as usize - 1].0,
+                };
+                Chosen {
+                    item,
+                    variant,
+                    tokens,
+                }
+            })
+            .collect()
+    }))
+}
+
+/// Where the classes and their options come from: each class's options
+/// as (id, tokens, value), the option as pushed first, ids increasing.
+trait Source {
+    fn len(&self) -> usize;
+    fn options(&self, class: usize, out: &mut Vec<(u32, i64, i64)>);
+}
+
+/// A view of options: ids are positions in `cands`.
+struct OfOptions<'a, 'v> {
+    items: &'a View<'v>,
+    cands: &'a [u32],
+    runs: Vec<(usize, usize)>,
+}
+
+impl Source for OfOptions<'_, '_> {
+    fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    fn options(&self, class: usize, out: &mut Vec<(u32, i64, i64)>) {
+        let (start, end) = self.runs[class];
+        out.extend((start..end).map(|p| {
+            let o = self.cands[p];
+            (
+                p as u32,
+                self.items.tokens(o),
+                self.items.value(o, super::scaled_value),
+            )
+        }));
+    }
+}
+
+/// Items and their variants as `crate::choice::Options` makes them options
+/// (a zero-token item has none): ids are `position << 8 | variant`.
+struct OfItems<'a, 'v> {
+    all: &'a Items,
+    view: &'a View<'v>,
+    sorted: &'a [u32],
+}
+
+impl Source for OfItems<'_, '_> {
+    fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    fn options(&self, class: usize, out: &mut Vec<(u32, i64, i64)>) {
+        let m = self.sorted[class];
+        let id = (class as u32) << 8;
+        let (tokens, score) = (self.view.tokens(m), self.view.score(m));
+        out.push((id, tokens, self.view.value(m, super::scaled_value)));
+        if tokens != 0 {
+            let variants = self.all.variant_shares(m).iter();
+            out.extend(
+                (id + 1..)
+                    .zip(variants)
+                    .map(|(id, &(t, share))| (id, t, super::scaled_value(score * share))),
+            );
+        }
+    }
 }
 
 /// Buffers of [`solve`], kept between calls with the knapsack's others.
 #[derive(Default)]
 pub(super) struct Buffers {
-    /// (position in cands, weight, value) of the options that can matter.
+    /// (id, weight, value) of the options that can matter.
     opts: Vec<(u32, i64, i64)>,
     classes: Vec<Class>,
-    /// One class's options at a time.
+    /// One class's options at a time, as its source gives them and as
+    /// they take part.
+    raw: Vec<(u32, i64, i64)>,
     own: Vec<(u32, i64, i64)>,
     /// Per class: one plain row; kept by the row filter.
     plain: Vec<bool>,
@@ -75,23 +185,25 @@ pub(super) struct Buffers {
 
 impl Buffers {
     pub(super) fn bytes(&self) -> usize {
-        (self.opts.capacity() + self.own.capacity() + self.sizing.capacity()) * 24
+        (self.opts.capacity() + self.raw.capacity() + self.own.capacity() + self.sizing.capacity())
+            * 24
             + self.classes.capacity() * std::mem::size_of::<Class>()
             + self.plain.capacity()
             + self.kept.capacity()
     }
 }
 
+/// The chosen options' ids: zero-token items first, then the others in
+/// reconstruction order, then classes whose only options left weigh 0.
 fn solve(
     scratch: &mut Scratch,
-    items: &View<'_>,
-    cands: &[u32],
+    source: &impl Source,
     target: i64,
     bucket: i64,
     memory_limit: usize,
 ) -> Result<Vec<u32>> {
     let mut b = std::mem::take(&mut scratch.choice);
-    let out = solve_with(&mut b, scratch, items, cands, target, bucket, memory_limit);
+    let out = solve_with(&mut b, scratch, source, target, bucket, memory_limit);
     scratch.choice = b;
     out
 }
@@ -127,23 +239,21 @@ fn pack(
     opts.truncate(next);
 }
 
-#[allow(clippy::too_many_arguments)]
 fn solve_with(
     b: &mut Buffers,
     scratch: &mut Scratch,
-    items: &View<'_>,
-    cands: &[u32],
+    source: &impl Source,
     target: i64,
     bucket: i64,
     memory_limit: usize,
 ) -> Result<Vec<u32>> {
-    let classes = items.classes().expect("a view of options");
     let capacity = target / bucket;
     let mut result = Vec::new();
     let mut always: Vec<u32> = Vec::new();
     let Buffers {
         opts,
         classes: dp_classes,
+        raw,
         own,
         plain,
         kept,
@@ -151,27 +261,28 @@ fn solve_with(
     } = b;
     opts.clear();
     dp_classes.clear();
-    for (start, end) in class_runs(classes, cands) {
-        if items.tokens(cands[start]) == 0 {
+    for class in 0..source.len() {
+        raw.clear();
+        source.options(class, raw);
+        if raw[0].1 == 0 {
             // A zero-token item: always included, as pushed.
-            result.push(cands[start]);
+            result.push(raw[0].0);
             continue;
         }
-        let value = |p: usize| items.value(cands[p], super::scaled_value);
-        let zero = (start..end)
-            .filter(|&p| items.tokens(cands[p]) == 0)
-            .max_by(|&p, &q| value(p).cmp(&value(q)).then(q.cmp(&p)))
-            .map(|p| p as u32);
-        let base = zero.map_or(0, |z| value(z as usize));
+        // Its best option of weight 0 (the first of equals), if any.
+        let zero = raw
+            .iter()
+            .filter(|o| o.1 == 0)
+            .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)));
+        let (zero, base) = (zero.map(|o| o.0), zero.map_or(0, |o| o.2));
         own.clear();
-        own.extend((start..end).filter_map(|p| {
-            let t = items.tokens(cands[p]);
+        own.extend(raw.iter().filter_map(|&(id, t, value)| {
             if t <= 0 {
                 return None;
             }
             let d = ceil_div(t, bucket);
-            let v = value(p).saturating_sub(base);
-            (d <= capacity && v > 0).then_some((p as u32, d, v))
+            let v = value.saturating_sub(base);
+            (d <= capacity && v > 0).then_some((id, d, v))
         }));
         // Dominance within the class: lightest first, then the most
         // valuable; an option is kept when worth more than every lighter one.
@@ -184,7 +295,7 @@ fn solve_with(
         });
         if own.is_empty() {
             if let Some(z) = zero {
-                always.push(cands[z as usize]);
+                always.push(z);
             }
             continue;
         }
@@ -256,7 +367,6 @@ fn solve_with(
             bucket,
             memory_limit,
             &mut result,
-            cands,
         )?;
     }
     result.extend(always);
@@ -275,7 +385,6 @@ fn run(
     bucket: i64,
     memory_limit: usize,
     result: &mut Vec<u32>,
-    cands: &[u32],
 ) -> Result<()> {
     // The table is sized as for one row per kept option; its total value is
     // that of the best option of each class.
@@ -340,12 +449,12 @@ fn run(
             .find(|&r| keep[r * words + (w >> 6)] >> (w & 63) & 1 == 1);
         match set {
             Some(r) => {
-                result.push(cands[opts[r].0 as usize]);
+                result.push(opts[r].0);
                 w -= opts[r].1 as usize;
             }
             None => {
                 if let Some(z) = c.zero {
-                    result.push(cands[z as usize]);
+                    result.push(z);
                 }
             }
         }
@@ -509,6 +618,32 @@ mod tests {
                 (t, rng.below(levels) as f64 / levels as f64, variants)
             })
             .collect()
+    }
+
+    #[test]
+    fn items_straight_from_the_store_choose_as_their_options() {
+        let mut rng = crate::testing::Rng(0x0027_D1EC);
+        for case in 0..60 {
+            let mut spec = seeded_spec(&mut rng, [10, 1000][case % 2]);
+            // Zero-token items (never options of their variants) and
+            // negative-token ones (whose variants are options).
+            let n = spec.len();
+            for k in 0..n / 10 {
+                spec[k * 7 % n].0 = [0, -3][k % 2];
+            }
+            let target = 1 + rng.below(3000) as i64;
+            let bucket = [1, 7, 10][case % 3];
+            let it = crate::choice::test_items(&spec);
+            let view = it.view();
+            let cands = crate::sort::sort_stage(&view);
+            let one = |p: usize| std::slice::from_ref(&cands[p]);
+            let o = Options::build(&it, view, view, &cands, one);
+            let all: Vec<u32> = (0..o.len() as u32).collect();
+            let chosen = knapsack(&o.view(view), &all, target, bucket, usize::MAX).unwrap();
+            let want = o.expand(view, &chosen, one);
+            let got = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
+            assert_eq!(got.unwrap().unwrap(), want, "case {case}");
+        }
     }
 
     #[test]
