@@ -100,6 +100,62 @@ macro_rules! choice_kernel {
         #[target_feature(enable = $feature)]
         pub unsafe fn $name(c: $crate::slicer::kernel::Choice<'_, $t>) {
             use $crate::slicer::kernel::{Choice, MAX_OPTIONS};
+            /// `N` options, known when compiled: as the loop below, four
+            /// vectors at a time with each option's bits packed at once,
+            /// as in the fused kernel.
+            #[target_feature(enable = $feature)]
+            unsafe fn fixed<const N: usize>(c: Choice<'_, $t>) {
+                let Choice {
+                    dp,
+                    pad,
+                    keep,
+                    words,
+                    opts,
+                    blocks,
+                } = c;
+                let p = dp.as_mut_ptr();
+                // SAFETY: as below (`opts` has `N` options).
+                unsafe {
+                    let ds: [usize; N] = core::array::from_fn(|j| opts.get_unchecked(j).0);
+                    let vs: [_; N] = core::array::from_fn(|j| $splat(opts.get_unchecked(j).1));
+                    // One vector at `at`: stores the new cells, returns each
+                    // option's mask (the running maximum over the options in
+                    // order, as below).
+                    let step = |at: usize| {
+                        let mut cur = $load(p.add(at));
+                        let masks: [_; N] = core::array::from_fn(|j| {
+                            let with = $add($load(p.add(at - ds[j])), vs[j]);
+                            let m = $gt(with, cur);
+                            cur = $max(cur, with);
+                            m
+                        });
+                        $store(p.add(at), cur);
+                        masks
+                    };
+                    for k in blocks.rev() {
+                        let mut bits = [0u64; N];
+                        for g in (0..64 / (4 * $lanes)).rev() {
+                            let at = pad + 64 * k + 4 * $lanes * g;
+                            let m3 = step(at + 3 * $lanes);
+                            let m2 = step(at + 2 * $lanes);
+                            let m1 = step(at + $lanes);
+                            let m0 = step(at);
+                            for j in 0..N {
+                                bits[j] |= $pack(m0[j], m1[j], m2[j], m3[j]) << (4 * $lanes * g);
+                            }
+                        }
+                        for j in 0..N {
+                            *keep.get_unchecked_mut(j * words + k) = bits[j];
+                        }
+                    }
+                }
+            }
+            // SAFETY: as below; `fixed` touches what this loop does.
+            match c.opts.len() {
+                2 => return unsafe { fixed::<2>(c) },
+                3 => return unsafe { fixed::<3>(c) },
+                _ => {}
+            }
             let Choice {
                 dp,
                 pad,
