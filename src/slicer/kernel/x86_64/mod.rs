@@ -150,9 +150,10 @@ macro_rules! choice_kernel {
                     }
                 }
             }
-            // SAFETY: as below; `fixed` touches what this loop does.
             match c.opts.len() {
+                // SAFETY: as below; `fixed` touches what this loop does.
                 2 => return unsafe { fixed::<2>(c) },
+                // SAFETY: as below; `fixed` touches what this loop does.
                 3 => return unsafe { fixed::<3>(c) },
                 _ => {}
             }
