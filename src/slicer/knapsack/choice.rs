@@ -110,6 +110,15 @@ pub fn knapsack_items(
 trait Source {
     fn len(&self) -> usize;
     fn options(&self, class: usize, out: &mut Vec<(u32, i64, i64)>);
+    /// Whether [`Source::bound`] says anything.
+    const BOUNDS: bool = false;
+    /// Without reading the class's options: at least the largest value
+    /// per unit of weight (`bucket` tokens) of any of them, and at most
+    /// the smallest weight of any of them; `None` when it has an option
+    /// of 0 tokens (it is always read).
+    fn bound(&self, _class: usize, _bucket: i64) -> Option<(f64, i64)> {
+        None
+    }
 }
 
 /// A view of options: ids are positions in `cands`.
@@ -150,6 +159,35 @@ impl Source for OfItems<'_, '_> {
         self.sorted.len()
     }
 
+    const BOUNDS: bool = true;
+
+    /// From the item store's per-item bounds: the item's own value per
+    /// weight, and for its variants `SCORE_SCALE * score * share / weight`
+    /// with `share / weight` at most `bucket * share per token` (weight =
+    /// ceil(tokens / bucket) >= tokens / bucket) and at most `1 / the
+    /// lightest variant's weight` (share <= 1); a relative allowance for
+    /// the rounding of the products.
+    fn bound(&self, class: usize, bucket: i64) -> Option<(f64, i64)> {
+        let m = self.sorted[class];
+        let (t, light) = (self.view.tokens(m), self.all.variant_lightest(m));
+        if t == 0 || light == 0 {
+            return None;
+        }
+        let (mut e, mut d) = (f64::NEG_INFINITY, i64::MAX);
+        if t > 0 {
+            d = ceil_div(t, bucket);
+            e = self.view.value(m, super::scaled_value) as f64 / d as f64;
+        }
+        if light != i64::MAX {
+            let w = ceil_div(light, bucket);
+            let per = (bucket as f64 * self.all.variant_share_per_token(m)).min(1.0 / w as f64);
+            let score = self.view.score(m);
+            e = e.max(super::SCORE_SCALE * score * per * (1.0 + 1e-9));
+            d = d.min(w);
+        }
+        Some((e, d))
+    }
+
     fn options(&self, class: usize, out: &mut Vec<(u32, i64, i64)>) {
         let m = self.sorted[class];
         let id = (class as u32) << 8;
@@ -181,6 +219,8 @@ pub(super) struct Buffers {
     kept: Vec<bool>,
     /// The table's rows as `TableSize` counts them.
     sizing: Vec<(u32, i64, i64)>,
+    /// The bounds of the classes not read.
+    skipped: Vec<(f64, i64)>,
 }
 
 impl Buffers {
@@ -190,6 +230,7 @@ impl Buffers {
             + self.classes.capacity() * std::mem::size_of::<Class>()
             + self.plain.capacity()
             + self.kept.capacity()
+            + self.skipped.capacity() * 16
     }
 }
 
@@ -206,6 +247,81 @@ fn solve(
     let out = solve_with(&mut b, scratch, source, target, bucket, memory_limit);
     scratch.choice = b;
     out
+}
+
+/// A class's options `raw` that take part, into `own`: of 1 token or
+/// more, within the capacity, worth more than its best option of weight 0
+/// (returned, the first of equals, if any), lightest first, each worth
+/// more than every lighter one (dominance within the class).
+fn class_options(
+    raw: &[(u32, i64, i64)],
+    own: &mut Vec<(u32, i64, i64)>,
+    bucket: i64,
+    capacity: i64,
+) -> Option<u32> {
+    let zero = raw
+        .iter()
+        .filter(|o| o.1 == 0)
+        .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)));
+    let (zero, base) = (zero.map(|o| o.0), zero.map_or(0, |o| o.2));
+    own.clear();
+    own.extend(raw.iter().filter_map(|&(id, t, value)| {
+        if t <= 0 {
+            return None;
+        }
+        let d = ceil_div(t, bucket);
+        let v = value.saturating_sub(base);
+        (d <= capacity && v > 0).then_some((id, d, v))
+    }));
+    own.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+    let mut best = 0;
+    own.retain(|o| {
+        let keep = o.2 > best;
+        best = best.max(o.2);
+        keep
+    });
+    zero
+}
+
+/// Lists with fewer classes are read whole.
+const SPLIT_MIN: usize = 2048;
+
+/// The efficiency below which [`solve_with`] first leaves classes unread
+/// (by their bound): three quarters of the LP break efficiency estimated
+/// from the hull steps of evenly spaced classes, each standing for
+/// `len / size`. None for a short list or when the sample fits whole. Any
+/// threshold gives the same choice.
+fn threshold(
+    source: &impl Source,
+    bucket: i64,
+    capacity: i64,
+    b: &mut Buffers,
+    r: &mut super::reduce::Buffers,
+) -> Option<f64> {
+    let n = source.len();
+    if n < SPLIT_MIN {
+        return None;
+    }
+    let size = (n / 20).clamp(256, 1024);
+    let (steps, hull) = r.sample();
+    for i in 0..size {
+        let class = i * n / size;
+        if source.bound(class, bucket).is_none() {
+            continue;
+        }
+        b.raw.clear();
+        source.options(class, &mut b.raw);
+        class_options(&b.raw, &mut b.own, bucket, capacity);
+        hull.clear();
+        super::reduce::hull_points(&b.own, hull);
+        let mut last = (0, 0);
+        for &p in hull.iter() {
+            let weight = ((p.0 - last.0) as u128 * n as u128 / size as u128) as i64;
+            steps.push((super::reduce::efficiency(last, p), weight));
+            last = p;
+        }
+    }
+    Some(0.75 * super::reduce::break_efficiency(steps, capacity)?)
 }
 
 /// Keeps the options `o` of `opts` with `keep(o)` and the classes `c`
@@ -239,10 +355,10 @@ fn pack(
     opts.truncate(next);
 }
 
-fn solve_with(
+fn solve_with<S: Source>(
     b: &mut Buffers,
     scratch: &mut Scratch,
-    source: &impl Source,
+    source: &S,
     target: i64,
     bucket: i64,
     memory_limit: usize,
@@ -250,6 +366,17 @@ fn solve_with(
     let capacity = target / bucket;
     let mut result = Vec::new();
     let mut always: Vec<u32> = Vec::new();
+    #[cfg(test)]
+    let reducing = !tests::NO_FILTER.get() && !tests::NO_REDUCE.get();
+    #[cfg(not(test))]
+    let reducing = true;
+    // A large list: classes whose bound shows them below the threshold
+    // are not read; what the reduction finds then shows whether they can
+    // be in a best selection, and if any can, every class is read.
+    let mut skip = match reducing && S::BOUNDS {
+        true => threshold(source, bucket, capacity, b, &mut scratch.reduce),
+        false => None,
+    };
     let Buffers {
         opts,
         classes: dp_classes,
@@ -258,74 +385,82 @@ fn solve_with(
         plain,
         kept,
         sizing,
+        skipped,
     } = b;
-    opts.clear();
-    dp_classes.clear();
-    for class in 0..source.len() {
-        raw.clear();
-        source.options(class, raw);
-        if raw[0].1 == 0 {
-            // A zero-token item: always included, as pushed.
-            result.push(raw[0].0);
-            continue;
-        }
-        // Its best option of weight 0 (the first of equals), if any.
-        let zero = raw
-            .iter()
-            .filter(|o| o.1 == 0)
-            .max_by(|a, b| a.2.cmp(&b.2).then(b.0.cmp(&a.0)));
-        let (zero, base) = (zero.map(|o| o.0), zero.map_or(0, |o| o.2));
-        own.clear();
-        own.extend(raw.iter().filter_map(|&(id, t, value)| {
-            if t <= 0 {
-                return None;
+    loop {
+        result.clear();
+        always.clear();
+        opts.clear();
+        dp_classes.clear();
+        skipped.clear();
+        for class in 0..source.len() {
+            if let Some(theta) = skip {
+                if let Some((e, d)) = source.bound(class, bucket).filter(|b| b.0 < theta) {
+                    skipped.push((e, d));
+                    continue;
+                }
             }
-            let d = ceil_div(t, bucket);
-            let v = value.saturating_sub(base);
-            (d <= capacity && v > 0).then_some((id, d, v))
-        }));
-        // Dominance within the class: lightest first, then the most
-        // valuable; an option is kept when worth more than every lighter one.
-        own.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
-        let mut best = 0;
-        own.retain(|o| {
-            let keep = o.2 > best;
-            best = best.max(o.2);
-            keep
-        });
-        if own.is_empty() {
-            if let Some(z) = zero {
-                always.push(z);
+            raw.clear();
+            source.options(class, raw);
+            if raw[0].1 == 0 {
+                // A zero-token item: always included, as pushed.
+                result.push(raw[0].0);
+                continue;
             }
-            continue;
+            let zero = class_options(raw, own, bucket, capacity);
+            if own.is_empty() {
+                if let Some(z) = zero {
+                    always.push(z);
+                }
+                continue;
+            }
+            let start = opts.len();
+            opts.extend_from_slice(own);
+            dp_classes.push(Class {
+                zero,
+                start,
+                end: opts.len(),
+            });
         }
-        let start = opts.len();
-        opts.extend_from_slice(own);
-        dp_classes.push(Class {
-            zero,
-            start,
-            end: opts.len(),
-        });
+        // Options in no best selection (`reduce.rs`).
+        let found = match reducing && !dp_classes.is_empty() {
+            true => reduce(
+                dp_classes.iter().map(|c| (c.start, c.end)),
+                opts,
+                capacity,
+                &mut scratch.reduce,
+            ),
+            false => None,
+        };
+        let Some(theta) = skip else { break };
+        // Every option of a class not read is worth at most `e` a unit of
+        // weight and weighs at least `d`: it is in no best selection when
+        // `d * (lambda - e)` is more than the gap, as `reduce` finds
+        // options of classes read (lambda is the same with them: each of
+        // their steps is less efficient than `theta <= lambda`).
+        let below = |&(lambda, gap): &(f64, f64)| {
+            lambda >= theta
+                && skipped
+                    .iter()
+                    .all(|&(e, d)| d as f64 * (lambda - e) > gap * (1.0 + 1e-9) + 1e-9)
+        };
+        if found.as_ref().is_some_and(below) {
+            break;
+        }
+        skip = None;
+        #[cfg(test)]
+        tests::RERUNS.set(tests::RERUNS.get() + 1);
     }
-    // Options in no best selection (`reduce.rs`). A class left with none
-    // stays when it has an option of weight 0 (reconstruction takes it
-    // there, in its order), else it goes.
     #[cfg(test)]
-    let reducing = !tests::NO_FILTER.get() && !tests::NO_REDUCE.get();
-    #[cfg(not(test))]
-    let reducing = true;
+    tests::SKIPPED.set(skipped.len());
     if reducing && !dp_classes.is_empty() {
-        let r = &mut scratch.reduce;
-        reduce(
-            dp_classes.iter().map(|c| (c.start, c.end)),
-            opts,
-            capacity,
-            r,
-        );
+        // A class left with no option stays when it has one of weight 0
+        // (reconstruction takes it there, in its order), else it goes.
+        let keep = &scratch.reduce.keep;
         pack(
             opts,
             dp_classes,
-            |o| r.keep[o],
+            |o| keep[o],
             |_, c| c.start < c.end || c.zero.is_some(),
         );
     }
@@ -548,6 +683,10 @@ mod tests {
         pub(super) static NO_FILTER: Cell<bool> = const { Cell::new(false) };
         /// Test hook: leave the reduction (`reduce.rs`) out.
         pub(super) static NO_REDUCE: Cell<bool> = const { Cell::new(false) };
+        /// Classes the last call did not read, and calls that read every
+        /// class after all.
+        pub(super) static SKIPPED: Cell<usize> = const { Cell::new(0) };
+        pub(super) static RERUNS: Cell<usize> = const { Cell::new(0) };
         /// The option rows of the last table built on this thread.
         pub(super) static ROWS: Cell<usize> = const { Cell::new(0) };
         /// Each DP pass's first block, and `usize::MAX` after a pass that
@@ -644,6 +783,59 @@ mod tests {
             let got = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
             assert_eq!(got.unwrap().unwrap(), want, "case {case}");
         }
+    }
+
+    /// Large lists (classes left unread by their bound): the same choice
+    /// as the options path (which reads every class) and as without the
+    /// reduction; some calls leave classes unread, some find they must
+    /// read them all.
+    #[test]
+    fn classes_left_unread_change_no_choice() {
+        let mut rng = crate::testing::Rng(0x0027_5EED);
+        let (mut unread, mut reruns) = (0, 0);
+        for case in 0..12 {
+            let n = SPLIT_MIN + rng.below(4000) as usize;
+            let spec: Spec = (0..n)
+                .map(|i| {
+                    let t = [1 + rng.below(1000) as i64, 0, -4][(rng.below(200) as usize).min(2)];
+                    let mut variants = vec![((t + 2) / 3, 0.5), ((t + 9) / 10, 0.15)];
+                    if i % 3 == 0 {
+                        variants =
+                            vec![(1 + rng.below(50) as i64, (1 + rng.below(10)) as f64 / 10.0)];
+                    }
+                    if rng.below(500) == 0 {
+                        variants.push((0, 0.01));
+                    }
+                    let levels = [10_000, 10][case % 2];
+                    (t, rng.below(levels) as f64 / levels as f64, variants)
+                })
+                .filter(|v| v.0 > 0 || v.2.iter().all(|w| w.0 >= 0))
+                .map(|(t, s, v)| (t, s, v.into_iter().map(|(a, b)| (a.max(0), b)).collect()))
+                .collect();
+            let target = [128_000, 16_000, 2_000, 400_000][case % 4];
+            let bucket = [100, 1, 10][case % 3];
+            let it = crate::choice::test_items(&spec);
+            let view = it.view();
+            let cands = crate::sort::sort_stage(&view);
+            let one = |p: usize| std::slice::from_ref(&cands[p]);
+            let o = Options::build(&it, view, view, &cands, one);
+            let all: Vec<u32> = (0..o.len() as u32).collect();
+            let chosen = knapsack(&o.view(view), &all, target, bucket, usize::MAX).unwrap();
+            let want = o.expand(view, &chosen, one);
+            RERUNS.set(0);
+            let got = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
+            assert_eq!(got.unwrap().unwrap(), want, "case {case}");
+            unread += SKIPPED.get();
+            reruns += RERUNS.get();
+            NO_REDUCE.set(true);
+            let plain = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
+            NO_REDUCE.set(false);
+            assert_eq!(plain.unwrap().unwrap(), want, "case {case}");
+        }
+        assert!(
+            unread > 0 && reruns > 0,
+            "{unread} classes unread, {reruns} reruns"
+        );
     }
 
     #[test]

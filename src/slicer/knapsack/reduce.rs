@@ -28,11 +28,13 @@
 //! options before it: the option `S` takes at a cell still is, the ones
 //! after it still are not, and a class `S` skips still has no bit set.
 
+/// Hull steps as (efficiency, weight).
+pub(super) type Steps = Vec<(f64, i64)>;
+
 /// Buffers of [`reduce`], kept between calls with the knapsack's others.
 #[derive(Default)]
 pub(super) struct Buffers {
-    /// Hull steps as (efficiency, weight).
-    steps: Vec<(f64, i64)>,
+    steps: Steps,
     /// Every class's hull points but (0, 0), one class after another.
     hulls: Vec<(i64, i64)>,
     /// Where each class's points end in `hulls`.
@@ -44,6 +46,13 @@ pub(super) struct Buffers {
 }
 
 impl Buffers {
+    /// Cleared buffers for a sample's steps and one class's hull.
+    pub(super) fn sample(&mut self) -> (&mut Steps, &mut Vec<(i64, i64)>) {
+        self.steps.clear();
+        self.hulls.clear();
+        (&mut self.steps, &mut self.hulls)
+    }
+
     pub(super) fn bytes(&self) -> usize {
         self.steps.capacity() * 16
             + self.hulls.capacity() * 16
@@ -56,13 +65,15 @@ impl Buffers {
 /// The classes' options `opts` (`classes`: each one's range, lightest
 /// first and worth more each, as `choice.rs` leaves them; as (position,
 /// weight, value)): `b.keep[o]` false for each option `o` in no best
-/// selection of weight at most `capacity`.
+/// selection of weight at most `capacity`. Returns lambda and the gap
+/// `U - LB` (with its allowance for rounding), or `None` for values too
+/// large to bound in floating point (every option kept).
 pub(super) fn reduce(
     classes: impl Iterator<Item = (usize, usize)> + Clone,
     opts: &[(u32, i64, i64)],
     capacity: i64,
     b: &mut Buffers,
-) {
+) -> Option<(f64, f64)> {
     b.keep.clear();
     b.keep.resize(opts.len(), true);
     b.steps.clear();
@@ -83,7 +94,7 @@ pub(super) fn reduce(
         total = total.saturating_add(last.1);
     }
     if total >= 1 << 50 {
-        return;
+        return None;
     }
     let lambda = break_efficiency(&mut b.steps, capacity).unwrap_or(0.0);
     let reduced = |p: (i64, i64)| p.1 as f64 - lambda * p.0 as f64;
@@ -116,7 +127,7 @@ pub(super) fn reduce(
             false,
             "the steps above the break weigh {weight} > {capacity}"
         );
-        return;
+        return None;
     }
     for ((s, e), &(_, (d0, v0))) in classes.clone().zip(&b.best) {
         let room = capacity - weight + d0;
@@ -135,12 +146,13 @@ pub(super) fn reduce(
             *k = g - reduced((o.1, o.2)) <= gap;
         }
     }
+    Some((lambda, gap))
 }
 
 /// Appends to `hull` the upper convex hull of the class's options `opts`
 /// (weights and values increasing) from (0, 0), but (0, 0) itself:
 /// efficiencies from point to point strictly decreasing.
-fn hull_points(opts: &[(u32, i64, i64)], hull: &mut Vec<(i64, i64)>) {
+pub(super) fn hull_points(opts: &[(u32, i64, i64)], hull: &mut Vec<(i64, i64)>) {
     let from = hull.len();
     for &(_, d, v) in opts {
         // Pop the last point while it lies on or below the line from the
@@ -163,14 +175,14 @@ fn hull_points(opts: &[(u32, i64, i64)], hull: &mut Vec<(i64, i64)>) {
 }
 
 /// Value per unit of weight from hull point `a` to `b`.
-fn efficiency(a: (i64, i64), b: (i64, i64)) -> f64 {
+pub(super) fn efficiency(a: (i64, i64), b: (i64, i64)) -> f64 {
     (b.1 - a.1) as f64 / (b.0 - a.0) as f64
 }
 
 /// The efficiency of the first step, in decreasing efficiency, that does
 /// not fit in `room` with every step before it; `None` when all fit.
 /// Weighted selection: linear time on average.
-fn break_efficiency(steps: &mut [(f64, i64)], mut room: i64) -> Option<f64> {
+pub(super) fn break_efficiency(steps: &mut [(f64, i64)], mut room: i64) -> Option<f64> {
     let mut s = steps;
     while !s.is_empty() {
         let mid = s.len() / 2;
