@@ -839,6 +839,41 @@ mod tests {
     }
 
     #[test]
+    fn no_budget_chooses_nothing_not_even_zero_token_items() {
+        let spec: Spec = vec![
+            (0, 0.5, vec![]),
+            (10, 0.5, vec![(0, 0.5)]),
+            (5, 0.9, vec![]),
+        ];
+        let it = crate::choice::test_items(&spec);
+        let view = it.view();
+        let cands = crate::sort::sort_stage(&view);
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(&it, view, view, &cands, one);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        for target in [0, -5] {
+            assert!(knapsack(&o.view(view), &all, target, 1, usize::MAX)
+                .unwrap()
+                .is_empty());
+            let got = knapsack_items(&it, &view, &cands, target, 1, usize::MAX);
+            assert!(got.unwrap().unwrap().is_empty(), "{target}");
+        }
+        // With a budget, the zero-token item and item 1's zero-token variant.
+        let got = knapsack_items(&it, &view, &cands, 1, 1, usize::MAX)
+            .unwrap()
+            .unwrap();
+        let got: Vec<(u32, u8)> = got.iter().map(|c| (c.item, c.variant)).collect();
+        assert_eq!(got, [(0, 0), (1, 1)]);
+        assert!(knapsack(&o.view(view), &[], 10, 1, usize::MAX)
+            .unwrap()
+            .is_empty());
+        assert!(knapsack_items(&it, &view, &[], 10, 1, usize::MAX)
+            .unwrap()
+            .unwrap()
+            .is_empty());
+    }
+
+    #[test]
     fn the_reduction_drops_options_and_changes_no_choice() {
         let mut rng = crate::testing::Rng(0x0027_4ED0);
         let (mut kept, mut all) = (0, 0);
