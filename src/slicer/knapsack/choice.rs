@@ -252,7 +252,8 @@ fn solve(
 /// A class's options `raw` that take part, into `own`: of 1 token or
 /// more, within the capacity, worth more than its best option of weight 0
 /// (returned, the first of equals, if any), lightest first, each worth
-/// more than every lighter one (dominance within the class).
+/// more than every lighter one (dominance within the class, which also
+/// drops those worth 0 or less).
 fn class_options(
     raw: &[(u32, i64, i64)],
     own: &mut Vec<(u32, i64, i64)>,
@@ -271,7 +272,7 @@ fn class_options(
         }
         let d = ceil_div(t, bucket);
         let v = value.saturating_sub(base);
-        (d <= capacity && v > 0).then_some((id, d, v))
+        (d <= capacity).then_some((id, d, v))
     }));
     own.sort_by(|a, b| a.1.cmp(&b.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
     let mut best = 0;
@@ -281,6 +282,20 @@ fn class_options(
         keep
     });
     zero
+}
+
+/// Whether the classes not read, each of bound `(e, d)` (every option
+/// worth at most `e` a unit of weight and weighing at least `d`), are in
+/// no best selection, by what the reduction over the classes read found
+/// (`lambda`, `gap`): their options' reduced values `v - lambda w <=
+/// -d (lambda - e)` are below the gap, and lambda is the same with them
+/// (each of their steps is less efficient than `theta <= lambda`). A
+/// relative allowance for rounding.
+fn unread_hopeless(skipped: &[(f64, i64)], theta: f64, lambda: f64, gap: f64) -> bool {
+    lambda >= theta
+        && skipped
+            .iter()
+            .all(|&(e, d)| d as f64 * (lambda - e) > gap * (1.0 + 1e-9) + 1e-9)
 }
 
 /// Lists with fewer classes are read whole.
@@ -387,6 +402,8 @@ fn solve_with<S: Source>(
         sizing,
         skipped,
     } = b;
+    // What the reduction found: lambda and the gap.
+    let mut found;
     loop {
         result.clear();
         always.clear();
@@ -423,7 +440,7 @@ fn solve_with<S: Source>(
             });
         }
         // Options in no best selection (`reduce.rs`).
-        let found = match reducing && !dp_classes.is_empty() {
+        found = match reducing && !dp_classes.is_empty() {
             true => reduce(
                 dp_classes.iter().map(|c| (c.start, c.end)),
                 opts,
@@ -433,18 +450,7 @@ fn solve_with<S: Source>(
             false => None,
         };
         let Some(theta) = skip else { break };
-        // Every option of a class not read is worth at most `e` a unit of
-        // weight and weighs at least `d`: it is in no best selection when
-        // `d * (lambda - e)` is more than the gap, as `reduce` finds
-        // options of classes read (lambda is the same with them: each of
-        // their steps is less efficient than `theta <= lambda`).
-        let below = |&(lambda, gap): &(f64, f64)| {
-            lambda >= theta
-                && skipped
-                    .iter()
-                    .all(|&(e, d)| d as f64 * (lambda - e) > gap * (1.0 + 1e-9) + 1e-9)
-        };
-        if found.as_ref().is_some_and(below) {
+        if found.is_some_and(|(lambda, gap)| unread_hopeless(skipped, theta, lambda, gap)) {
             break;
         }
         skip = None;
@@ -453,7 +459,7 @@ fn solve_with<S: Source>(
     }
     #[cfg(test)]
     tests::SKIPPED.set(skipped.len());
-    if reducing && !dp_classes.is_empty() {
+    if found.is_some() {
         // A class left with no option stays when it has one of weight 0
         // (reconstruction takes it there, in its order), else it goes.
         let keep = &scratch.reduce.keep;
@@ -828,9 +834,12 @@ mod tests {
             unread += SKIPPED.get();
             reruns += RERUNS.get();
             NO_REDUCE.set(true);
+            let before = RERUNS.get();
             let plain = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
             NO_REDUCE.set(false);
             assert_eq!(plain.unwrap().unwrap(), want, "case {case}");
+            // Without the reduction every class is read, at once.
+            assert_eq!((SKIPPED.get(), RERUNS.get()), (0, before), "case {case}");
         }
         assert!(
             unread > 0 && reruns > 0,
@@ -871,6 +880,131 @@ mod tests {
             .unwrap()
             .unwrap()
             .is_empty());
+    }
+
+    #[test]
+    fn item_bounds_are_the_documented_ones_and_bound_every_option() {
+        // Bucket 64; numbers exact in binary. (tokens, score, variants)
+        let spec: Spec = vec![
+            // Itself 4 buckets worth 5000: 1250 a bucket; variants: share
+            // per token max(0.5 / 128, 0.25 / 32) = 1/128, times 64 is 0.5,
+            // lightest 32 tokens (1 bucket): 1e4 * 0.5 * 0.5 = 2500.
+            (256, 0.5, vec![(128, 0.5), (32, 0.25)]),
+            // Itself 10 buckets, 500 a bucket; its variant of 200 tokens (4
+            // buckets): 64 / 200 = 0.32 a bucket, but at most 1/4: 1250.
+            (640, 0.5, vec![(200, 1.0)]),
+            // No option of its own; a variant of 64 tokens: 0.5 * 64 / 64.
+            (-3, 0.5, vec![(64, 0.5)]),
+            // Itself only: 5000 in one bucket.
+            (64, 0.5, vec![]),
+            // Always read: zero tokens, or a zero-token variant.
+            (0, 0.5, vec![]),
+            (100, 0.5, vec![(0, 0.5)]),
+        ];
+        let it = crate::choice::test_items(&spec);
+        let view = it.view();
+        let sorted: Vec<u32> = (0..spec.len() as u32).collect();
+        let source = OfItems {
+            all: &it,
+            view: &view,
+            sorted: &sorted,
+        };
+        let slack = 1.0 + 1e-9;
+        let got: Vec<Option<(f64, i64)>> = (0..6).map(|c| source.bound(c, 64)).collect();
+        assert_eq!(
+            got,
+            [
+                Some((2500.0 * slack, 1)),
+                Some((1250.0 * slack, 4)),
+                Some((2500.0 * slack, 1)),
+                Some((5000.0, 1)),
+                None,
+                None
+            ]
+        );
+        // On seeded items: every option's value per weight at most the
+        // bound, its weight at least it.
+        let mut rng = crate::testing::Rng(0x0027_B0D5);
+        let spec = seeded_spec(&mut rng, 1000);
+        let it = crate::choice::test_items(&spec);
+        let view = it.view();
+        let sorted: Vec<u32> = (0..spec.len() as u32).collect();
+        let source = OfItems {
+            all: &it,
+            view: &view,
+            sorted: &sorted,
+        };
+        let mut raw = Vec::new();
+        for bucket in [1, 7, 100] {
+            for c in 0..sorted.len() {
+                let Some((e, d)) = source.bound(c, bucket) else {
+                    continue;
+                };
+                raw.clear();
+                source.options(c, &mut raw);
+                for &(_, t, v) in raw.iter().filter(|o| o.1 > 0) {
+                    let w = ceil_div(t, bucket);
+                    assert!(
+                        v as f64 / w as f64 <= e && w >= d,
+                        "class {c} option {t} {v}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unread_classes_are_hopeless_only_past_the_gap() {
+        // A class of bound (1, 2) at lambda 3: its options' reduced values
+        // are at most -2 * (3 - 1) = -4.
+        let one = [(1.0, 2)];
+        assert!(unread_hopeless(&one, 2.0, 3.0, 3.99));
+        assert!(!unread_hopeless(&one, 2.0, 3.0, 4.0), "within the gap");
+        assert!(
+            unread_hopeless(&one, 3.0, 3.0, 3.99),
+            "lambda at the threshold"
+        );
+        assert!(!unread_hopeless(&one, 3.5, 3.0, 0.0), "lambda below it");
+        // At lambda itself, never (not even with no gap: the allowance).
+        assert!(!unread_hopeless(&[(3.0, 1)], 2.0, 3.0, 0.0));
+        assert!(!unread_hopeless(&[(1.0, 2), (2.9, 1)], 2.0, 3.0, 1.0));
+        assert!(unread_hopeless(&[], 2.0, 2.0, 1e9));
+    }
+
+    #[test]
+    fn buffers_count_their_bytes() {
+        let b = Buffers {
+            opts: Vec::with_capacity(1),
+            raw: Vec::with_capacity(2),
+            own: Vec::with_capacity(4),
+            sizing: Vec::with_capacity(8),
+            classes: Vec::with_capacity(16),
+            plain: Vec::with_capacity(32),
+            kept: Vec::with_capacity(64),
+            skipped: Vec::with_capacity(128),
+        };
+        let class = std::mem::size_of::<Class>();
+        assert_eq!(b.bytes(), 15 * 24 + 16 * class + 32 + 64 + 128 * 16);
+    }
+
+    #[test]
+    fn scratch_kept_between_calls_counts_the_variant_buffers() {
+        // Past 64 MiB in either one's buffers: released after the call.
+        let mut s = Scratch::default();
+        s.choice.opts = Vec::with_capacity(3 << 20);
+        s.trim();
+        assert_eq!(s.choice.opts.capacity(), 0);
+        s.reduce.keep = Vec::with_capacity(70 << 20);
+        s.trim();
+        assert_eq!(s.reduce.keep.capacity(), 0);
+        // Small ones are kept.
+        s.choice.opts = Vec::with_capacity(1000);
+        s.reduce.keep = Vec::with_capacity(1000);
+        s.trim();
+        assert_eq!(
+            (s.choice.opts.capacity(), s.reduce.keep.capacity()),
+            (1000, 1000)
+        );
     }
 
     #[test]

@@ -122,7 +122,7 @@ pub(super) fn reduce(
         lower += pick.1;
         b.best.push((g, pick));
     }
-    if weight > capacity {
+    if capacity < weight {
         debug_assert!(
             false,
             "the steps above the break weigh {weight} > {capacity}"
@@ -132,7 +132,7 @@ pub(super) fn reduce(
     for ((s, e), &(_, (d0, v0))) in classes.clone().zip(&b.best) {
         let room = capacity - weight + d0;
         if let Some(o) = opts[s..e].iter().rev().find(|o| o.1 <= room) {
-            if o.2 > v0 {
+            if v0 < o.2 {
                 weight += o.1 - d0;
                 lower += o.2 - v0;
             }
@@ -218,6 +218,101 @@ mod tests {
         hull.clear();
         hull_points(&[(0, 1, 5), (1, 2, 10), (2, 3, 12)], &mut hull);
         assert_eq!(hull, [(2, 10), (3, 12)]);
+    }
+
+    #[test]
+    fn reduce_finds_lambda_the_gap_and_the_options_in_no_best_selection() {
+        // Capacity 6. Class A: (2, 10), (5, 15); B: (3, 9); C: (1, 2),
+        // (4, 8) (on one line from (0, 0): one step of 2 a unit).
+        // Steps by efficiency: A 5 (2), B 3 (3), C 2 (4), A 5/3 (3): 2 + 3
+        // fit, C's does not: lambda 2. U = 2 * 6 + 6 (A: 10 - 4) + 3 (B)
+        // + 0 (C) = 21. The steps above: A at 2, B at 3 (19 in 5), then C's
+        // (1, 2) fits the last unit: LB 21, no gap. A's (5, 15) is in no
+        // best selection (at most 21 - 6 + 5 = 20); the others may be.
+        let classes = [(0, 2), (2, 3), (3, 5)];
+        let opts = [(0, 2, 10), (1, 5, 15), (2, 3, 9), (3, 1, 2), (4, 4, 8)];
+        let mut b = Buffers::default();
+        let (lambda, gap) = reduce(classes.iter().copied(), &opts, 6, &mut b).unwrap();
+        assert_eq!(lambda, 2.0);
+        assert!((0.0..1e-6).contains(&gap), "{gap}");
+        assert_eq!(b.keep, [true, false, true, true, true]);
+        assert_eq!(b.best, [(6.0, (2, 10)), (3.0, (3, 9)), (0.0, (0, 0))]);
+        // Capacity 4: A 5 (2) fits, B's 3 does not: lambda 3. U = 12 + (10
+        // - 6) + 0 + max(2 - 3, 8 - 12, 0) = 16; A at 2 (10), then B does
+        // not fit the 2 left, C's (1, 2) does: LB 12, gap 4. Every option
+        // is within it (C's (4, 8): 0 - (8 - 12) = 4 <= 4).
+        let (lambda, gap) = reduce(classes.iter().copied(), &opts, 4, &mut b).unwrap();
+        assert_eq!(lambda, 3.0);
+        assert!((4.0..4.000_001).contains(&gap), "{gap}");
+        assert_eq!(b.keep, [true; 5]);
+        // Capacity 8: A at 2 and B at 3 (C's step does not fit), then A
+        // moves up to (5, 15) in what is left: LB 24; U 25.
+        let (lambda, gap) = reduce(classes.iter().copied(), &opts, 8, &mut b).unwrap();
+        assert_eq!(lambda, 2.0);
+        assert!((1.0..1.000_001).contains(&gap), "{gap}");
+        // Capacity 5: the steps above lambda fill it exactly.
+        let (lambda, gap) = reduce(classes.iter().copied(), &opts, 5, &mut b).unwrap();
+        assert_eq!(lambda, 2.0);
+        assert!((0.0..1e-6).contains(&gap), "{gap}");
+        // Values past 2^50 in total: nothing is bounded, all kept.
+        let big = [(0, 1, 1i64 << 50)];
+        assert_eq!(reduce([(0, 1)].into_iter(), &big, 6, &mut b), None);
+        assert_eq!(b.keep, [true]);
+    }
+
+    /// The hull against its definition: a point is on it when no two
+    /// other points (or (0, 0)) have it on or below the segment between
+    /// them; appended after what `hull` held.
+    #[test]
+    fn the_hull_is_the_upper_convex_hull_from_the_origin() {
+        let mut rng = crate::testing::Rng(0x0027_8011);
+        let mut hull = Vec::new();
+        for _ in 0..500 {
+            let n = 1 + rng.below(6) as usize;
+            let mut opts: Vec<(u32, i64, i64)> = Vec::new();
+            let (mut d, mut v) = (0, 0);
+            for k in 0..n {
+                d += 1 + rng.below(20) as i64;
+                v += 1 + rng.below(50) as i64;
+                opts.push((k as u32, d, v));
+            }
+            let before = rng.below(4) as usize;
+            hull.clear();
+            hull.extend((0..before).map(|k| (k as i64, -7)));
+            hull_points(&opts, &mut hull);
+            assert_eq!(
+                &hull[..before],
+                (0..before).map(|k| (k as i64, -7)).collect::<Vec<_>>()
+            );
+            let points: Vec<(i64, i64)> = std::iter::once((0, 0))
+                .chain(opts.iter().map(|o| (o.1, o.2)))
+                .collect();
+            let below = |p: (i64, i64)| {
+                points.iter().any(|&a| {
+                    points.iter().any(|&b| {
+                        a.0 < p.0
+                            && p.0 < b.0
+                            && (p.1 - a.1) as i128 * (b.0 - a.0) as i128
+                                <= (b.1 - a.1) as i128 * (p.0 - a.0) as i128
+                    })
+                })
+            };
+            let want: Vec<(i64, i64)> =
+                points[1..].iter().copied().filter(|&p| !below(p)).collect();
+            assert_eq!(&hull[before..], want, "{opts:?}");
+        }
+    }
+
+    #[test]
+    fn buffers_count_their_bytes() {
+        let b = Buffers {
+            steps: Vec::with_capacity(1),
+            hulls: Vec::with_capacity(2),
+            ends: Vec::with_capacity(4),
+            best: Vec::with_capacity(8),
+            keep: Vec::with_capacity(16),
+        };
+        assert_eq!(b.bytes(), 16 + 32 + 32 + 8 * 24 + 16);
     }
 
     #[test]
