@@ -254,6 +254,12 @@ mod tests {
         let (lambda, gap) = reduce(classes.iter().copied(), &opts, 5, &mut b).unwrap();
         assert_eq!(lambda, 2.0);
         assert!((0.0..1e-6).contains(&gap), "{gap}");
+        // Capacity 12: every step fits (lambda 0); the best of each class
+        // (32 in 12) is the only best selection.
+        let (lambda, gap) = reduce(classes.iter().copied(), &opts, 12, &mut b).unwrap();
+        assert_eq!(lambda, 0.0);
+        assert!((0.0..1e-6).contains(&gap), "{gap}");
+        assert_eq!(b.keep, [false, true, true, false, true]);
         // Values past 2^50 in total: nothing is bounded, all kept.
         let big = [(0, 1, 1i64 << 50)];
         assert_eq!(reduce([(0, 1)].into_iter(), &big, 6, &mut b), None);
