@@ -138,15 +138,19 @@ pub(super) fn reduce(
             }
         }
     }
-    // Rounding: every term is exact below 2^53 but for the products and
-    // sums with lambda; a relative allowance well above their error.
-    let gap = upper - lower as f64 + 1e-9 * (upper.abs() + 1.0);
+    let gap = upper - lower as f64 + allowance(upper);
     for ((s, e), &(g, _)) in classes.zip(&b.best) {
         for (o, k) in opts[s..e].iter().zip(&mut b.keep[s..e]) {
             *k = g - reduced((o.1, o.2)) <= gap;
         }
     }
     Some((lambda, gap))
+}
+
+/// Rounding: every term of `U` is exact below 2^53 but for the products
+/// and sums with lambda; a relative allowance well above their error.
+fn allowance(upper: f64) -> f64 {
+    1e-9 * (upper.abs() + 1.0)
 }
 
 /// Appends to `hull` the upper convex hull of the class's options `opts`
@@ -260,6 +264,16 @@ mod tests {
         assert_eq!(lambda, 0.0);
         assert!((0.0..1e-6).contains(&gap), "{gap}");
         assert_eq!(b.keep, [false, true, true, false, true]);
+        // A class moved up, then a later one fills what is left: P (1, 5),
+        // (3, 8); R (4, 10); Q (1, 2); capacity 4. P's first step (5 a
+        // unit), then R's (2.5) does not fit: lambda 2.5. P at (1, 5)
+        // moves up to (3, 8), Q's (1, 2) fills the last unit: LB 10. U =
+        // 10 + 2.5 (P) + 0 + 0 = 12.5.
+        let classes = [(0, 2), (2, 3), (3, 4)];
+        let opts = [(0, 1, 5), (1, 3, 8), (2, 4, 10), (3, 1, 2)];
+        let (lambda, gap) = reduce(classes.iter().copied(), &opts, 4, &mut b).unwrap();
+        assert_eq!(lambda, 2.5);
+        assert!((2.5..2.500_001).contains(&gap), "{gap}");
         // Values past 2^50 in total: nothing is bounded, all kept.
         let big = [(0, 1, 1i64 << 50)];
         assert_eq!(reduce([(0, 1)].into_iter(), &big, 6, &mut b), None);
