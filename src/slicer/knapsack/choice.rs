@@ -745,6 +745,17 @@ mod tests {
         (value, ROWS.get(), chosen)
     }
 
+    /// What the options path chooses for the items `cands` (Sort order)
+    /// of `it`: [`knapsack`] over the options built for them, expanded.
+    fn by_options(it: &Items, cands: &[u32], target: i64, bucket: i64) -> Vec<Chosen> {
+        let view = it.view();
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(it, view, view, cands, one);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        let chosen = knapsack(&o.view(view), &all, target, bucket, usize::MAX).unwrap();
+        o.expand(view, &chosen, one)
+    }
+
     /// Seeded lists for the filters and the reduction: many items for a
     /// small budget, scores in `levels` steps (few levels: many ties), 0
     /// to 2 variants each, some zero-token variants.
@@ -781,11 +792,7 @@ mod tests {
             let it = crate::choice::test_items(&spec);
             let view = it.view();
             let cands = crate::sort::sort_stage(&view);
-            let one = |p: usize| std::slice::from_ref(&cands[p]);
-            let o = Options::build(&it, view, view, &cands, one);
-            let all: Vec<u32> = (0..o.len() as u32).collect();
-            let chosen = knapsack(&o.view(view), &all, target, bucket, usize::MAX).unwrap();
-            let want = o.expand(view, &chosen, one);
+            let want = by_options(&it, &cands, target, bucket);
             let got = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
             assert_eq!(got.unwrap().unwrap(), want, "case {case}");
         }
@@ -823,11 +830,7 @@ mod tests {
             let it = crate::choice::test_items(&spec);
             let view = it.view();
             let cands = crate::sort::sort_stage(&view);
-            let one = |p: usize| std::slice::from_ref(&cands[p]);
-            let o = Options::build(&it, view, view, &cands, one);
-            let all: Vec<u32> = (0..o.len() as u32).collect();
-            let chosen = knapsack(&o.view(view), &all, target, bucket, usize::MAX).unwrap();
-            let want = o.expand(view, &chosen, one);
+            let want = by_options(&it, &cands, target, bucket);
             RERUNS.set(0);
             let got = knapsack_items(&it, &view, &cands, target, bucket, usize::MAX);
             assert_eq!(got.unwrap().unwrap(), want, "case {case}");
