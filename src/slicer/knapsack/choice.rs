@@ -329,12 +329,8 @@ fn threshold(
         class_options(&b.raw, &mut b.own, bucket, capacity);
         hull.clear();
         super::reduce::hull_points(&b.own, hull);
-        let mut last = (0, 0);
-        for &p in hull.iter() {
-            let weight = ((p.0 - last.0) as u128 * n as u128 / size as u128) as i64;
-            steps.push((super::reduce::efficiency(last, p), weight));
-            last = p;
-        }
+        let scaled = |w: i64| (w as u128 * n as u128 / size as u128) as i64;
+        steps.extend(super::reduce::hull_steps(hull).map(|(e, w)| (e, scaled(w))));
     }
     Some(0.75 * super::reduce::break_efficiency(steps, capacity)?)
 }

@@ -86,12 +86,8 @@ pub(super) fn reduce(
         let from = b.hulls.len();
         hull_points(&opts[s..e], &mut b.hulls);
         b.ends.push(b.hulls.len());
-        let mut last = (0, 0);
-        for &p in &b.hulls[from..] {
-            b.steps.push((efficiency(last, p), p.0 - last.0));
-            last = p;
-        }
-        total = total.saturating_add(last.1);
+        b.steps.extend(hull_steps(&b.hulls[from..]));
+        total = total.saturating_add(b.hulls[from..].last().map_or(0, |p| p.1));
     }
     if total >= 1 << 50 {
         return None;
@@ -176,6 +172,14 @@ pub(super) fn hull_points(opts: &[(u32, i64, i64)], hull: &mut Vec<(i64, i64)>) 
         }
         hull.push((d, v));
     }
+}
+
+/// The steps of a class's hull `points` (from (0, 0)) as (efficiency,
+/// weight), in order.
+pub(super) fn hull_steps(points: &[(i64, i64)]) -> impl Iterator<Item = (f64, i64)> + '_ {
+    let from = std::iter::once((0, 0)).chain(points.iter().copied());
+    from.zip(points)
+        .map(|(a, &b)| (efficiency(a, b), b.0 - a.0))
 }
 
 /// Value per unit of weight from hull point `a` to `b`.
