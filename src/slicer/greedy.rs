@@ -421,19 +421,40 @@ impl Buckets {
             }
         }
         let head = &mut pool[len..];
+        // Large buckets sorted on their own; then one insertion pass over
+        // the whole head, whose entries only move within their buckets (a
+        // loop over the buckets would branch on each one's size).
         let mut start = 0;
         for &e in &end {
-            if e - start > 1 {
+            if e - start > SMALL_BUCKET {
                 head[start..e].sort_unstable_by(|a, b| order(a, b));
             }
             start = e;
         }
+        insertion_sort(head, order);
         pool.copy_within(len.., rest);
         pool.truncate(rest + head_len);
         self.end = end;
         rest
     }
 }
+
+/// Sorts a few entries by `order`.
+#[inline]
+fn insertion_sort<C: Copy>(v: &mut [C], order: &impl Fn(&C, &C) -> Ordering) {
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut j = i;
+        while j > 0 && order(&x, &v[j - 1]) == Ordering::Less {
+            v[j] = v[j - 1];
+            j -= 1;
+        }
+        v[j] = x;
+    }
+}
+
+/// Buckets of more entries than this are sorted on their own.
+const SMALL_BUCKET: usize = 16;
 
 /// A head of at least this many entries is placed by bucket, then ordered
 /// bucket by bucket ([`Buckets::scatter`]); a smaller one is ordered whole.
