@@ -67,6 +67,10 @@ pub struct Attrs {
     /// has (`i64::MAX` for none; the column grows with that).
     share_per_token: Vec<f64>,
     lightest: Vec<i64>,
+    /// The fewest and most tokens of the variants that keep that largest
+    /// share per token, within a relative 1e-9 (`(i64::MAX, i64::MIN)` for
+    /// none): the options a first step of GreedySlice may take.
+    leading: Vec<(i64, i64)>,
     /// Every item's variants as (tokens, share of the score), each item's
     /// consecutive from its `runs` entry: what the slicers read, in one
     /// column rather than a list per item. Runs left behind when an item's
@@ -115,14 +119,20 @@ impl Attrs {
         self.flat.push((tokens, value));
         r.1 += 1;
         let share = &mut grown(&mut self.share_per_token, len)[i];
-        *share = share.max(match tokens {
-            0 => f64::INFINITY,
-            t => value / t as f64,
-        });
+        *share = share.max(per_token(tokens, value));
         if self.lightest.len() < len {
             self.lightest.resize(len, i64::MAX);
         }
         self.lightest[i] = self.lightest[i].min(tokens);
+        if self.leading.len() < len {
+            self.leading.resize(len, (i64::MAX, i64::MIN));
+        }
+        let (best, (first, count)) = (*share, (r.0 as usize, r.1 as usize));
+        self.leading[i] = (self.flat[first..first + count].iter())
+            .filter(|&&(t, v)| per_token(t, v) >= best * (1.0 - 1e-9))
+            .fold((i64::MAX, i64::MIN), |(lo, hi), &(t, _)| {
+                (lo.min(t), hi.max(t))
+            });
         self.fewest = Some(self.fewest.map_or(tokens, |f| f.min(tokens)));
         self.live += 1;
         self.compact();
@@ -149,6 +159,15 @@ impl Attrs {
 pub struct Truncatable {
     pub keep: crate::text::tokenizer::Keep,
     pub min_tokens: i64,
+}
+
+/// The share of its item's score per token a variant of `tokens` and
+/// `value` keeps (infinite for none).
+fn per_token(tokens: i64, value: f64) -> f64 {
+    match tokens {
+        0 => f64::INFINITY,
+        t => value / t as f64,
+    }
 }
 
 /// `column[i]`, or the default (absent) past its end.
@@ -424,6 +443,7 @@ impl Items {
         a.runs.truncate(len);
         a.share_per_token.truncate(len);
         a.lightest.truncate(len);
+        a.leading.truncate(len);
         a.live = a.runs.iter().map(|r| r.1 as usize).sum();
         a.compact();
         a.truncatable.truncate(len);
@@ -642,6 +662,18 @@ impl Items {
             .get(i as usize)
             .copied()
             .unwrap_or(i64::MAX)
+    }
+
+    /// The fewest and most tokens of item `i`'s variants that keep the
+    /// largest share of its score per token (within a relative 1e-9);
+    /// `(i64::MAX, i64::MIN)` for none.
+    #[inline]
+    pub fn variant_leading(&self, i: u32) -> (i64, i64) {
+        self.attrs
+            .leading
+            .get(i as usize)
+            .copied()
+            .unwrap_or((i64::MAX, i64::MIN))
     }
 
     /// Whether any item has a variant.
@@ -1002,6 +1034,32 @@ mod tests {
         let lightest: Vec<i64> = (0..4).map(|i| s.variant_lightest(i)).collect();
         assert_eq!(lightest, [2, 3, 1, 50]);
         assert_eq!(s.fewest_variant_tokens(), 1);
+        // The fewest and most tokens of the variants at that share per
+        // token: item 3's 0.5 / 50 only (not 0.5 / 51 nor 0.5 / 60).
+        let leading: Vec<(i64, i64)> = (0..4).map(|i| s.variant_leading(i)).collect();
+        assert_eq!(leading, [(2, 2), (4, 4), (1, 1), (50, 50)]);
+        // Ties within the allowance lead together; a better one replaces
+        // them; a zero-token variant leads alone.
+        let mut l = Items::new();
+        l.push(item(100, 0.5, None)).unwrap();
+        assert_eq!(l.variant_leading(0), (i64::MAX, i64::MIN), "none");
+        let steps = [
+            (10, 0.5, (10, 10)),
+            (6, 0.3, (6, 10)),
+            (14, 0.7 * (1.0 - 5e-10), (6, 14)),
+            (4, 0.2 * (1.0 - 2e-9), (6, 14)),
+            (16, 0.8 * (1.0 - 2e-9), (6, 14)),
+            (5, 0.5, (5, 5)),
+            (0, 0.1, (0, 0)),
+            (1, 1.0, (0, 0)),
+        ];
+        for (t, v, want) in steps {
+            l.add_variant(0, t, v, None).unwrap();
+            assert_eq!(l.variant_leading(0), want, "after ({t}, {v})");
+        }
+        l.truncate(0).unwrap();
+        l.push(item(100, 0.5, None)).unwrap();
+        assert_eq!(l.variant_leading(0), (i64::MAX, i64::MIN), "taken back");
         s.add_variant(3, 0, 0.5, None).unwrap();
         assert_eq!(s.variant_share_per_token(3), f64::INFINITY);
         assert_eq!(s.fewest_variant_tokens(), 0);

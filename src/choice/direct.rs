@@ -10,10 +10,18 @@
 //! the steps at or above it, then over those below it that still fit what
 //! is left. The options of most items are never read: an item's best
 //! efficiency is bounded by its score and the bounds of its variants kept
-//! by the item store, and its lightest option by its tokens and that reach. The
-//! repairs read only the classes that can still change. Ties are broken by
-//! the Sort-stage key, so candidates in item order or in Sort-stage order
-//! give the same choice.
+//! by the item store, its lightest option by its tokens and that reach,
+//! and the tokens of its first step by those of its variants that keep the
+//! most per token.
+//!
+//! Below the split, what is left may still fit the lightest option of
+//! nearly every item (a list where each has a small placeholder): those
+//! candidates are read a few at a time, the highest bounds first, the pass
+//! running over every step more efficient than the bounds of those still
+//! unread; one whose first step no longer fits takes no step and is read
+//! only if a repair may choose it (Sort-stage order, while its lightest
+//! option fits). Ties are broken by the Sort-stage key, so candidates in
+//! item order or in Sort-stage order give the same choice.
 
 use super::greedy::{best_fit, best_up, hull};
 use super::Chosen;
@@ -34,34 +42,29 @@ fn sample_size(n: usize) -> usize {
 }
 
 /// One hull step in a pool: its efficiency key (ascending = efficiency
-/// descending), its class's Sort key (`desc_bits` of its tie score, for
-/// ties), its class (an index into [`Classes`]) and the class's
-/// candidate position, the step's number in
-/// the class, the option it arrives at and its extra tokens.
+/// descending), its extra tokens, its class (an index into [`Classes`];
+/// ties are broken by the class's [`Classes::order`]), the step's number
+/// in the class and the option it arrives at. 24 bytes: the pass moves
+/// every step a few times.
 #[derive(Clone, Copy)]
 struct Cand {
     key: u64,
-    tie: u64,
+    extra: i64,
     class: u32,
-    pos: u32,
     step: u16,
     option: u8,
-    extra: i64,
 }
 
 impl Cand {
-    /// Step `step` of class `class` (at candidate position `pos`), arriving
-    /// at option `option`.
-    fn at(key: (u64, u64), class: u32, pos: u32, (step, option): (u16, usize), extra: i64) -> Cand {
-        let (key, tie) = key;
+    /// Step `step` of class `class` of efficiency key `key`, arriving at
+    /// option `option`.
+    fn at(key: u64, class: u32, (step, option): (u16, usize), extra: i64) -> Cand {
         Cand {
             key,
-            tie,
+            extra,
             class,
-            pos,
             step,
             option: option as u8,
-            extra,
         }
     }
 }
@@ -96,10 +99,24 @@ struct Classes {
     chosen: Vec<u32>,
 }
 
+/// Each class's place in the order of ties ([`Classes::list`]'s order):
+/// its Sort key (`desc_bits` of its tie score), then its candidate
+/// position. Kept apart from the classes: the pass reads it while it
+/// updates them.
+type Order = Vec<(u64, u32)>;
+
 impl Classes {
     /// Adds the class at `pos` of an item of `tokens` and `score` with
-    /// `variants` (tokens, share); returns its index.
-    fn add(&mut self, pos: u32, (tokens, score): (i64, f64), variants: &[(i64, f64)]) -> u32 {
+    /// `variants` (tokens, share) and tie score `tie` to `order`; returns
+    /// its index.
+    fn add(
+        &mut self,
+        order: &mut Order,
+        (pos, tie): (u32, f64),
+        (tokens, score): (i64, f64),
+        variants: &[(i64, f64)],
+    ) -> u32 {
+        order.push((desc_bits(tie), pos));
         let first = self.options.len() as u32;
         push_options(&mut self.options, (tokens, score), variants);
         self.list.push(Class {
@@ -161,10 +178,22 @@ struct Scratch {
     options: Vec<(i64, f64)>,
     chosen: Vec<u32>,
     pool: Vec<Cand>,
+    later: Vec<Cand>,
+    order: Order,
+    unread: Vec<Unread>,
+    spare: Vec<((u64, u32), i64)>,
     dense: Vec<(u32, i64, f64)>,
     unselected: Vec<u32>,
     buckets: Buckets,
 }
+
+#[cfg(test)]
+thread_local!(
+    /// How many classes this thread's last call read.
+    static READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Whether it left 12 tokens or more after the split.
+    static FALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+);
 
 thread_local!(static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) });
 
@@ -178,6 +207,10 @@ impl Scratch {
         s.options.clear();
         s.chosen.clear();
         s.pool.clear();
+        s.later.clear();
+        s.order.clear();
+        s.unread.clear();
+        s.spare.clear();
         s.dense.clear();
         s.unselected.clear();
         s
@@ -188,7 +221,10 @@ impl Scratch {
     fn keep(self) {
         let bytes = self.list.capacity() * size_of::<Class>()
             + self.options.capacity() * size_of::<(i64, f64)>()
-            + self.pool.capacity() * size_of::<Cand>()
+            + (self.pool.capacity() + self.later.capacity()) * size_of::<Cand>()
+            + self.unread.capacity() * size_of::<Unread>()
+            + self.spare.capacity() * size_of::<((u64, u32), i64)>()
+            + self.order.capacity() * size_of::<(u64, u32)>()
             + self.dense.capacity() * size_of::<(u32, i64, f64)>()
             + (self.chosen.capacity() + self.unselected.capacity()) * 4;
         if bytes <= Self::KEEP {
@@ -234,36 +270,40 @@ pub fn greedy(
         chosen: std::mem::take(&mut scratch.chosen),
     };
     let mut pool = std::mem::take(&mut scratch.pool);
+    let mut order = std::mem::take(&mut scratch.order);
     let mut left = target;
     // The pass over a pool, bucketed over the keys it holds (efficiencies
     // gather in a few binades: buckets over all keys would hold most of a
     // pool in a few).
     let mut buckets = std::mem::take(&mut scratch.buckets);
-    let pass =
-        |buckets: &mut Buckets, pool: &mut Vec<Cand>, classes: &mut Classes, left: &mut i64| {
-            let lo = pool.iter().map(|c| c.key).min().unwrap_or(0);
-            let hi = pool.iter().map(|c| c.key).max().unwrap_or(0);
-            buckets.reset(pool.len(), lo, hi);
-            for c in pool.iter() {
-                buckets.add(c.key, c.extra);
-            }
-            buckets.run(
-                pool,
-                left,
-                classes,
-                |c| c.key,
-                |a, b| {
-                    (a.key.cmp(&b.key))
-                        .then(a.tie.cmp(&b.tie))
-                        .then(a.pos.cmp(&b.pos))
+    let pass = |buckets: &mut Buckets,
+                pool: &mut Vec<Cand>,
+                classes: &mut Classes,
+                order: &Order,
+                left: &mut i64| {
+        let lo = pool.iter().map(|c| c.key).min().unwrap_or(0);
+        let hi = pool.iter().map(|c| c.key).max().unwrap_or(0);
+        buckets.reset(pool.len(), lo, hi);
+        for c in pool.iter() {
+            buckets.add(c.key, c.extra);
+        }
+        buckets.run(
+            pool,
+            left,
+            classes,
+            |c| c.key,
+            |a, b| {
+                (a.key.cmp(&b.key)).then_with(|| {
+                    (order[a.class as usize].cmp(&order[b.class as usize]))
                         .then(a.step.cmp(&b.step))
-                },
-                |classes, c, left| classes.take(c, left),
-                |classes, c, left| {
-                    (c.extra <= left && classes.next(c.class).is_some()).then_some(c.extra)
-                },
-            );
-        };
+                })
+            },
+            |classes, c, left| classes.take(c, left),
+            |classes, c, left| {
+                (c.extra <= left && classes.next(c.class).is_some()).then_some(c.extra)
+            },
+        );
+    };
     // The steps at or above the split (every step when there is none): a
     // class's steps go down in efficiency, so its first steps. The classes
     // that may have one are found first, then their options read in one
@@ -272,31 +312,37 @@ pub fn greedy(
     let mut dense = std::mem::take(&mut scratch.dense);
     // No candidate has an option lighter than this (for the scan below).
     let mut fewest = all.fewest_variant_tokens();
+    // Whether item `m` (`t` tokens, score `s`) is read above the split.
+    let reaches = |m: u32, t: i64, s: f64| match split {
+        Some((_, efficiency)) => may_reach(all, m, t, s, efficiency),
+        None => true,
+    };
     for pos in 0..n as u32 {
         let m = item(pos);
         let (t, s) = (view.tokens(m), view.score(m));
         if t >= 0 {
             fewest = fewest.min(t);
         }
-        let reaches = match split {
-            Some((_, efficiency)) => may_reach(all, m, t, s, efficiency),
-            None => true,
-        };
-        if t >= 0 && reaches {
+        if t >= 0 && reaches(m, t, s) {
             dense.push((pos, t, s));
         }
     }
     classes.list.reserve(dense.len());
     classes.options.reserve(3 * dense.len());
     pool.reserve(2 * dense.len());
+    order.reserve(dense.len());
     for &(pos, t, s) in &dense {
-        classes.add(pos, (t, s), all.variant_shares(item(pos)));
+        let m = item(pos);
+        classes.add(
+            &mut order,
+            (pos, ties[m as usize]),
+            (t, s),
+            all.variant_shares(m),
+        );
     }
     for c in 0..classes.list.len() as u32 {
         let Classes { list, options, .. } = &mut classes;
         let k = &mut list[c as usize];
-        let pos = k.pos;
-        let tie = desc_bits(ties[item(pos) as usize]);
         let opts = &options[k.first as usize..k.first as usize + k.count as usize];
         k.below = i64::MAX;
         hull(opts, target, |step, efficiency, extra, o| {
@@ -306,22 +352,21 @@ pub fn greedy(
                 return false;
             }
             k.dense = step + 1;
-            pool.push(Cand::at((key, tie), c, pos, (step, o), extra));
+            pool.push(Cand::at(key, c, (step, o), extra));
             true
         });
     }
-    pass(&mut buckets, &mut pool, &mut classes, &mut left);
+    pass(&mut buckets, &mut pool, &mut classes, &order, &mut left);
     // Below the split, the steps that still fit (of classes that may still
     // take them); and every unselected class whose lightest option fits,
-    // for the repairs. First the classes read above, then the others that
-    // fit (few: what is left is usually small).
+    // for the repairs. First the classes read above, then the others, a
+    // few at a time.
     let room = left;
     // Pools the steps of class `c` below the split that may still be
     // taken: from the one it stands at, while they fit.
     let below = |classes: &mut Classes, c: u32, pool: &mut Vec<Cand>| {
         let k = &classes.list[c as usize];
-        let (next, pos) = (k.next, k.pos);
-        let tie = desc_bits(ties[item(pos) as usize]);
+        let next = k.next;
         // A class read above stands at its first step below the split, or
         // takes no more; that step's extra tokens are known.
         if split.is_none() || k.dead || next != k.dense || k.below > room {
@@ -338,7 +383,7 @@ pub fn greedy(
             if key <= tau || extra > room {
                 return false;
             }
-            pool.push(Cand::at((key, tie), c, pos, (step, o), extra));
+            pool.push(Cand::at(key, c, (step, o), extra));
             true
         });
     };
@@ -359,26 +404,138 @@ pub fn greedy(
         }
         below(&mut classes, c, &mut pool);
     }
+    // The other candidates whose lightest option fits, with a bound on
+    // their steps' efficiency (as a key: none of their steps comes before
+    // it), read in rounds, the highest bounds first: every step more
+    // efficient than the bounds of those still unread is pooled, so the
+    // pass runs over those, and what it leaves decides which still fit.
+    // One whose first step no longer fits takes no step: it is left to the
+    // repairs, unread (`spare`). Usually a round or two: the rest no longer
+    // fit (a list whose items all have a small placeholder would otherwise
+    // have each one read).
+    let mut unread = std::mem::take(&mut scratch.unread);
+    // How many of them may still take a step: their first step fits.
+    let mut capable = 0;
     for pos in (0..n as u32).take_while(|_| fewest <= room) {
         let m = item(pos);
-        let t = view.tokens(m);
-        if t < 0 || lightest(m, t) > room {
+        let (t, s) = (view.tokens(m), view.score(m));
+        if t < 0 || reaches(m, t, s) {
             continue;
         }
-        let known = classes.list[..read].binary_search_by_key(&pos, |k| k.pos);
-        if known.is_err() {
-            let c = classes.add(pos, (t, view.score(m)), all.variant_shares(m));
+        let light = lightest(m, t);
+        if light > room {
+            continue;
+        }
+        let first = first_step(all, m, t, s, target);
+        capable += usize::from(first <= room);
+        let key = bound_key(all, m, t, s);
+        unread.push(Unread {
+            key,
+            pos,
+            light,
+            first,
+        });
+    }
+    let mut later = std::mem::take(&mut scratch.later);
+    let (mut known, mut round) = (room, FIRST_READ);
+    loop {
+        let fits = left;
+        if fits < known {
+            unread.retain(|u| u.light <= fits);
+            capable = unread.iter().filter(|u| u.first <= fits).count();
+            known = fits;
+        }
+        // Those that may take a step first, by key: the first `take` read.
+        let take = round.min(capable);
+        if take > 0 && take < unread.len() {
+            // (Any order among equal keys: a step of that key waits.)
+            let key = |u: &Unread| if u.first > fits { u64::MAX } else { u.key };
+            unread.select_nth_unstable_by_key(take, key);
+        }
+        for u in &unread[..take] {
+            let m = item(u.pos);
+            let (item, share) = ((view.tokens(m), view.score(m)), all.variant_shares(m));
+            let c = classes.add(&mut order, (u.pos, ties[m as usize]), item, share);
             unselected.push(c);
             below(&mut classes, c, &mut pool);
         }
+        // The first key any step of a class still unread may have: steps
+        // at or after it wait for them.
+        let wait = (take < capable).then(|| unread[take].key);
+        unread.drain(..take);
+        capable -= take;
+        pool.retain(|c| {
+            let now = wait.is_none_or(|wait| c.key < wait);
+            if !now {
+                later.push(*c);
+            }
+            now
+        });
+        pass(&mut buckets, &mut pool, &mut classes, &order, &mut left);
+        std::mem::swap(&mut pool, &mut later);
+        if capable == 0 && pool.is_empty() {
+            break;
+        }
+        round = round.saturating_mul(2);
     }
-    pass(&mut buckets, &mut pool, &mut classes, &mut left);
+    // Those left unread take no step: the repairs may still choose one
+    // whose lightest option fits.
+    let mut spare = std::mem::take(&mut scratch.spare);
+    for u in unread.drain(..).filter(|u| u.light <= left) {
+        spare.push(((desc_bits(ties[item(u.pos) as usize]), u.pos), u.light));
+    }
+    // The repairs, until neither changes anything: unselected classes in
+    // Sort-stage order take their best option that fits; selected ones
+    // move up to their best option of a higher score that fits. The first
+    // round of the first: the classes read, and those left unread
+    // (`spare`) in rounds, the first in Sort-stage order first, each read
+    // only when its lightest option still fits (usually a few).
+    unselected.retain(|&c| !classes.list[c as usize].selected);
+    unselected.sort_unstable_by_key(|&c| order[c as usize]);
+    let repair = |classes: &mut Classes, c: u32, left: &mut i64| {
+        if let Some(o) = best_fit(classes.options(c), *left) {
+            *left -= classes.options(c)[o].0;
+            classes.select(c, o as u8);
+            classes.list[c as usize].dead = true;
+        }
+    };
+    let (mut next, mut round) = (0, FIRST_READ);
+    loop {
+        let fits = left;
+        spare.retain(|&(_, light)| light <= fits);
+        let take = round.min(spare.len());
+        if take < spare.len() {
+            spare.select_nth_unstable_by_key(take, |e| e.0);
+        }
+        spare[..take].sort_unstable_by_key(|e| e.0);
+        // Up to the first of those left: all of them when none are.
+        let upto = spare.get(take).map_or((u64::MAX, u32::MAX), |e| e.0);
+        // The read ones before `key`.
+        let mut earlier = |classes: &mut Classes, left: &mut i64, order: &Order, key| {
+            while let Some(&c) = unselected.get(next).filter(|&&c| order[c as usize] < key) {
+                repair(classes, c, left);
+                next += 1;
+            }
+        };
+        for &((tie, pos), light) in &spare[..take] {
+            earlier(&mut classes, &mut left, &order, (tie, pos));
+            if light <= left {
+                let m = item(pos);
+                let (item, share) = ((view.tokens(m), view.score(m)), all.variant_shares(m));
+                let c = classes.add(&mut order, (pos, ties[m as usize]), item, share);
+                repair(&mut classes, c, &mut left);
+            }
+        }
+        earlier(&mut classes, &mut left, &order, upto);
+        spare.drain(..take);
+        if spare.is_empty() && next == unselected.len() {
+            break;
+        }
+        round = round.saturating_mul(2);
+    }
     // The repairs, until neither changes anything: unselected classes in
     // Sort-stage order take their best option that fits; selected ones
     // move up to their best option of a higher score that fits.
-    unselected.retain(|&c| !classes.list[c as usize].selected);
-    let pos_of = |c: u32| classes.list[c as usize].pos;
-    unselected.sort_unstable_by_key(|&c| (desc_bits(ties[item(pos_of(c)) as usize]), pos_of(c)));
     loop {
         let mut changed = false;
         for &c in &unselected {
@@ -418,11 +575,20 @@ pub fn greedy(
             }
         })
         .collect();
+    #[cfg(test)]
+    {
+        READ.set(classes.list.len());
+        FALLBACK.set(room >= 12 && split.is_some());
+    }
     Scratch {
         list: classes.list,
         options: classes.options,
         chosen: classes.chosen,
         pool,
+        later,
+        order,
+        unread,
+        spare,
         dense,
         unselected,
         buckets,
@@ -441,6 +607,69 @@ fn push_options(out: &mut Vec<(i64, f64)>, (tokens, score): (i64, f64), variants
         let shares = variants.iter();
         out.extend(shares.map(|&(t, share)| (t, saturating_sum(0.0, score * share))));
     }
+}
+
+/// A candidate below the split not read yet: the bound on its steps'
+/// efficiency ([`bound_key`]), its position, its lightest option's tokens
+/// and the fewest tokens its first step may take ([`first_step`]).
+#[derive(Clone, Copy)]
+struct Unread {
+    key: u64,
+    pos: u32,
+    light: i64,
+    first: i64,
+}
+
+/// The fewest tokens the first hull step of item `m` (`t` tokens, score
+/// `s`) may take, from the item store's bounds: the fewest of the options
+/// that keep the largest share of the score per token (within the
+/// allowance for rounding), when all of those fit `target` (else the first
+/// step may be another option: 0, unknown). `i64::MAX` when it has no
+/// step (no score). Scores too small for the allowance: 0.
+fn first_step(all: &Items, m: u32, t: i64, s: f64, target: i64) -> i64 {
+    if s.is_nan() || s <= 0.0 {
+        return i64::MAX;
+    }
+    // The item's own share per token is 1 / t; `x` is the variants' best
+    // over it (no division).
+    let shares = all.variant_share_per_token(m);
+    let x = shares * t as f64;
+    // The products and quotients of the options' efficiencies are normal
+    // numbers near the best one's: rounded to within 1e-15 of it.
+    if t == 0 || !(s >= 1e-280 * t as f64 || s * shares >= 1e-280) {
+        return 0;
+    }
+    let (mut fewest, mut most) = (i64::MAX, i64::MIN);
+    if x * (1.0 - 1e-9) <= 1.0 {
+        (fewest, most) = (t, t);
+    }
+    if x >= 1.0 - 1e-9 {
+        let (lo, hi) = all.variant_leading(m);
+        (fewest, most) = (fewest.min(lo), most.max(hi));
+    }
+    if most <= target {
+        fewest
+    } else {
+        0
+    }
+}
+
+/// Candidates below the split read in the first round of the repairs'
+/// reads; doubled every round.
+const FIRST_READ: usize = 256;
+
+/// No hull step of item `m` (`t` tokens, score `s`) comes before this key
+/// (a bound on its steps' efficiency, as [`may_reach`] allows for
+/// rounding); `u64::MAX` when it has no step (no score).
+fn bound_key(all: &Items, m: u32, t: i64, s: f64) -> u64 {
+    if s.is_nan() || s <= 0.0 {
+        return u64::MAX;
+    }
+    let own = match t {
+        0 => f64::INFINITY,
+        t => s / (t as f64 * (1.0 - 1e-9)),
+    };
+    desc_bits(own.max(s * all.variant_share_per_token(m) * (1.0 + 1e-9)))
 }
 
 /// Whether item `m` (`t` tokens, score `s`) may have a hull step of
@@ -568,6 +797,193 @@ mod tests {
         let all: Vec<u32> = (0..o.len() as u32).collect();
         let chosen = super::super::greedy::greedy(&o.view(view), &all, target);
         o.expand(view, &chosen, one)
+    }
+
+    /// `first_step` and `bound_key` on hand-made items: the first step's
+    /// fewest tokens (0 when another option may be first), no step without
+    /// a score, and a bound just above the best score per token.
+    #[test]
+    fn first_step_and_bound_key_by_hand() {
+        let mut it = Items::new();
+        for (tokens, score) in [(10, 1.0), (2, 1.0), (4, 1.0), (0, 1.0), (10, 1.0)] {
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+        }
+        it.add_variant(0, 2, 0.5, None).unwrap(); // 0.25 a token, over 0.1
+        it.add_variant(1, 10, 0.5, None).unwrap(); // 0.05, under 0.5
+        it.add_variant(2, 2, 0.5, None).unwrap(); // 0.25: ties the item's
+        it.add_variant(4, 0, 0.1, None).unwrap(); // no tokens: first
+        let first =
+            |m: u32, s: f64, target: i64| first_step(&it, m, it.view().tokens(m), s, target);
+        assert_eq!(first(0, 1.0, 100), 2, "the variant");
+        assert_eq!(first(0, 1.0, 2), 2);
+        assert_eq!(first(0, 1.0, 1), 0, "the variant past the target: unknown");
+        assert_eq!(first(1, 1.0, 100), 2, "the item itself");
+        assert_eq!(first(1, 1.0, 1), 0);
+        assert_eq!(first(2, 1.0, 4), 2, "either; the fewest");
+        assert_eq!(first(2, 1.0, 3), 0, "one of them past the target");
+        assert_eq!(first(3, 1.0, 100), 0, "a zero-token item");
+        assert_eq!(first(4, 1.0, 100), 0, "a zero-token variant");
+        assert_eq!(first(0, 0.0, 100), i64::MAX, "no score, no step");
+        assert_eq!(first(0, -1.0, 100), i64::MAX);
+        assert_eq!(first(0, 1e-300, 100), 0, "too small to tell");
+        assert_eq!(first(0, 1e-270, 100), 2);
+        let bound = |m: u32, s: f64| bound_key(&it, m, it.view().tokens(m), s);
+        for (m, best) in [(0, 0.25), (1, 0.5), (2, 0.25), (3, f64::INFINITY)] {
+            let key = bound(m, 2.0);
+            assert!(key <= desc_bits(2.0 * best), "item {m}");
+            if best.is_finite() {
+                assert!(key > desc_bits(2.0 * best * (1.0 + 2e-9)), "item {m}");
+            }
+        }
+        assert_eq!(bound(4, 1.0), desc_bits(f64::INFINITY));
+        assert_eq!(bound(0, 0.0), u64::MAX);
+        assert_eq!(bound(0, -0.5), u64::MAX);
+    }
+
+    /// On seeded items: no hull step comes before `bound_key`, and the
+    /// first step takes at least `first_step`'s tokens (none when it says
+    /// `i64::MAX`).
+    #[test]
+    fn first_step_and_bound_key_bound_the_hull() {
+        let mut rng = Rng(0x2701_0b0d);
+        let it = random_items(&mut rng, 3000);
+        let view = it.view();
+        let mut opts = Vec::new();
+        let (mut tight, mut unknown) = (0, 0);
+        for m in 0..it.len() as u32 {
+            let (t, s) = (view.tokens(m), view.score(m));
+            if t < 0 {
+                continue;
+            }
+            let target = [5, 500, 5000][m as usize % 3];
+            opts.clear();
+            push_options(&mut opts, (t, s), it.variant_shares(m));
+            let (key, first) = (bound_key(&it, m, t, s), first_step(&it, m, t, s, target));
+            let mut steps = 0;
+            hull(&opts, target, |step, efficiency, extra, _| {
+                assert!(desc_bits(efficiency) >= key, "item {m} step {step}");
+                if step == 0 {
+                    assert!(extra >= first, "item {m}: {extra} < {first}");
+                    tight += usize::from(extra == first);
+                }
+                steps += 1;
+                true
+            });
+            if first == i64::MAX {
+                assert_eq!(steps, 0, "item {m}");
+            }
+            unknown += usize::from(first == 0 && t > 0);
+        }
+        // Mostly exact, some unknown (a leading option past the target).
+        assert!(
+            tight > 1500 && unknown > 50,
+            "{tight} exact, {unknown} unknown"
+        );
+    }
+
+    /// Items of 50 to 1,000 tokens, each with a 12-token placeholder worth
+    /// `share` and a third-length summary worth half: nearly every item's
+    /// lightest option fits whatever the pass leaves.
+    fn placeholder_items(rng: &mut Rng, n: usize, share: f64) -> Items {
+        let mut it = Items::new();
+        for i in 0..n {
+            let tokens = 50 + rng.below(951) as i64;
+            let score = rng.below(10_000) as f64 / 10_000.0;
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+            it.add_variant(i, (tokens + 2) / 3, 0.5, None).unwrap();
+            it.add_variant(i, 12, share, None).unwrap();
+        }
+        it
+    }
+
+    /// Below the split, the candidates are read a few at a time, the
+    /// highest bounds first, and those whose first step no longer fits
+    /// only when a repair may choose them: a list whose every item has a
+    /// placeholder that fits what the pass left has a few of them read,
+    /// not all, whether the placeholder is the first step (worth a
+    /// twentieth) or none (worth a thousandth); the choice is the options
+    /// path's.
+    #[test]
+    fn placeholders_that_fit_are_not_all_read() {
+        let mut rng = Rng(0x2701_9ace);
+        let mut fallbacks = 0;
+        for case in 0..32 {
+            let n = 20_000 + rng.below(10_000) as usize;
+            let share = [0.05, 0.001][case % 2];
+            let it = placeholder_items(&mut rng, n, share);
+            let view = it.view();
+            let total: i64 = (0..n as u32).map(|i| view.tokens(i)).sum();
+            let target = (total / 400) + rng.below(1000) as i64;
+            let want = by_options(&it, target);
+            let got = greedy(&it, &view, n, |p| p, target);
+            assert_eq!(got, want, "case {case}: n {n} target {target}");
+            assert!(
+                READ.get() < n / 5,
+                "case {case}: {} of {n} read",
+                READ.get()
+            );
+            fallbacks += usize::from(FALLBACK.get());
+        }
+        assert!(fallbacks >= 6, "{fallbacks} of 32 left a placeholder room");
+    }
+
+    /// A split from a sample that misleads: the sampled items are dense,
+    /// the rest thin, so the pass above the split leaves most of the
+    /// budget and the candidates below it are read in many rounds.
+    #[test]
+    fn a_misleading_sample_reads_below_the_split_in_rounds() {
+        let mut rng = Rng(0x2701_5a3e);
+        for case in 0..8 {
+            let n = 4096 + rng.below(4096) as usize;
+            let every = n / sample_size(n);
+            let mut it = Items::new();
+            for i in 0..n {
+                let sampled = i % every == 0;
+                let tokens = 10 + rng.below(90) as i64;
+                let score = if sampled {
+                    0.9
+                } else {
+                    rng.below(50) as f64 / 100.0
+                };
+                it.push(NewItem {
+                    tokens,
+                    score,
+                    kind: None,
+                })
+                .unwrap();
+                if rng.below(2) == 0 {
+                    it.add_variant(i, tokens / 4, 0.4, None).unwrap();
+                }
+                if case % 2 == 0 {
+                    it.add_variant(i, 3, 0.02, None).unwrap();
+                }
+            }
+            let view = it.view();
+            let total: i64 = (0..n as u32).map(|i| view.tokens(i)).sum();
+            let target = total / 8 + rng.below(100) as i64;
+            let want = by_options(&it, target);
+            let got = greedy(&it, &view, n, |p| p, target);
+            assert_eq!(got, want, "case {case}: n {n} target {target}");
+            let mut sorted = crate::sort::sort_stage(&view);
+            sorted.retain(|&i| view.tokens(i) >= 0);
+            let got = greedy(&it, &view, sorted.len(), |p| sorted[p as usize], target);
+            assert_eq!(got, want, "case {case}, Sort order");
+            assert!(
+                READ.get() > 2 * FIRST_READ,
+                "case {case}: {} read",
+                READ.get()
+            );
+        }
     }
 
     #[test]
