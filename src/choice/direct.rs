@@ -193,6 +193,9 @@ thread_local!(
     static READ: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
     /// Whether it left 12 tokens or more after the split.
     static FALLBACK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// Hull steps put in the pass's pools and ordered, over all calls.
+    static POOLED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    static ORDERED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 );
 
 thread_local!(static SCRATCH: std::cell::Cell<Option<Scratch>> = const { std::cell::Cell::new(None) });
@@ -287,7 +290,9 @@ pub fn greedy(
         for c in pool.iter() {
             buckets.add(c.key, c.extra);
         }
-        buckets.run(
+        #[cfg(test)]
+        POOLED.set(POOLED.get() + pool.len());
+        let _ordered = buckets.run(
             pool,
             left,
             classes,
@@ -303,6 +308,8 @@ pub fn greedy(
                 (c.extra <= left && classes.next(c.class).is_some()).then_some(c.extra)
             },
         );
+        #[cfg(test)]
+        ORDERED.set(ORDERED.get() + _ordered);
     };
     // The steps at or above the split (every step when there is none): a
     // class's steps go down in efficiency, so its first steps. The classes
@@ -439,8 +446,10 @@ pub fn greedy(
     let mut later = std::mem::take(&mut scratch.later);
     let (mut known, mut round) = (room, FIRST_READ);
     loop {
+        // (What is left only shrinks: when it has, drop what no longer
+        // fits and count again.)
         let fits = left;
-        if fits < known {
+        if fits != known {
             unread.retain(|u| u.light <= fits);
             capable = unread.iter().filter(|u| u.first <= fits).count();
             known = fits;
@@ -484,10 +493,8 @@ pub fn greedy(
     for u in unread.drain(..).filter(|u| u.light <= left) {
         spare.push(((desc_bits(ties[item(u.pos) as usize]), u.pos), u.light));
     }
-    // The repairs, until neither changes anything: unselected classes in
-    // Sort-stage order take their best option that fits; selected ones
-    // move up to their best option of a higher score that fits. The first
-    // round of the first: the classes read, and those left unread
+    // The repairs' first sweep: unselected classes in Sort-stage order take
+    // their best option that fits. The classes read, and those left unread
     // (`spare`) in rounds, the first in Sort-stage order first, each read
     // only when its lightest option still fits (usually a few).
     unselected.retain(|&c| !classes.list[c as usize].selected);
@@ -533,9 +540,10 @@ pub fn greedy(
         }
         round = round.saturating_mul(2);
     }
-    // The repairs, until neither changes anything: unselected classes in
-    // Sort-stage order take their best option that fits; selected ones
-    // move up to their best option of a higher score that fits.
+    // Then the repairs until neither changes anything: unselected classes
+    // in Sort-stage order take their best option that fits (none will: what
+    // is left only shrinks); selected ones move up to their best option of
+    // a higher score that fits.
     loop {
         let mut changed = false;
         for &c in &unselected {
@@ -924,9 +932,7 @@ mod tests {
             let view = it.view();
             let total: i64 = (0..n as u32).map(|i| view.tokens(i)).sum();
             let target = (total / 400) + rng.below(1000) as i64;
-            let want = by_options(&it, target);
-            let got = greedy(&it, &view, n, |p| p, target);
-            assert_eq!(got, want, "case {case}: n {n} target {target}");
+            same_choice(&it, target, &format!("case {case}: n {n} target {target}"));
             assert!(
                 READ.get() < n / 5,
                 "case {case}: {} of {n} read",
@@ -971,19 +977,59 @@ mod tests {
             let view = it.view();
             let total: i64 = (0..n as u32).map(|i| view.tokens(i)).sum();
             let target = total / 8 + rng.below(100) as i64;
-            let want = by_options(&it, target);
-            let got = greedy(&it, &view, n, |p| p, target);
-            assert_eq!(got, want, "case {case}: n {n} target {target}");
-            let mut sorted = crate::sort::sort_stage(&view);
-            sorted.retain(|&i| view.tokens(i) >= 0);
-            let got = greedy(&it, &view, sorted.len(), |p| sorted[p as usize], target);
-            assert_eq!(got, want, "case {case}, Sort order");
+            same_choice(&it, target, &format!("case {case}: n {n} target {target}"));
             assert!(
                 READ.get() > 2 * FIRST_READ,
                 "case {case}: {} read",
                 READ.get()
             );
         }
+    }
+
+    /// [`greedy`] over the candidates in item order and in Sort-stage
+    /// order chooses what the options path does (`label` names the case);
+    /// [`READ`] is then the Sort-order call's.
+    fn same_choice(it: &Items, target: i64, label: &str) {
+        let view = it.view();
+        let want = by_options(it, target);
+        let got = greedy(it, &view, it.len(), |p| p, target);
+        assert_eq!(got, want, "{label}, item order");
+        let mut sorted = crate::sort::sort_stage(&view);
+        sorted.retain(|&i| view.tokens(i) >= 0);
+        let got = greedy(it, &view, sorted.len(), |p| sorted[p as usize], target);
+        assert_eq!(got, want, "{label}, Sort order");
+    }
+
+    /// The pass drops from its pool what no longer fits instead of ordering
+    /// it: 1,020 dense items of 10 tokens fill the target exactly, so of
+    /// the 1,020 thin items of 100 tokens (each of its own density) only
+    /// those the first round orders (it orders 1,024 or more) are ordered.
+    #[test]
+    fn steps_that_no_longer_fit_are_not_ordered() {
+        let mut it = Items::new();
+        for i in 0..2040 {
+            let (tokens, score) = match i % 2 {
+                0 => (10, 0.9),
+                _ => (100, 0.1 + i as f64 * 1e-5),
+            };
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+        }
+        it.add_variant(1, 50, 0.25, None).unwrap();
+        POOLED.set(0);
+        ORDERED.set(0);
+        let got = greedy(&it, &it.view(), it.len(), |p| p, 10_200);
+        assert_eq!(got, by_options(&it, 10_200));
+        assert_eq!(got.len(), 1020, "the dense ones");
+        let (pooled, ordered) = (POOLED.get(), ORDERED.get());
+        assert!(
+            pooled >= 2040 && ordered < 1100,
+            "{pooled} pooled, {ordered} ordered"
+        );
     }
 
     #[test]
@@ -1003,13 +1049,7 @@ mod tests {
                 0 => rng.below(total as u64 + 10) as i64,
                 _ => rng.below(1 + total as u64 / 50) as i64,
             };
-            let want = by_options(&it, target);
-            let got = greedy(&it, &view, n, |p| p, target);
-            assert_eq!(got, want, "case {case}: n {n} target {target}");
-            let mut sorted = crate::sort::sort_stage(&view);
-            sorted.retain(|&i| view.tokens(i) >= 0);
-            let got = greedy(&it, &view, sorted.len(), |p| sorted[p as usize], target);
-            assert_eq!(got, want, "case {case}, Sort order: n {n} target {target}");
+            same_choice(&it, target, &format!("case {case}: n {n} target {target}"));
         }
     }
 }
