@@ -212,7 +212,11 @@ enum Variants {
 fn seeded(n: usize, max_tokens: u64, variants: Variants, with: bool) -> Items {
     let mut rng = Rng(27);
     let mut items = Items::new();
-    let least = if variants == Variants::Placeholder { 50 } else { 1 };
+    let least = if variants == Variants::Placeholder {
+        50
+    } else {
+        1
+    };
     for i in 0..n {
         let tokens = least + rng.below(max_tokens + 1 - least as u64) as i64;
         let score = rng.below(10_000) as f64 / 10_000.0;
@@ -258,7 +262,14 @@ fn cost_table(only: Option<&str>) {
     use Variants::{Placeholder, Two};
     let cases: [(&str, usize, u64, i64, Slicer, Variants); 5] = [
         ("greedy N=10000", 10_000, 1000, 128_000, Slicer::Greedy, Two),
-        ("greedy N=100000", 100_000, 1000, 128_000, Slicer::Greedy, Two),
+        (
+            "greedy N=100000",
+            100_000,
+            1000,
+            128_000,
+            Slicer::Greedy,
+            Two,
+        ),
         (
             "greedy N=100000, placeholders",
             100_000,
