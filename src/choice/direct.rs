@@ -421,8 +421,6 @@ pub fn greedy(
     // fit (a list whose items all have a small placeholder would otherwise
     // have each one read).
     let mut unread = std::mem::take(&mut scratch.unread);
-    // How many of them may still take a step: their first step fits.
-    let mut capable = 0;
     for pos in (0..n as u32).take_while(|_| fewest <= room) {
         let m = item(pos);
         let (t, s) = (view.tokens(m), view.score(m));
@@ -433,9 +431,7 @@ pub fn greedy(
         if light > room {
             continue;
         }
-        let first = first_step(all, m, t, s, target);
-        capable += usize::from(first <= room);
-        let key = bound_key(all, m, t, s);
+        let (key, first) = (bound_key(all, m, t, s), first_step(all, m, t, s, target));
         unread.push(Unread {
             key,
             pos,
@@ -451,12 +447,13 @@ pub fn greedy(
         let fits = left;
         if fits != known {
             unread.retain(|u| u.light <= fits);
-            capable = unread.iter().filter(|u| u.first <= fits).count();
             known = fits;
         }
-        // Those that may take a step first, by key: the first `take` read.
+        // How many may still take a step (their first step fits); those
+        // first, by key: the first `take` read.
+        let capable = unread.iter().filter(|u| u.first <= fits).count();
         let take = round.min(capable);
-        if take > 0 && take < unread.len() {
+        if take < unread.len() {
             // (Any order among equal keys: a step of that key waits.)
             let key = |u: &Unread| if u.first > fits { u64::MAX } else { u.key };
             unread.select_nth_unstable_by_key(take, key);
@@ -472,17 +469,17 @@ pub fn greedy(
         // at or after it wait for them.
         let wait = (take < capable).then(|| unread[take].key);
         unread.drain(..take);
-        capable -= take;
         pool.retain(|c| {
-            let now = wait.is_none_or(|wait| c.key < wait);
-            if !now {
+            if waits(c.key, wait) {
                 later.push(*c);
             }
-            now
+            !waits(c.key, wait)
         });
         pass(&mut buckets, &mut pool, &mut classes, &order, &mut left);
         std::mem::swap(&mut pool, &mut later);
-        if capable == 0 && pool.is_empty() {
+        if take == capable {
+            // (Nothing waits.)
+            debug_assert!(pool.is_empty());
             break;
         }
         round = round.saturating_mul(2);
@@ -678,6 +675,14 @@ fn bound_key(all: &Items, m: u32, t: i64, s: f64) -> u64 {
         t => s / (t as f64 * (1.0 - 1e-9)),
     };
     desc_bits(own.max(s * all.variant_share_per_token(m) * (1.0 + 1e-9)))
+}
+
+/// Whether a pooled step of `key` waits for the classes still unread, the
+/// first key any of their steps may have being `wait` (none: it does
+/// not).
+#[inline]
+fn waits(key: u64, wait: Option<u64>) -> bool {
+    wait.is_some_and(|wait| key >= wait)
 }
 
 /// Whether item `m` (`t` tokens, score `s`) may have a hull step of
@@ -941,6 +946,34 @@ mod tests {
             fallbacks += usize::from(FALLBACK.get());
         }
         assert!(fallbacks >= 6, "{fallbacks} of 32 left a placeholder room");
+    }
+
+    /// Below the split, a few candidates whose steps fit: all of them read
+    /// in one round (3,000 dense items fill all but 50 tokens; 20 of 5
+    /// tokens below the split, 2,000 of 1,000 tokens above it).
+    #[test]
+    fn a_few_below_the_split_are_read_at_once() {
+        let mut it = Items::new();
+        let kinds = [(3000, 10, 0.9), (2000, 1000, 0.9), (20, 5, 0.001)];
+        for (count, tokens, score) in kinds {
+            for _ in 0..count {
+                it.push(NewItem {
+                    tokens,
+                    score,
+                    kind: None,
+                })
+                .unwrap();
+            }
+        }
+        it.add_variant(0, 5, 0.5, None).unwrap();
+        same_choice(&it, 30_050, "a few below");
+        let got = greedy(&it, &it.view(), it.len(), |p| p, 30_050);
+        let small = got.iter().filter(|c| c.item >= 5000).count();
+        assert_eq!(
+            (got.len(), small),
+            (3010, 10),
+            "the dense ones, then ten small"
+        );
     }
 
     /// A split from a sample that misleads: the sampled items are dense,
