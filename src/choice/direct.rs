@@ -431,7 +431,9 @@ pub fn greedy(
         if light > room {
             continue;
         }
-        let (key, first) = (bound_key(all, m, t, s), first_step(all, m, t, s, target));
+        // (No step takes fewer tokens than the lightest option.)
+        let first = first_step(all, m, t, s, target).max(light);
+        let key = bound_key(all, m, t, s);
         unread.push(Unread {
             key,
             pos,
@@ -440,17 +442,12 @@ pub fn greedy(
         });
     }
     let mut later = std::mem::take(&mut scratch.later);
-    let (mut known, mut round) = (room, FIRST_READ);
+    let mut round = FIRST_READ;
     loop {
-        // (What is left only shrinks: when it has, drop what no longer
-        // fits and count again.)
+        // How many may still take a step (their first step fits: so does
+        // their lightest option); those first, by key: the first `take`
+        // read.
         let fits = left;
-        if fits != known {
-            unread.retain(|u| u.light <= fits);
-            known = fits;
-        }
-        // How many may still take a step (their first step fits); those
-        // first, by key: the first `take` read.
         let capable = unread.iter().filter(|u| u.first <= fits).count();
         let take = round.min(capable);
         if take < unread.len() {
@@ -616,7 +613,8 @@ fn push_options(out: &mut Vec<(i64, f64)>, (tokens, score): (i64, f64), variants
 
 /// A candidate below the split not read yet: the bound on its steps'
 /// efficiency ([`bound_key`]), its position, its lightest option's tokens
-/// and the fewest tokens its first step may take ([`first_step`]).
+/// and the fewest tokens its first step may take ([`first_step`], at least
+/// the lightest option's).
 #[derive(Clone, Copy)]
 struct Unread {
     key: u64,
