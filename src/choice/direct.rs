@@ -513,7 +513,7 @@ pub fn greedy(
         let upto = spare.get(take).map_or((u64::MAX, u32::MAX), |e| e.0);
         // The read ones before `key`.
         let mut earlier = |classes: &mut Classes, left: &mut i64, order: &Order, key| {
-            while let Some(&c) = unselected.get(next).filter(|&&c| order[c as usize] < key) {
+            while let Some(&c) = unselected.get(next).filter(|&&c| before(order, c, key)) {
                 repair(classes, c, left);
                 next += 1;
             }
@@ -673,6 +673,13 @@ fn bound_key(all: &Items, m: u32, t: i64, s: f64) -> u64 {
         t => s / (t as f64 * (1.0 - 1e-9)),
     };
     desc_bits(own.max(s * all.variant_share_per_token(m) * (1.0 + 1e-9)))
+}
+
+/// Whether class `c` comes before the candidate of Sort-stage key and
+/// position `key` in the repairs' order (never equal: a position each).
+#[inline]
+fn before(order: &Order, c: u32, key: (u64, u32)) -> bool {
+    order[c as usize] < key
 }
 
 /// Whether a pooled step of `key` waits for the classes still unread, the
@@ -944,6 +951,42 @@ mod tests {
             fallbacks += usize::from(FALLBACK.get());
         }
         assert!(fallbacks >= 6, "{fallbacks} of 32 left a placeholder room");
+    }
+
+    /// The repairs of candidates left unread go on in rounds until none
+    /// fits: 3,000 dense items fill all but 40 tokens; below the split, in
+    /// Sort-stage order, one whose placeholder takes 30 of them, 300 whose
+    /// placeholders (12) then do not fit, and last one whose placeholder
+    /// (5) does: it is chosen, in the second round.
+    #[test]
+    fn repairs_of_unread_candidates_go_on_while_one_fits() {
+        let mut it = Items::new();
+        let mut push = |count: usize, tokens: i64, score: f64, placeholder: Option<i64>| {
+            for _ in 0..count {
+                let i = it.len();
+                it.push(NewItem {
+                    tokens,
+                    score,
+                    kind: None,
+                })
+                .unwrap();
+                if let Some(t) = placeholder {
+                    it.add_variant(i, t, 0.001, None).unwrap();
+                }
+            }
+        };
+        push(3000, 10, 0.9, None);
+        push(2000, 1000, 0.9, None);
+        push(1, 1000, 0.12, Some(30));
+        push(300, 1000, 0.11, Some(12));
+        push(1, 1000, 0.10, Some(5));
+        same_choice(&it, 30_040, "repairs in rounds");
+        let got = greedy(&it, &it.view(), it.len(), |p| p, 30_040);
+        let repaired: Vec<(u32, u8, i64)> = (got.iter())
+            .filter(|c| c.item >= 5000)
+            .map(|c| (c.item, c.variant, c.tokens))
+            .collect();
+        assert_eq!(repaired, [(5000, 1, 30), (5301, 1, 5)]);
     }
 
     /// Below the split, a few candidates whose steps fit: all of them read
