@@ -828,7 +828,16 @@ mod tests {
     #[test]
     fn first_step_and_bound_key_by_hand() {
         let mut it = Items::new();
-        for (tokens, score) in [(10, 1.0), (2, 1.0), (4, 1.0), (0, 1.0), (10, 1.0)] {
+        let items = [
+            (10, 1.0),
+            (2, 1.0),
+            (4, 1.0),
+            (0, 1.0),
+            (10, 1.0),
+            (1_000_000, 1.0),
+            (10_000_000, 1.0),
+        ];
+        for (tokens, score) in items {
             it.push(NewItem {
                 tokens,
                 score,
@@ -840,6 +849,7 @@ mod tests {
         it.add_variant(1, 10, 0.5, None).unwrap(); // 0.05, under 0.5
         it.add_variant(2, 2, 0.5, None).unwrap(); // 0.25: ties the item's
         it.add_variant(4, 0, 0.1, None).unwrap(); // no tokens: first
+        it.add_variant(6, 1_000_000, 1.0, None).unwrap(); // 1e-6, over 1e-7
         let first =
             |m: u32, s: f64, target: i64| first_step(&it, m, it.view().tokens(m), s, target);
         assert_eq!(first(0, 1.0, 100), 2, "the variant");
@@ -855,6 +865,12 @@ mod tests {
         assert_eq!(first(0, -1.0, 100), i64::MAX);
         assert_eq!(first(0, 1e-300, 100), 0, "too small to tell");
         assert_eq!(first(0, 1e-270, 100), 2);
+        // Too small by the item itself (1e-278 a token and less), and by
+        // its variant (a millionth of the score a token).
+        assert_eq!(first(5, 1e-278, i64::MAX), 0);
+        assert_eq!(first(5, 1e-273, i64::MAX), 1_000_000);
+        assert_eq!(first(6, 1e-276, i64::MAX), 0);
+        assert_eq!(first(6, 1e-273, i64::MAX), 1_000_000);
         let bound = |m: u32, s: f64| bound_key(&it, m, it.view().tokens(m), s);
         for (m, best) in [(0, 0.25), (1, 0.5), (2, 0.25), (3, f64::INFINITY)] {
             let key = bound(m, 2.0);
