@@ -421,21 +421,28 @@ impl Buckets {
             }
         }
         let head = &mut pool[len..];
-        // Large buckets sorted on their own; then one insertion pass over
-        // the whole head, whose entries only move within their buckets (a
-        // loop over the buckets would branch on each one's size).
-        let mut start = 0;
-        for &e in &end {
-            if e - start > SMALL_BUCKET {
-                head[start..e].sort_unstable_by(|a, b| order(a, b));
-            }
-            start = e;
-        }
+        // One insertion pass over the whole head, whose entries only move
+        // within their buckets (a loop over the buckets would branch on each
+        // one's size); large buckets sorted first.
+        sort_large(head, &end, order);
         insertion_sort(head, order);
         pool.copy_within(len.., rest);
         pool.truncate(rest + head_len);
         self.end = end;
         rest
+    }
+}
+
+/// Sorts, by `order`, the buckets of `head` (bucket `b` ends at `end[b]`)
+/// that hold more than [`SMALL_BUCKET`] entries: what bounds the insertion
+/// pass's work (it orders the head whichever are sorted).
+fn sort_large<C: Copy>(head: &mut [C], end: &[usize], order: &impl Fn(&C, &C) -> Ordering) {
+    let mut start = 0;
+    for &e in end {
+        if e - start > SMALL_BUCKET {
+            head[start..e].sort_unstable_by(|a, b| order(a, b));
+        }
+        start = e;
     }
 }
 
