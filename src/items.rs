@@ -37,6 +37,9 @@ pub struct Items {
     kinds: Vec<u32>,
     kind_table: KindTable,
     attrs: Attrs,
+    /// No item has fewer tokens, of those with 0 or more (a bound: not
+    /// raised when items are taken back); `None` before the first.
+    fewest: Option<i64>,
 }
 
 /// The ContextItem attributes beyond tokens, score and kind. Each column is
@@ -67,6 +70,13 @@ pub struct Attrs {
     /// has (`i64::MAX` for none; the column grows with that).
     share_per_token: Vec<f64>,
     lightest: Vec<i64>,
+    /// A bound on the score per token of every option of each item (the
+    /// item as pushed and its variants), per unit of its score: the larger
+    /// of 1 / its tokens and that largest share per token, as an `f32`
+    /// rounded up ([`own_reach`] for an item without variants). Grown to
+    /// the items as variants are added: GreedySlice's split reads it and
+    /// the scores alone, 12 bytes an item.
+    reach: Vec<f32>,
     /// The fewest and most tokens of the variants that keep that largest
     /// share per token, within a relative 1e-9 (`(i64::MAX, i64::MIN)` for
     /// none): the options a first step of GreedySlice may take.
@@ -106,7 +116,7 @@ pub struct Variant {
 impl Attrs {
     /// Appends a variant of item `i` to the flat column, first moving the
     /// item's run to the end when another's follows it.
-    fn push_flat(&mut self, i: usize, tokens: i64, value: f64) {
+    fn push_flat(&mut self, i: usize, (tokens, value): (i64, f64), own: &[i64]) {
         let len = self.runs.len().max(i + 1);
         let r = &mut grown(&mut self.runs, len)[i];
         let (first, count) = (r.0 as usize, r.1 as usize);
@@ -124,6 +134,10 @@ impl Attrs {
             self.lightest.resize(len, i64::MAX);
         }
         self.lightest[i] = self.lightest[i].min(tokens);
+        let start = self.reach.len().min(len);
+        self.reach
+            .extend(own[start..len].iter().map(|&t| own_reach(t)));
+        self.reach[i] = self.reach[i].max(up32(*share));
         if self.leading.len() < len {
             self.leading.resize(len, (i64::MAX, i64::MIN));
         }
@@ -167,6 +181,28 @@ fn per_token(tokens: i64, value: f64) -> f64 {
     match tokens {
         0 => f64::INFINITY,
         t => value / t as f64,
+    }
+}
+
+/// `x` as an `f32` no smaller than it (`x` >= 0 or NaN).
+fn up32(x: f64) -> f32 {
+    let y = x as f32;
+    if (y as f64) < x {
+        // (Positive and finite: the next one up is one more in its bits.)
+        f32::from_bits(y.to_bits() + 1)
+    } else {
+        y
+    }
+}
+
+/// [`Attrs::reach`] of an item of `tokens` without variants: 1 / `tokens`
+/// rounded up, infinite for none, 0 for a negative count (never a
+/// candidate).
+fn own_reach(tokens: i64) -> f32 {
+    match tokens {
+        ..0 => 0.0,
+        0 => f32::INFINITY,
+        t => up32(1.0 / t as f64),
     }
 }
 
@@ -405,6 +441,9 @@ impl Items {
     fn push_unchecked(&mut self, item: NewItem<'_>) {
         let kind = self.kind_table.intern(item.kind.unwrap_or(DEFAULT_KIND));
         self.tokens.push(item.tokens);
+        if item.tokens >= 0 {
+            self.fewest = Some(self.fewest.map_or(item.tokens, |f| f.min(item.tokens)));
+        }
         // -0.0 and 0.0 are one score; store +0.0 so no ordering can tell them apart.
         self.scores.push(item.score + 0.0);
         self.kinds.push(kind);
@@ -443,6 +482,7 @@ impl Items {
         a.runs.truncate(len);
         a.share_per_token.truncate(len);
         a.lightest.truncate(len);
+        a.reach.truncate(len);
         a.leading.truncate(len);
         a.live = a.runs.iter().map(|r| r.1 as usize).sum();
         a.compact();
@@ -458,6 +498,7 @@ impl Items {
         self.kinds.clear();
         self.kind_table.clear();
         self.attrs = Attrs::default();
+        self.fewest = None;
     }
 
     /// The view a slice of the pushed scores reads.
@@ -619,7 +660,7 @@ impl Items {
             content: content.map(Into::into),
         });
         let added = list.len();
-        self.attrs.push_flat(i, tokens, value);
+        self.attrs.push_flat(i, (tokens, value), &self.tokens);
         Ok(added)
     }
 
@@ -647,6 +688,25 @@ impl Items {
     #[inline]
     pub fn variant_share_per_token(&self, i: u32) -> f64 {
         cell(&self.attrs.share_per_token, i)
+    }
+
+    /// A bound on the score per token of every option of item `i` (the
+    /// item as pushed and its variants), per unit of its score, rounded up
+    /// to an `f32`: the larger of 1 / its tokens and its variants' largest
+    /// share per token (infinite for a zero-token item or variant; 0 for a
+    /// negative-token item, never a candidate).
+    #[inline]
+    pub fn reach(&self, i: u32) -> f32 {
+        match self.attrs.reach.get(i as usize) {
+            Some(&r) => r,
+            None => own_reach(self.tokens[i as usize]),
+        }
+    }
+
+    /// At most the fewest tokens of any item (of 0 or more) or variant
+    /// (`i64::MAX` for none).
+    pub fn fewest_tokens(&self) -> i64 {
+        (self.fewest.unwrap_or(i64::MAX)).min(self.fewest_variant_tokens())
     }
 
     /// At most the fewest tokens any variant has (`i64::MAX` for none).
@@ -982,6 +1042,63 @@ mod tests {
     /// (`choice::direct`) hold exactly what `variants` holds, whatever the
     /// order variants are added in (runs moved, then compacted) and after
     /// items are taken back.
+    /// `up32` rounds up to an `f32`: exact when it is one, else the next
+    /// one above; infinite past the largest; above 0 for a tiny one.
+    #[test]
+    fn up32_never_rounds_down() {
+        assert_eq!(up32(0.25), 0.25);
+        let third = up32(1.0 / 3.0);
+        assert!(f64::from(third) > 1.0 / 3.0);
+        assert!(f64::from(f32::from_bits(third.to_bits() - 1)) < 1.0 / 3.0);
+        assert_eq!(up32(f64::INFINITY), f32::INFINITY);
+        assert_eq!(up32(1e300), f32::INFINITY);
+        assert!(up32(1e-300) > 0.0);
+        assert_eq!(up32(0.0), 0.0);
+    }
+
+    /// `reach`: 1 / tokens rounded up for an item without variants
+    /// (infinite for none, 0 for a negative count), raised by a variant
+    /// that keeps more of the score per token, for items the column grew
+    /// over and past it; taken back with the item. `fewest_tokens`: the
+    /// fewest of the items' (of 0 or more) and the variants'.
+    #[test]
+    fn reach_bounds_every_option_per_unit_of_score() {
+        let mut s = Items::new();
+        for t in [4, 3, 0, -5, 100, 7] {
+            s.push(item(t, 0.5, None)).unwrap();
+        }
+        let own: Vec<f32> = (0..6).map(|i| s.reach(i)).collect();
+        let third = up32(1.0 / 3.0);
+        let (seventh, hundredth) = (up32(1.0 / 7.0), up32(0.01));
+        assert!(f64::from(hundredth) > 0.01, "0.01 is no f32: rounded up");
+        assert_eq!(own, [0.25, third, f32::INFINITY, 0.0, hundredth, seventh]);
+        // 0.5 / 2 is more than 1 / 100 (item 4); 0.1 / 2 less than 1 / 4.
+        s.add_variant(4, 2, 0.5, None).unwrap();
+        s.add_variant(0, 2, 0.1, None).unwrap();
+        let grown: Vec<f32> = (0..6).map(|i| s.reach(i)).collect();
+        assert_eq!(grown, [0.25, third, f32::INFINITY, 0.0, 0.25, seventh]);
+        assert_eq!(s.attrs.reach.len(), 5, "grown to item 4");
+        // A zero-token variant: infinite.
+        s.add_variant(5, 0, 0.5, None).unwrap();
+        assert_eq!(s.reach(5), f32::INFINITY);
+        // Taking item 4 on back takes its bound.
+        s.truncate(4).unwrap();
+        s.push(item(100, 0.5, None)).unwrap();
+        assert_eq!(s.reach(4), hundredth);
+        assert_eq!(s.fewest_tokens(), 0);
+        let mut f = Items::new();
+        assert_eq!(f.fewest_tokens(), i64::MAX);
+        for t in [7, -3, 5, 9] {
+            f.push(item(t, 0.5, None)).unwrap();
+        }
+        assert_eq!(f.fewest_tokens(), 5);
+        f.add_variant(3, 2, 0.5, None).unwrap();
+        assert_eq!(f.fewest_tokens(), 2);
+        f.clear();
+        f.push(item(8, 0.5, None)).unwrap();
+        assert_eq!(f.fewest_tokens(), 8);
+    }
+
     #[test]
     fn variant_columns_and_bounds_are_exact() {
         let mut s = Items::new();

@@ -8,9 +8,13 @@
 //! as the plain GreedySlice does ([`crate::slicer::greedy`]), a large input
 //! is split at an efficiency estimated from a sample: the pass runs over
 //! the steps at or above it, then over those below it that still fit what
-//! is left. The options of most items are never read: an item's best
-//! efficiency is bounded by its score and the bounds of its variants kept
-//! by the item store, its lightest option by its tokens and that reach,
+//! is left. The split's steps hold about 1.1 times the budget; the same
+//! scan keeps apart the candidates down to a lower efficiency (a reserve,
+//! about twice the budget), so a sample that misleads costs a read of
+//! those, not a scan of all. The options of most items are never read: an
+//! item's best efficiency is bounded by its score and the store's bound
+//! on its options' score per token ([`Items::reach`], 12 bytes an item
+//! read), its lightest option by its tokens and its variants' lightest,
 //! and the tokens of its first step by those of its variants that keep the
 //! most per token.
 //!
@@ -183,6 +187,7 @@ struct Scratch {
     unread: Vec<Unread>,
     spare: Vec<((u64, u32), i64)>,
     dense: Vec<(u32, i64, f64)>,
+    reserve: Vec<u32>,
     unselected: Vec<u32>,
     buckets: Buckets,
 }
@@ -223,6 +228,7 @@ impl Scratch {
         s.unread.clear();
         s.spare.clear();
         s.dense.clear();
+        s.reserve.clear();
         s.unselected.clear();
         s
     }
@@ -237,7 +243,7 @@ impl Scratch {
             + self.spare.capacity() * size_of::<((u64, u32), i64)>()
             + self.order.capacity() * size_of::<(u64, u32)>()
             + self.dense.capacity() * size_of::<(u32, i64, f64)>()
-            + (self.chosen.capacity() + self.unselected.capacity()) * 4;
+            + (self.chosen.capacity() + self.unselected.capacity() + self.reserve.capacity()) * 4;
         if bytes <= Self::KEEP {
             SCRATCH.with(|c| c.set(Some(self)));
         }
@@ -273,7 +279,7 @@ pub fn greedy(
             hull(&buf, target, f);
         }
     });
-    let tau = split.map_or(u64::MAX, |(key, _)| key);
+    let tau = split.map_or(u64::MAX, |s| s.key);
     let mut scratch = Scratch::take();
     let mut classes = Classes {
         list: std::mem::take(&mut scratch.list),
@@ -325,23 +331,37 @@ pub fn greedy(
     // go (each read is a cache miss; independent reads overlap), then their
     // steps found.
     let mut dense = std::mem::take(&mut scratch.dense);
-    // No candidate has an option lighter than this (for the scan below).
-    let mut fewest = all.fewest_variant_tokens();
-    // Whether item `m` (`t` tokens, score `s`) is read above the split.
-    let reaches = |m: u32, t: i64, s: f64| match split {
-        Some((_, efficiency)) => may_reach(all, m, t, s, efficiency),
-        None => true,
-    };
-    for pos in 0..n as u32 {
-        let m = item(pos);
-        let (t, s) = (view.tokens(m), view.score(m));
-        if t >= 0 {
-            fewest = fewest.min(t);
+    // Candidates between the split and the reserve's efficiency, read only
+    // when what the pass leaves still fits them.
+    let mut reserve = std::mem::take(&mut scratch.reserve);
+    // No candidate has an option lighter than this (for the scans below).
+    let fewest = all.fewest_tokens();
+    // Whether item `m` (score `s`) may have a step of `efficiency` or
+    // more ([`may_reach`]).
+    let reaches = |m: u32, s: f64, efficiency: f64| may_reach(s, all.reach(m), efficiency);
+    match split {
+        // The scores and the store's bounds alone: the tokens of those read.
+        Some(split) => {
+            let low = split.reserve.map_or(f64::INFINITY, |(_, e)| e);
+            for pos in 0..n as u32 {
+                let m = item(pos);
+                let s = view.score(m);
+                if reaches(m, s, split.efficiency) {
+                    dense.push((pos, view.tokens(m), s));
+                } else if reaches(m, s, low) {
+                    reserve.push(pos);
+                }
+            }
         }
-        if t >= 0 && reaches(m, t, s) {
-            dense.push((pos, t, s));
+        None => {
+            for pos in 0..n as u32 {
+                let m = item(pos);
+                dense.push((pos, view.tokens(m), view.score(m)));
+            }
         }
     }
+    // (Negative-token items are never candidates.)
+    dense.retain(|&(_, t, _)| t >= 0);
     classes.list.reserve(dense.len());
     classes.options.reserve(3 * dense.len());
     pool.reserve(2 * dense.len());
@@ -429,15 +449,13 @@ pub fn greedy(
     // fit (a list whose items all have a small placeholder would otherwise
     // have each one read).
     let mut unread = std::mem::take(&mut scratch.unread);
-    for pos in (0..n as u32).take_while(|_| fewest <= room) {
+    // Candidate `pos` unread, when its lightest option fits `room`.
+    let unread_at = |pos: u32, room: i64, unread: &mut Vec<Unread>| {
         let m = item(pos);
         let (t, s) = (view.tokens(m), view.score(m));
-        if t < 0 || reaches(m, t, s) {
-            continue;
-        }
         let light = lightest(m, t);
-        if light > room {
-            continue;
+        if t < 0 || light > room {
+            return;
         }
         // (No step takes fewer tokens than the lightest option.)
         let first = first_step(all, m, t, s, target).max(light);
@@ -448,6 +466,31 @@ pub fn greedy(
             light,
             first,
         });
+    };
+    // Those below the split and the reserve, when any of their options
+    // may fit `room`.
+    let below_all = |room: i64, low: f64, unread: &mut Vec<Unread>| {
+        for pos in (0..n as u32).take_while(|_| fewest <= room) {
+            if !reaches(item(pos), view.score(item(pos)), low) {
+                unread_at(pos, room, unread);
+            }
+        }
+    };
+    // The first key any step of a candidate not scanned yet may have (the
+    // reserve's efficiency): steps at or after it wait for them.
+    let mut floor = None;
+    match split {
+        Some(Split {
+            reserve: Some((key, _)),
+            ..
+        }) => {
+            for &pos in &reserve {
+                unread_at(pos, room, &mut unread);
+            }
+            floor = Some(key);
+        }
+        Some(split) => below_all(room, split.efficiency, &mut unread),
+        None => {}
     }
     let mut later = std::mem::take(&mut scratch.later);
     let mut round = FIRST_READ;
@@ -472,7 +515,10 @@ pub fn greedy(
         }
         // The first key any step of a class still unread may have: steps
         // at or after it wait for them.
-        let wait = (take < capable).then(|| unread[take].key);
+        let wait = match ((take < capable).then(|| unread[take].key), floor) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         unread.drain(..take);
         pool.retain(|c| {
             if waits(c.key, wait) {
@@ -483,9 +529,18 @@ pub fn greedy(
         pass(&mut buckets, &mut pool, &mut classes, &order, &mut left);
         std::mem::swap(&mut pool, &mut later);
         if take == capable {
-            // (Nothing waits.)
-            debug_assert!(pool.is_empty());
-            break;
+            let Some(split) = split.filter(|_| floor.is_some()) else {
+                // (Nothing waits.)
+                debug_assert!(pool.is_empty());
+                break;
+            };
+            // The reserve is read (or no longer fits): those below it whose
+            // lightest option fits are scanned now; the steps that waited
+            // for them go on in the next rounds.
+            floor = None;
+            let low = split.reserve.map_or(split.efficiency, |(_, e)| e);
+            below_all(left, low, &mut unread);
+            continue;
         }
         round = round.saturating_mul(2);
     }
@@ -597,6 +652,7 @@ pub fn greedy(
         unread,
         spare,
         dense,
+        reserve,
         unselected,
         buckets,
     }
@@ -695,32 +751,49 @@ fn waits(key: u64, wait: Option<u64>) -> bool {
     wait.is_some_and(|wait| key >= wait)
 }
 
-/// Whether item `m` (`t` tokens, score `s`) may have a hull step of
-/// `efficiency` or more: its own density, or a bound on its variants'
-/// (their scores are `s` times their shares, rounded: the bound allows a
-/// little more).
+/// Whether an item of score `s` and reach `reach` ([`Items::reach`]: a
+/// bound on the score per token of its options, per unit of its score,
+/// rounded up) may have a hull step of `efficiency` or more. Its options'
+/// scores are `s` times their shares, rounded, and a step's efficiency is
+/// at most its first's, up to rounding: the bound allows a little more.
 #[inline]
-fn may_reach(all: &Items, m: u32, t: i64, s: f64, efficiency: f64) -> bool {
-    // No option scores above nothing when s <= 0: no steps. Multiplied
-    // out (no division), with the same allowance for rounding.
-    s > 0.0
-        && (s >= efficiency * t as f64 * (1.0 - 1e-9)
-            || s * all.variant_share_per_token(m) * (1.0 + 1e-9) >= efficiency)
+fn may_reach(s: f64, reach: f32, efficiency: f64) -> bool {
+    // No option scores above nothing when s <= 0: no steps. (0 times an
+    // infinite reach is NaN: not above.)
+    s > 0.0 && s * f64::from(reach) * (1.0 + 1e-9) >= efficiency
 }
 
-/// The efficiency (as its key, and itself) at which [`greedy`] splits an
-/// input of `n` classes: from the hull steps of [`sample_size`] evenly spaced
-/// classes, that of the most efficient ones that are [`SAMPLE_RANK`] or
-/// more and hold about 1.5 times `target` extra tokens (each sampled class
-/// standing for `n / size`). None for a small input or when the sample
-/// never gets there. Any split gives the same output. `steps(m, f)` calls
-/// `f` on the hull steps of item `m`.
+/// Where [`greedy`] splits a large input: the efficiency (as its key, and
+/// itself) above which the pass runs first, and the reserve's, above which
+/// candidates are kept apart in the same scan (read only while what the
+/// pass leaves fits them; none when the sample never gets there).
+#[derive(Clone, Copy)]
+struct Split {
+    key: u64,
+    efficiency: f64,
+    reserve: Option<(u64, f64)>,
+}
+
+/// The split's hull steps hold about this many times the target's tokens
+/// (estimated from the sample); the reserve's, [`RESERVE`]. The pass over
+/// the steps above the split orders most of them: the fewer, the faster,
+/// while the reserve keeps a sample that misleads from a scan of all.
+const COVER: (i128, i128) = (11, 10);
+const RESERVE: (i128, i128) = (2, 1);
+
+/// The [`Split`] of an input of `n` classes: from the hull steps of
+/// [`sample_size`] evenly spaced classes, the efficiency of the most
+/// efficient ones that are [`SAMPLE_RANK`] or more and hold about
+/// [`COVER`] times `target` extra tokens (each sampled class standing for
+/// `n / size`), and the same for [`RESERVE`]. None for a small input or
+/// when the sample never gets there. Any split gives the same output.
+/// `steps(m, f)` calls `f` on the hull steps of item `m`.
 fn threshold(
     n: usize,
     item: &impl Fn(u32) -> u32,
     target: i64,
     steps: &mut impl FnMut(u32, &mut dyn FnMut(u16, f64, i64, usize) -> bool),
-) -> Option<(u64, f64)> {
+) -> Option<Split> {
     if n < SPLIT_MIN {
         return None;
     }
@@ -734,15 +807,30 @@ fn threshold(
         });
     }
     sample.sort_unstable_by_key(|p| p.0);
-    let want = 3 * target as i128 / 2;
+    let want = |(times, per): (i128, i128)| times * target as i128 / per;
     let mut tokens = 0i128;
+    let mut split: Option<Split> = None;
     for (rank, &(key, efficiency, extra)) in sample.iter().enumerate() {
         tokens += extra as i128 * every as i128;
-        if rank + 1 >= SAMPLE_RANK && tokens >= want {
-            return Some((key, efficiency));
+        if rank + 1 < SAMPLE_RANK {
+            continue;
+        }
+        match &mut split {
+            None if tokens >= want(COVER) => {
+                split = Some(Split {
+                    key,
+                    efficiency,
+                    reserve: None,
+                });
+            }
+            Some(split) if tokens >= want(RESERVE) => {
+                split.reserve = Some((key, efficiency));
+                break;
+            }
+            _ => {}
         }
     }
-    None
+    split
 }
 
 #[cfg(test)]
@@ -752,14 +840,14 @@ mod tests {
     use crate::items::NewItem;
     use crate::testing::Rng;
 
-    /// `may_reach` is the bound the split's filter is: true exactly up to
-    /// its boundary (within its rounding allowance) and false past it, for
-    /// the item itself (score per token) and for its variants (score times
-    /// the largest share per token).
+    /// `may_reach` is the bound the split's filter is: true up to the
+    /// item's reach times its score (within the rounding allowance) and
+    /// false past it, for the item itself (score per token) and for its
+    /// variants (score times the largest share per token).
     #[test]
     fn may_reach_is_exact_at_its_bounds() {
         let mut it = Items::new();
-        for tokens in [4, 0, 100] {
+        for tokens in [4, 0, 100, -5] {
             it.push(NewItem {
                 tokens,
                 score: 0.5,
@@ -771,15 +859,21 @@ mod tests {
         // the score per token.
         it.add_variant(2, 2, 1.0, None).unwrap();
         it.add_variant(2, 10, 1.0, None).unwrap();
+        let r = |m| it.reach(m);
         // The item itself: 0.5 in 4 tokens is 0.125 a token.
-        assert!(may_reach(&it, 0, 4, 0.5, 0.125));
-        assert!(!may_reach(&it, 0, 4, 0.5, 0.13));
-        assert!(!may_reach(&it, 0, 4, 0.0, 0.0), "no score, no steps");
-        // A zero-token item reaches any efficiency.
-        assert!(may_reach(&it, 1, 0, 0.5, 1.0));
+        assert!(may_reach(0.5, r(0), 0.125));
+        assert!(may_reach(0.5, r(0), 0.125 * (1.0 + 5e-10)), "allowance");
+        assert!(!may_reach(0.5, r(0), 0.125 * (1.0 + 2e-9)));
+        assert!(!may_reach(0.0, r(0), 1e-300), "no score, no steps");
+        assert!(!may_reach(-0.5, r(0), 1e-300));
+        // A zero-token item reaches any efficiency (with a score).
+        assert!(may_reach(0.5, r(1), f64::MAX));
+        assert!(!may_reach(0.0, r(1), 1e-300));
         // The variant: 0.5 * 0.5 = 0.25 a token, far above the item's own.
-        assert!(may_reach(&it, 2, 100, 0.5, 0.25));
-        assert!(!may_reach(&it, 2, 100, 0.5, 0.26));
+        assert!(may_reach(0.5, r(2), 0.25));
+        assert!(!may_reach(0.5, r(2), 0.25 * (1.0 + 2e-9)));
+        // A negative-token item never does.
+        assert!(!may_reach(0.5, r(3), 1e-300));
     }
 
     /// Seeded items with 0 to 3 variants each: some zero-token, some
