@@ -281,6 +281,8 @@ pub(crate) struct Buckets {
     shift: u32,
     counts: Vec<usize>,
     sums: Vec<i64>,
+    /// The tokens of all entries (saturating).
+    total: i64,
     /// Where each bucket's entries end, while a head is placed.
     end: Vec<usize>,
 }
@@ -298,6 +300,7 @@ impl Buckets {
         self.counts.resize(1 << bits, 0);
         self.sums.clear();
         self.sums.resize(1 << bits, 0);
+        self.total = 0;
     }
 
     /// The bucket of `key`.
@@ -313,6 +316,7 @@ impl Buckets {
         let b = self.bucket(key);
         self.counts[b] += 1;
         self.sums[b] = self.sums[b].saturating_add(tokens);
+        self.total = self.total.saturating_add(tokens);
     }
 
     /// Runs the pass over `pool` (every entry counted by [`Buckets::add`]),
@@ -336,7 +340,14 @@ impl Buckets {
         let mut sorted = 0;
         let mut round = FIRST_ROUND;
         while !pool.is_empty() {
-            let cut = cut_after(&self.counts, &self.sums, round.min(pool.len()), *remaining);
+            // A pool of at most twice the tokens left is mostly taken:
+            // ordered at once (a second round would bucket and order its
+            // rest again).
+            let cut = if self.total <= remaining.saturating_mul(2) {
+                self.counts.len()
+            } else {
+                cut_after(&self.counts, &self.sums, round.min(pool.len()), *remaining)
+            };
             // Buckets 0..=last, and how many entries they hold.
             let last = cut.min(self.counts.len() - 1);
             let head_len: usize = self.counts[..=last].iter().sum();
@@ -371,6 +382,7 @@ impl Buckets {
             counts.fill(0);
             sums.fill(0);
             let (base, shift, left) = (self.base, self.shift, *remaining);
+            let mut total = 0i64;
             pool.retain(|p| {
                 let Some(t) = keep(state, p, left) else {
                     return false;
@@ -378,8 +390,10 @@ impl Buckets {
                 let b = ((key(p) - base) >> shift) as usize;
                 counts[b] += 1;
                 sums[b] = sums[b].saturating_add(t);
+                total = total.saturating_add(t);
                 true
             });
+            self.total = total;
         }
         sorted
     }
@@ -763,6 +777,40 @@ mod tests {
             let got = greedy_all(&v, target);
             assert!(got.iter().all(|&i| v.tokens(i) >= 0));
             assert_eq!(got, single_pass(&it, &cands, target), "target {target}");
+        }
+    }
+
+    /// `Buckets::run` orders a pool of at most twice the tokens left in one
+    /// round (every entry), a larger one only as far as a head that covers
+    /// them; the pass takes the same entries either way.
+    #[test]
+    fn buckets_order_a_pool_of_at_most_twice_the_tokens_left_at_once() {
+        let keys: Vec<u64> = (0..5000u64).map(|i| (i * 7919) % 5003 + 100).collect();
+        for (left, all) in [(2500, true), (2499, false)] {
+            let mut b = Buckets::default();
+            b.reset(keys.len(), 100, 5102);
+            let mut pool: Vec<(u64, i64)> = keys.iter().map(|&k| (k, 1)).collect();
+            for &(k, t) in &pool {
+                b.add(k, t);
+            }
+            let (mut remaining, mut taken) = (left, Vec::new());
+            let sorted = b.run(
+                &mut pool,
+                &mut remaining,
+                &mut taken,
+                |c| c.0,
+                |a, b| a.0.cmp(&b.0),
+                |taken: &mut Vec<u64>, c, left| {
+                    (c.1 <= left).then(|| taken.push(c.0)).map_or(0, |()| c.1)
+                },
+                |_, c, left| (c.1 <= left).then_some(c.1),
+            );
+            let mut want = keys.clone();
+            want.sort_unstable();
+            want.truncate(left as usize);
+            assert_eq!(taken, want, "left {left}");
+            assert_eq!(sorted == keys.len(), all, "left {left}: ordered {sorted}");
+            assert!(pool.is_empty());
         }
     }
 
