@@ -77,6 +77,12 @@ pub struct Attrs {
     /// the items as variants are added: GreedySlice's split reads it and
     /// the scores alone, 12 bytes an item.
     reach: Vec<f32>,
+    /// With the pushed scores: a bound on the efficiency of every hull
+    /// step of each item, its score times its reach, with an allowance of
+    /// 1e-9 for rounding, as an `f32` rounded up ([`peak`] past the
+    /// column): GreedySlice's split over the pushed scores reads it alone,
+    /// 4 bytes an item.
+    peak: Vec<f32>,
     /// The fewest and most tokens of the variants that keep that largest
     /// share per token, within a relative 1e-9 (`(i64::MAX, i64::MIN)` for
     /// none): the options a first step of GreedySlice may take.
@@ -116,7 +122,7 @@ pub struct Variant {
 impl Attrs {
     /// Appends a variant of item `i` to the flat column, first moving the
     /// item's run to the end when another's follows it.
-    fn push_flat(&mut self, i: usize, (tokens, value): (i64, f64), own: &[i64]) {
+    fn push_flat(&mut self, i: usize, (tokens, value): (i64, f64), own: (&[i64], &[f64])) {
         let len = self.runs.len().max(i + 1);
         let r = &mut grown(&mut self.runs, len)[i];
         let (first, count) = (r.0 as usize, r.1 as usize);
@@ -136,8 +142,12 @@ impl Attrs {
         self.lightest[i] = self.lightest[i].min(tokens);
         let start = self.reach.len().min(len);
         self.reach
-            .extend(own[start..len].iter().map(|&t| own_reach(t)));
+            .extend(own.0[start..len].iter().map(|&t| own_reach(t)));
         self.reach[i] = self.reach[i].max(up32(*share));
+        let start = self.peak.len().min(len);
+        let peaks = (start..len).map(|k| peak(own.1[k], self.reach[k]));
+        self.peak.extend(peaks);
+        self.peak[i] = peak(own.1[i], self.reach[i]);
         if self.leading.len() < len {
             self.leading.resize(len, (i64::MAX, i64::MIN));
         }
@@ -203,6 +213,16 @@ fn own_reach(tokens: i64) -> f32 {
         ..0 => 0.0,
         0 => f32::INFINITY,
         t => up32(1.0 / t as f64),
+    }
+}
+
+/// [`Attrs::peak`] of an item of score `score` and reach `reach`: 0 for
+/// no score (no steps).
+fn peak(score: f64, reach: f32) -> f32 {
+    if score > 0.0 {
+        up32(score * f64::from(reach) * (1.0 + 1e-9))
+    } else {
+        0.0
     }
 }
 
@@ -483,6 +503,7 @@ impl Items {
         a.share_per_token.truncate(len);
         a.lightest.truncate(len);
         a.reach.truncate(len);
+        a.peak.truncate(len);
         a.leading.truncate(len);
         a.live = a.runs.iter().map(|r| r.1 as usize).sum();
         a.compact();
@@ -660,7 +681,8 @@ impl Items {
             content: content.map(Into::into),
         });
         let added = list.len();
-        self.attrs.push_flat(i, (tokens, value), &self.tokens);
+        self.attrs
+            .push_flat(i, (tokens, value), (&self.tokens, &self.scores));
         Ok(added)
     }
 
@@ -701,6 +723,24 @@ impl Items {
             Some(&r) => r,
             None => own_reach(self.tokens[i as usize]),
         }
+    }
+
+    /// With the pushed scores, a bound on the efficiency (score per token)
+    /// of every hull step of item `i`'s options, rounded up to an `f32`:
+    /// its score times its [`Items::reach`], with an allowance of 1e-9 for
+    /// the rounding of the options' scores and steps (0 for no score).
+    #[inline]
+    pub fn peak(&self, i: u32) -> f32 {
+        match self.attrs.peak.get(i as usize) {
+            Some(&p) => p,
+            None => peak(self.scores[i as usize], self.reach(i)),
+        }
+    }
+
+    /// Whether `view` reads the pushed scores (so [`Items::peak`] bounds
+    /// its steps).
+    pub fn scores_pushed(&self, view: &View<'_>) -> bool {
+        std::ptr::eq(view.scores(), self.scores.as_slice())
     }
 
     /// At most the fewest tokens of any item (of 0 or more) or variant
@@ -1097,6 +1137,39 @@ mod tests {
         f.clear();
         f.push(item(8, 0.5, None)).unwrap();
         assert_eq!(f.fewest_tokens(), 8);
+    }
+
+    /// `peak`: the pushed score times the reach, with the allowance,
+    /// rounded up to an `f32` (0 for no score), kept as variants are
+    /// added, read past the column, taken back with the item.
+    #[test]
+    fn peak_bounds_the_steps_with_the_pushed_scores() {
+        let mut s = Items::new();
+        for (t, score) in [(4, 0.5), (10, 0.0), (0, 0.25), (100, 0.5), (8, -1.0)] {
+            s.push(item(t, score, None)).unwrap();
+        }
+        let want = |score: f64, reach: f32| up32(score * f64::from(reach) * (1.0 + 1e-9));
+        let peaks = |s: &Items| (0..5).map(|i| s.peak(i)).collect::<Vec<f32>>();
+        let own = [
+            want(0.5, 0.25),
+            0.0,
+            f32::INFINITY,
+            want(0.5, up32(0.01)),
+            0.0,
+        ];
+        assert_eq!(peaks(&s), own);
+        assert!(f64::from(s.peak(0)) > 0.125 * (1.0 + 1e-9) * (1.0 - 1e-12));
+        // Item 3's variant keeps 0.5 of its score in 2 tokens: 0.5 * 0.25.
+        s.add_variant(3, 2, 0.5, None).unwrap();
+        let grown = [own[0], 0.0, f32::INFINITY, want(0.5, 0.25), 0.0];
+        assert_eq!(peaks(&s), grown);
+        assert_eq!(s.attrs.peak.len(), 4, "grown to item 3");
+        s.truncate(3).unwrap();
+        s.push(item(100, 0.5, None)).unwrap();
+        assert_eq!(s.peak(3), own[3]);
+        let scores = vec![1.0; 4];
+        assert!(s.scores_pushed(&s.view()));
+        assert!(!s.scores_pushed(&s.view_scored(&scores)));
     }
 
     #[test]

@@ -186,7 +186,7 @@ struct Scratch {
     order: Order,
     unread: Vec<Unread>,
     spare: Vec<((u64, u32), i64)>,
-    dense: Vec<(u32, i64, f64)>,
+    dense: Vec<u32>,
     reserve: Vec<u32>,
     unselected: Vec<u32>,
     buckets: Buckets,
@@ -242,8 +242,8 @@ impl Scratch {
             + self.unread.capacity() * size_of::<Unread>()
             + self.spare.capacity() * size_of::<((u64, u32), i64)>()
             + self.order.capacity() * size_of::<(u64, u32)>()
-            + self.dense.capacity() * size_of::<(u32, i64, f64)>()
-            + (self.chosen.capacity() + self.unselected.capacity() + self.reserve.capacity()) * 4;
+            + (self.chosen.capacity() + self.unselected.capacity()) * 4
+            + (self.dense.capacity() + self.reserve.capacity()) * 4;
         if bytes <= Self::KEEP {
             SCRATCH.with(|c| c.set(Some(self)));
         }
@@ -336,44 +336,42 @@ pub fn greedy(
     let mut reserve = std::mem::take(&mut scratch.reserve);
     // No candidate has an option lighter than this (for the scans below).
     let fewest = all.fewest_tokens();
-    // Whether item `m` (score `s`) may have a step of `efficiency` or
-    // more ([`may_reach`]).
-    let reaches = |m: u32, s: f64, efficiency: f64| may_reach(s, all.reach(m), efficiency);
+    // Whether item `m` may have a step of `efficiency` or more: with the
+    // pushed scores, by the store's bound on its steps ([`Items::peak`]);
+    // else by its score and the store's bound on its options
+    // ([`may_reach`]).
+    let pushed = all.scores_pushed(view);
+    let by_peak = |m: u32| f64::from(all.peak(m));
+    let by_score = |m: u32| reach_bound(view.score(m), all.reach(m));
+    let reaches = |m: u32, efficiency: f64| match pushed {
+        true => by_peak(m) >= efficiency,
+        false => by_score(m) >= efficiency,
+    };
     match split {
-        // The scores and the store's bounds alone: the tokens of those read.
+        // The store's bounds alone (and the scores when they are not the
+        // pushed ones); one loop each, the bound inlined.
         Some(split) => {
             let low = split.reserve.map_or(f64::INFINITY, |(_, e)| e);
-            for pos in 0..n as u32 {
-                let m = item(pos);
-                let s = view.score(m);
-                if reaches(m, s, split.efficiency) {
-                    dense.push((pos, view.tokens(m), s));
-                } else if reaches(m, s, low) {
-                    reserve.push(pos);
-                }
+            let bands = (split.efficiency, low, &mut dense, &mut reserve);
+            match pushed {
+                true => split_scan(n, &item, by_peak, bands),
+                false => split_scan(n, &item, by_score, bands),
             }
         }
-        None => {
-            for pos in 0..n as u32 {
-                let m = item(pos);
-                dense.push((pos, view.tokens(m), view.score(m)));
-            }
-        }
+        None => dense.extend(0..n as u32),
     }
-    // (Negative-token items are never candidates.)
-    dense.retain(|&(_, t, _)| t >= 0);
     classes.list.reserve(dense.len());
     classes.options.reserve(3 * dense.len());
     pool.reserve(2 * dense.len());
     order.reserve(dense.len());
-    for &(pos, t, s) in &dense {
+    for &pos in &dense {
         let m = item(pos);
-        classes.add(
-            &mut order,
-            (pos, ties[m as usize]),
-            (t, s),
-            all.variant_shares(m),
-        );
+        let (t, s) = (view.tokens(m), view.score(m));
+        // (Negative-token items are never candidates.)
+        if t >= 0 {
+            let tie = ties[m as usize];
+            classes.add(&mut order, (pos, tie), (t, s), all.variant_shares(m));
+        }
     }
     for c in 0..classes.list.len() as u32 {
         let Classes { list, options, .. } = &mut classes;
@@ -471,7 +469,7 @@ pub fn greedy(
     // may fit `room`.
     let below_all = |room: i64, low: f64, unread: &mut Vec<Unread>| {
         for pos in (0..n as u32).take_while(|_| fewest <= room) {
-            if !reaches(item(pos), view.score(item(pos)), low) {
+            if !reaches(item(pos), low) {
                 unread_at(pos, room, unread);
             }
         }
@@ -751,16 +749,45 @@ fn waits(key: u64, wait: Option<u64>) -> bool {
     wait.is_some_and(|wait| key >= wait)
 }
 
-/// Whether an item of score `s` and reach `reach` ([`Items::reach`]: a
-/// bound on the score per token of its options, per unit of its score,
-/// rounded up) may have a hull step of `efficiency` or more. Its options'
-/// scores are `s` times their shares, rounded, and a step's efficiency is
-/// at most its first's, up to rounding: the bound allows a little more.
+/// A bound on the efficiency of every hull step of an item of score `s`
+/// and reach `reach` ([`Items::reach`]: a bound on the score per token of
+/// its options, per unit of its score, rounded up): its options' scores
+/// are `s` times their shares, rounded, and a step's efficiency is at most
+/// its first's, up to rounding, so the bound allows a little more. No
+/// option scores above nothing when s <= 0: no steps, -infinity.
 #[inline]
+fn reach_bound(s: f64, reach: f32) -> f64 {
+    match s > 0.0 {
+        true => s * f64::from(reach) * (1.0 + 1e-9),
+        false => f64::NEG_INFINITY,
+    }
+}
+
+/// Whether an item of score `s` and reach `reach` may have a hull step of
+/// `efficiency` or more ([`reach_bound`]).
+#[cfg(test)]
 fn may_reach(s: f64, reach: f32, efficiency: f64) -> bool {
-    // No option scores above nothing when s <= 0: no steps. (0 times an
-    // infinite reach is NaN: not above.)
-    s > 0.0 && s * f64::from(reach) * (1.0 + 1e-9) >= efficiency
+    reach_bound(s, reach) >= efficiency
+}
+
+/// The scan that splits: candidate `pos` (item `item(pos)`) to `dense`
+/// when `bound(item)` (a bound on its steps' efficiency) reaches `high`,
+/// else to `reserve` when it reaches `low`.
+#[inline]
+fn split_scan(
+    n: usize,
+    item: &impl Fn(u32) -> u32,
+    bound: impl Fn(u32) -> f64,
+    (high, low, dense, reserve): (f64, f64, &mut Vec<u32>, &mut Vec<u32>),
+) {
+    for pos in 0..n as u32 {
+        let b = bound(item(pos));
+        if b >= high {
+            dense.push(pos);
+        } else if b >= low {
+            reserve.push(pos);
+        }
+    }
 }
 
 /// Where [`greedy`] splits a large input: the efficiency (as its key, and
@@ -1175,14 +1202,22 @@ mod tests {
         }
     }
 
-    /// [`greedy`] over the candidates in item order and in Sort-stage
-    /// order chooses what the options path does (`label` names the case);
+    /// [`greedy`] over the candidates in item order (with the pushed scores
+    /// and with the same scores passed) and in Sort-stage order chooses
+    /// what the options path does (`label` names the case);
     /// [`READ`] is then the Sort-order call's.
     fn same_choice(it: &Items, target: i64, label: &str) {
         let view = it.view();
         let want = by_options(it, target);
         let got = greedy(it, &view, it.len(), |p| p, target);
         assert_eq!(got, want, "{label}, item order");
+        // The same scores, not the pushed ones: bounded by score and reach,
+        // not by the store's peaks.
+        let scores = view.scores().to_vec();
+        let scored = it.view_scored(&scores);
+        assert!(it.scores_pushed(&view) && !it.scores_pushed(&scored));
+        let got = greedy(it, &scored, it.len(), |p| p, target);
+        assert_eq!(got, want, "{label}, scores not pushed");
         let mut sorted = crate::sort::sort_stage(&view);
         sorted.retain(|&i| view.tokens(i) >= 0);
         let got = greedy(it, &view, sorted.len(), |p| sorted[p as usize], target);
