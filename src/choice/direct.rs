@@ -188,6 +188,8 @@ struct Scratch {
     spare: Vec<((u64, u32), i64)>,
     dense: Vec<u32>,
     reserve: Vec<u32>,
+    found: Vec<(f64, u32)>,
+    read_below: Vec<u32>,
     unselected: Vec<u32>,
     buckets: Buckets,
 }
@@ -229,6 +231,8 @@ impl Scratch {
         s.spare.clear();
         s.dense.clear();
         s.reserve.clear();
+        s.found.clear();
+        s.read_below.clear();
         s.unselected.clear();
         s
     }
@@ -243,7 +247,9 @@ impl Scratch {
             + self.spare.capacity() * size_of::<((u64, u32), i64)>()
             + self.order.capacity() * size_of::<(u64, u32)>()
             + (self.chosen.capacity() + self.unselected.capacity()) * 4
-            + (self.dense.capacity() + self.reserve.capacity()) * 4;
+            + (self.dense.capacity() + self.reserve.capacity()) * 4
+            + self.read_below.capacity() * 4
+            + self.found.capacity() * size_of::<(f64, u32)>();
         if bytes <= Self::KEEP {
             SCRATCH.with(|c| c.set(Some(self)));
         }
@@ -336,16 +342,15 @@ pub fn greedy(
     let mut reserve = std::mem::take(&mut scratch.reserve);
     // No candidate has an option lighter than this (for the scans below).
     let fewest = all.fewest_tokens();
-    // Whether item `m` may have a step of `efficiency` or more: with the
-    // pushed scores, by the store's bound on its steps ([`Items::peak`]);
-    // else by its score and the store's bound on its options
-    // ([`may_reach`]).
+    // A bound on the efficiency of item `m`'s steps: with the pushed
+    // scores, the store's ([`Items::peak`]); else from its score and the
+    // store's bound on its options ([`reach_bound`]).
     let pushed = all.scores_pushed(view);
     let by_peak = |m: u32| f64::from(all.peak(m));
     let by_score = |m: u32| reach_bound(view.score(m), all.reach(m));
-    let reaches = |m: u32, efficiency: f64| match pushed {
-        true => by_peak(m) >= efficiency,
-        false => by_score(m) >= efficiency,
+    let bound = |m: u32| match pushed {
+        true => by_peak(m),
+        false => by_score(m),
     };
     match split {
         // The store's bounds alone (and the scores when they are not the
@@ -458,38 +463,56 @@ pub fn greedy(
         // (No step takes fewer tokens than the lightest option.)
         let first = first_step(all, m, t, s, target).max(light);
         let key = bound_key(all, m, t, s);
-        unread.push(Unread {
-            key,
-            pos,
-            light,
-            first,
-        });
+        unread.push(Unread { key, pos, first });
     };
-    // Those below the split and the reserve, when any of their options
-    // may fit `room`.
-    let below_all = |room: i64, low: f64, unread: &mut Vec<Unread>| {
-        for pos in (0..n as u32).take_while(|_| fewest <= room) {
-            if !reaches(item(pos), low) {
-                unread_at(pos, room, unread);
+    // The candidates below `high` (an efficiency) that may take a step
+    // with `room` left (their first step fits), the `k` of them of the
+    // highest bounds (with ties), to `unread`: a scan of the bounds, the
+    // others read only while they may be among those. Returns the bound
+    // below which candidates were left (-infinity: none).
+    let mut found = std::mem::take(&mut scratch.found);
+    let mut stream = |high: f64, k: usize, room: i64, unread: &mut Vec<Unread>| {
+        found.clear();
+        let (mut least, mut limit) = (f64::NEG_INFINITY, 2 * k);
+        for pos in 0..n as u32 {
+            let m = item(pos);
+            let b = bound(m);
+            if !(b < high && b >= least) {
+                continue;
+            }
+            let (t, s) = (view.tokens(m), view.score(m));
+            let light = lightest(m, t);
+            if t < 0 || light > room || first_step(all, m, t, s, target).max(light) > room {
+                continue;
+            }
+            found.push((b, pos));
+            if found.len() >= limit {
+                least = keep_highest(&mut found, k);
+                limit = 2 * found.len().max(k);
             }
         }
-    };
-    // The first key any step of a candidate not scanned yet may have (the
-    // reserve's efficiency): steps at or after it wait for them.
-    let mut floor = None;
-    match split {
-        Some(Split {
-            reserve: Some((key, _)),
-            ..
-        }) => {
-            for &pos in &reserve {
-                unread_at(pos, room, &mut unread);
-            }
-            floor = Some(key);
+        let cut = match found.len() > k {
+            true => keep_highest(&mut found, k),
+            false => f64::NEG_INFINITY,
+        };
+        for &(_, pos) in found.iter() {
+            unread_at(pos, room, unread);
         }
-        Some(split) => below_all(room, split.efficiency, &mut unread),
-        None => {}
+        cut
+    };
+    // Candidates below `high` are not scanned yet: the first key any of
+    // their steps may have (`floor`); steps at or after it wait for them.
+    let mut high = split.map_or(f64::NEG_INFINITY, |s| {
+        s.reserve.map_or(s.efficiency, |r| r.1)
+    });
+    let mut floor = split.map(|_| desc_bits(high));
+    for &pos in &reserve {
+        unread_at(pos, room, &mut unread);
     }
+    // Candidates each scan below looks for (four times more each time).
+    let mut batch = 2 * FIRST_READ;
+    // Those read below the split (for the repairs' scan).
+    let mut read_below = std::mem::take(&mut scratch.read_below);
     let mut later = std::mem::take(&mut scratch.later);
     let mut round = FIRST_READ;
     loop {
@@ -505,6 +528,7 @@ pub fn greedy(
             unread.select_nth_unstable_by_key(take, key);
         }
         for u in &unread[..take] {
+            read_below.push(u.pos);
             let m = item(u.pos);
             let (item, share) = ((view.tokens(m), view.score(m)), all.variant_shares(m));
             let c = classes.add(&mut order, (u.pos, ties[m as usize]), item, share);
@@ -527,26 +551,41 @@ pub fn greedy(
         pass(&mut buckets, &mut pool, &mut classes, &order, &mut left);
         std::mem::swap(&mut pool, &mut later);
         if take == capable {
-            let Some(split) = split.filter(|_| floor.is_some()) else {
+            if floor.is_none() {
                 // (Nothing waits.)
                 debug_assert!(pool.is_empty());
                 break;
-            };
-            // The reserve is read (or no longer fits): those below it whose
-            // lightest option fits are scanned now; the steps that waited
-            // for them go on in the next rounds.
-            floor = None;
-            let low = split.reserve.map_or(split.efficiency, |(_, e)| e);
-            below_all(left, low, &mut unread);
+            }
+            // Those scanned are read (or no longer fit): the next below,
+            // while any option may fit; the steps that waited for them go
+            // on in the next rounds.
+            if left >= fewest {
+                high = stream(high, batch, left, &mut unread);
+                batch = batch.saturating_mul(4);
+            }
+            floor = (left >= fewest && high > f64::NEG_INFINITY).then(|| desc_bits(high));
             continue;
         }
         round = round.saturating_mul(2);
     }
-    // Those left unread take no step: the repairs may still choose one
-    // whose lightest option fits.
+    // Those not read take no step: the repairs may still choose one whose
+    // lightest option fits (a scan, when any option may fit).
     let mut spare = std::mem::take(&mut scratch.spare);
-    for u in unread.drain(..).filter(|u| u.light <= left) {
-        spare.push(((desc_bits(ties[item(u.pos) as usize]), u.pos), u.light));
+    unread.clear();
+    if let Some(split) = split.filter(|_| left >= fewest) {
+        read_below.sort_unstable();
+        let mut read = read_below.iter().copied().peekable();
+        for pos in 0..n as u32 {
+            let m = item(pos);
+            if read.next_if_eq(&pos).is_some() || bound(m) >= split.efficiency {
+                continue;
+            }
+            let t = view.tokens(m);
+            let light = lightest(m, t);
+            if t >= 0 && light <= left {
+                spare.push(((desc_bits(ties[m as usize]), pos), light));
+            }
+        }
     }
     // The repairs' first sweep: unselected classes in Sort-stage order take
     // their best option that fits. The classes read, and those left unread
@@ -651,6 +690,8 @@ pub fn greedy(
         spare,
         dense,
         reserve,
+        found,
+        read_below,
         unselected,
         buckets,
     }
@@ -678,7 +719,6 @@ fn push_options(out: &mut Vec<(i64, f64)>, (tokens, score): (i64, f64), variants
 struct Unread {
     key: u64,
     pos: u32,
-    light: i64,
     first: i64,
 }
 
@@ -714,6 +754,15 @@ fn first_step(all: &Items, m: u32, t: i64, s: f64, target: i64) -> i64 {
     } else {
         0
     }
+}
+
+/// Keeps the `k` entries of `found` (`k` < its length) of the highest
+/// bounds, and those equal to the lowest of them; returns that bound.
+fn keep_highest(found: &mut Vec<(f64, u32)>, k: usize) -> f64 {
+    found.select_nth_unstable_by(k - 1, |a, b| b.0.total_cmp(&a.0));
+    let least = found[k - 1].0;
+    found.retain(|e| e.0 >= least);
+    least
 }
 
 /// Candidates below the split read in the first round of the repairs'
