@@ -83,6 +83,11 @@ pub struct Attrs {
     /// column): GreedySlice's split over the pushed scores reads it alone,
     /// 4 bytes an item.
     peak: Vec<f32>,
+    /// With the pushed scores: [`first_leading`] of each item, the fewest
+    /// rounded down and the most up to a `u32` (`u32::MAX`: more than
+    /// any target), [`lead32`] past the column: GreedySlice passes over the
+    /// candidates whose first step cannot fit on these 8 bytes.
+    lead: Vec<(u32, u32)>,
     /// The fewest and most tokens of the variants that keep that largest
     /// share per token, within a relative 1e-9 (`(i64::MAX, i64::MIN)` for
     /// none): the options a first step of GreedySlice may take.
@@ -157,6 +162,14 @@ impl Attrs {
             .fold((i64::MAX, i64::MIN), |(lo, hi), &(t, _)| {
                 (lo.min(t), hi.max(t))
             });
+        let start = self.lead.len().min(len);
+        let lead = |k: usize| {
+            let (spt, leading) = (self.share_per_token[k], self.leading[k]);
+            lead32(first_leading(own.0[k], own.1[k], spt, || leading))
+        };
+        let leads: Vec<(u32, u32)> = (start..len).map(lead).collect();
+        self.lead.extend(leads);
+        self.lead[i] = lead(i);
         self.fewest = Some(self.fewest.map_or(tokens, |f| f.min(tokens)));
         self.live += 1;
         self.compact();
@@ -224,6 +237,54 @@ fn peak(score: f64, reach: f32) -> f32 {
     } else {
         0.0
     }
+}
+
+/// The fewest and most tokens of the options of an item of `tokens` and
+/// `score` that keep the largest share of its score per token, within a
+/// relative 1e-9 (its variants keeping at most `spt` per token, those that
+/// do having `leading()` fewest and most tokens): the tokens GreedySlice's
+/// first hull step of it may take, when all of those fit the target (it
+/// takes the fewest or more). `(i64::MAX, i64::MIN)`: no step (no score);
+/// `(0, i64::MIN)`: unknown (a zero-token item, or a score too small for
+/// the allowance).
+pub fn first_leading(
+    tokens: i64,
+    score: f64,
+    spt: f64,
+    leading: impl FnOnce() -> (i64, i64),
+) -> (i64, i64) {
+    if score.is_nan() || score <= 0.0 {
+        return (i64::MAX, i64::MIN);
+    }
+    // The item's own share per token is 1 / tokens; `x` is the variants'
+    // best over it (no division).
+    let x = spt * tokens as f64;
+    // The products and quotients of the options' efficiencies are normal
+    // numbers near the best one's: rounded to within 1e-15 of it.
+    if tokens == 0 || !(score >= 1e-280 * tokens as f64 || score * spt >= 1e-280) {
+        return (0, i64::MIN);
+    }
+    let (mut fewest, mut most) = (i64::MAX, i64::MIN);
+    if x * (1.0 - 1e-9) <= 1.0 {
+        (fewest, most) = (tokens, tokens);
+    }
+    if x >= 1.0 - 1e-9 {
+        let (lo, hi) = leading();
+        (fewest, most) = (fewest.min(lo), most.max(hi));
+    }
+    (fewest, most)
+}
+
+/// [`first_leading`]'s bounds in a `u32` each: the fewest rounded down,
+/// the most up (`u32::MAX` for more than any target; 0 for none).
+fn lead32((fewest, most): (i64, i64)) -> (u32, u32) {
+    let down = fewest.clamp(0, u32::MAX as i64) as u32;
+    let up = if most >= u32::MAX as i64 {
+        u32::MAX
+    } else {
+        most.max(0) as u32
+    };
+    (down, up)
 }
 
 /// `column[i]`, or the default (absent) past its end.
@@ -504,6 +565,7 @@ impl Items {
         a.lightest.truncate(len);
         a.reach.truncate(len);
         a.peak.truncate(len);
+        a.lead.truncate(len);
         a.leading.truncate(len);
         a.live = a.runs.iter().map(|r| r.1 as usize).sum();
         a.compact();
@@ -734,6 +796,26 @@ impl Items {
         match self.attrs.peak.get(i as usize) {
             Some(&p) => p,
             None => peak(self.scores[i as usize], self.reach(i)),
+        }
+    }
+
+    /// [`first_leading`] of item `i` of `t` tokens and score `s`, from the
+    /// store's bounds on its variants.
+    #[inline]
+    pub fn first_bounds(&self, i: u32, t: i64, s: f64) -> (i64, i64) {
+        let spt = self.variant_share_per_token(i);
+        first_leading(t, s, spt, || self.variant_leading(i))
+    }
+
+    /// With the pushed scores, a bound on the tokens of item `i`'s first
+    /// hull step: when the second is `u32::MAX` or more than the target,
+    /// none; else its first step takes the first or more
+    /// ([`first_leading`] in `u32`s).
+    #[inline]
+    pub fn lead(&self, i: u32) -> (u32, u32) {
+        match self.attrs.lead.get(i as usize) {
+            Some(&l) => l,
+            None => lead32(self.first_bounds(i, self.tokens[i as usize], self.scores[i as usize])),
         }
     }
 

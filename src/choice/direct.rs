@@ -480,6 +480,12 @@ pub fn greedy(
             if !(b < high && b >= least) {
                 continue;
             }
+            // With the pushed scores, most are passed over on the store's
+            // bound on their first step.
+            let (lo, hi) = if pushed { all.lead(m) } else { (0, u32::MAX) };
+            if hi != u32::MAX && i64::from(hi) <= target && i64::from(lo) > room {
+                continue;
+            }
             let (t, s) = (view.tokens(m), view.score(m));
             let light = lightest(m, t);
             if t < 0 || light > room || first_step(all, m, t, s, target).max(light) > room {
@@ -729,26 +735,7 @@ struct Unread {
 /// step may be another option: 0, unknown). `i64::MAX` when it has no
 /// step (no score). Scores too small for the allowance: 0.
 fn first_step(all: &Items, m: u32, t: i64, s: f64, target: i64) -> i64 {
-    if s.is_nan() || s <= 0.0 {
-        return i64::MAX;
-    }
-    // The item's own share per token is 1 / t; `x` is the variants' best
-    // over it (no division).
-    let shares = all.variant_share_per_token(m);
-    let x = shares * t as f64;
-    // The products and quotients of the options' efficiencies are normal
-    // numbers near the best one's: rounded to within 1e-15 of it.
-    if t == 0 || !(s >= 1e-280 * t as f64 || s * shares >= 1e-280) {
-        return 0;
-    }
-    let (mut fewest, mut most) = (i64::MAX, i64::MIN);
-    if x * (1.0 - 1e-9) <= 1.0 {
-        (fewest, most) = (t, t);
-    }
-    if x >= 1.0 - 1e-9 {
-        let (lo, hi) = all.variant_leading(m);
-        (fewest, most) = (fewest.min(lo), most.max(hi));
-    }
+    let (fewest, most) = all.first_bounds(m, t, s);
     if most <= target {
         fewest
     } else {
