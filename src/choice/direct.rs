@@ -472,34 +472,24 @@ pub fn greedy(
     // below which candidates were left (-infinity: none).
     let mut found = std::mem::take(&mut scratch.found);
     let mut stream = |high: f64, k: usize, room: i64, unread: &mut Vec<Unread>| {
-        found.clear();
-        let (mut least, mut limit) = (f64::NEG_INFINITY, 2 * k);
-        for pos in 0..n as u32 {
-            let m = item(pos);
-            let b = bound(m);
-            if !(b < high && b >= least) {
-                continue;
-            }
-            // With the pushed scores, most are passed over on the store's
-            // bound on their first step.
+        // Whether the candidate of item `m` may take a step with `room`
+        // left. With the pushed scores, the store's bound on its first
+        // step decides when all its options fit (the first step then
+        // takes the fewest tokens it says, no fewer than the lightest
+        // option's); else its own bounds.
+        let fits = |m: u32| {
             let (lo, hi) = if pushed { all.lead(m) } else { (0, u32::MAX) };
-            if hi != u32::MAX && i64::from(hi) <= target && i64::from(lo) > room {
-                continue;
+            if hi != u32::MAX && i64::from(hi) <= target {
+                return i64::from(lo) <= room;
             }
             let (t, s) = (view.tokens(m), view.score(m));
             let light = lightest(m, t);
-            if t < 0 || light > room || first_step(all, m, t, s, target).max(light) > room {
-                continue;
-            }
-            found.push((b, pos));
-            if found.len() >= limit {
-                least = keep_highest(&mut found, k);
-                limit = 2 * found.len().max(k);
-            }
-        }
-        let cut = match found.len() > k {
-            true => keep_highest(&mut found, k),
-            false => f64::NEG_INFINITY,
+            t >= 0 && light <= room && first_step(all, m, t, s, target).max(light) <= room
+        };
+        let scan = (n, &item, high, k);
+        let cut = match pushed {
+            true => highest(scan, by_peak, fits, &mut found),
+            false => highest(scan, by_score, fits, &mut found),
         };
         for &(_, pos) in found.iter() {
             unread_at(pos, room, unread);
@@ -740,6 +730,38 @@ fn first_step(all: &Items, m: u32, t: i64, s: f64, target: i64) -> i64 {
         fewest
     } else {
         0
+    }
+}
+
+/// The candidates of `0..n` (item `item(pos)`) whose `bound(item)` is
+/// below `high` and that `fits(item)`, the `k` of them of the highest
+/// bounds (with ties), to `found` as (bound, position): a scan of the
+/// bounds, the others checked only while they may be among those. Returns
+/// the bound below which candidates were left (-infinity: none).
+#[inline]
+fn highest(
+    (n, item, high, k): (usize, &impl Fn(u32) -> u32, f64, usize),
+    bound: impl Fn(u32) -> f64,
+    fits: impl Fn(u32) -> bool,
+    found: &mut Vec<(f64, u32)>,
+) -> f64 {
+    found.clear();
+    let (mut least, mut limit) = (f64::NEG_INFINITY, 2 * k);
+    for pos in 0..n as u32 {
+        let m = item(pos);
+        let b = bound(m);
+        if !(b < high && b >= least) || !fits(m) {
+            continue;
+        }
+        found.push((b, pos));
+        if found.len() >= limit {
+            least = keep_highest(found, k);
+            limit = 2 * found.len().max(k);
+        }
+    }
+    match found.len() > k {
+        true => keep_highest(found, k),
+        false => f64::NEG_INFINITY,
     }
 }
 
