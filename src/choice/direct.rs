@@ -750,7 +750,7 @@ fn highest(
     for pos in 0..n as u32 {
         let m = item(pos);
         let b = bound(m);
-        if !(b < high && b >= least) || !fits(m) {
+        if !(b < high && b >= least && fits(m)) {
             continue;
         }
         found.push((b, pos));
