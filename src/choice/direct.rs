@@ -759,9 +759,11 @@ fn highest(
             limit = 2 * found.len().max(k);
         }
     }
+    // Those below `least` were left on the way (none when it is still
+    // -infinity).
     match found.len() > k {
         true => keep_highest(found, k),
-        false => f64::NEG_INFINITY,
+        false => least,
     }
 }
 
@@ -924,6 +926,96 @@ mod tests {
     use crate::choice::Options;
     use crate::items::NewItem;
     use crate::testing::Rng;
+
+    /// `threshold`: the split where the sampled steps (each standing for
+    /// `n / size` classes) hold 1.1 times the target, and at least
+    /// `SAMPLE_RANK` of them; the reserve where they hold twice it (the
+    /// next step when one step covers both); none past the sample.
+    #[test]
+    fn threshold_splits_at_1_1_times_the_target_and_keeps_a_reserve_to_2() {
+        let n = 4096;
+        // One step a class: 10 tokens, efficiencies falling with the
+        // class; 256 sampled, one in 16 (160 tokens each).
+        let eff = |m: u32| (1.0 - m as f64 / n as f64) / 10.0;
+        let mut steps = |m: u32, f: &mut dyn FnMut(u16, f64, i64, usize) -> bool| {
+            f(0, eff(m), 10, 0);
+        };
+        assert_eq!(sample_size(n), 256);
+        let at = |rank: u32| (desc_bits(eff(16 * rank)), eff(16 * rank));
+        let mut split = |target| threshold(n, &|p| p, target, &mut steps);
+        // 1,760 tokens: 11 steps; 3,200: 20.
+        let s = split(1600).unwrap();
+        assert_eq!((s.key, s.efficiency), at(10));
+        assert_eq!(s.reserve, Some(at(19)));
+        // 110 tokens: one step, but eight at least; the reserve's 200
+        // tokens too: the next step.
+        let s = split(100).unwrap();
+        assert_eq!(((s.key, s.efficiency), s.reserve), (at(7), Some(at(8))));
+        // 33,000 tokens: 207 steps; 60,000 are more than the 40,960
+        // sampled: no reserve; 44,000: no split.
+        let s = split(30_000).unwrap();
+        assert_eq!(((s.key, s.efficiency), s.reserve), (at(206), None));
+        assert!(split(40_000).is_none());
+        assert!(threshold(SPLIT_MIN - 1, &|p| p, 10, &mut steps).is_none());
+    }
+
+    /// `keep_highest` keeps the `k` highest bounds and every tie of the
+    /// lowest of them, and returns it.
+    #[test]
+    fn keep_highest_keeps_the_ties_of_the_least_kept() {
+        let all = [(0.5, 0), (0.9, 1), (0.7, 2), (0.7, 3), (0.1, 4), (0.7, 5)];
+        for (k, least, kept) in [
+            (1, 0.9, vec![1]),
+            (2, 0.7, vec![1, 2, 3, 5]),
+            (5, 0.5, vec![0, 1, 2, 3, 5]),
+        ] {
+            let mut found = all.to_vec();
+            assert_eq!(keep_highest(&mut found, k), least, "k {k}");
+            let mut got: Vec<u32> = found.iter().map(|e| e.1).collect();
+            got.sort_unstable();
+            assert_eq!(got, kept, "k {k}");
+        }
+    }
+
+    /// `highest`: of the candidates below `high` that fit, the `k` of the
+    /// highest bounds and the bound below which others were left; all of
+    /// them and -infinity when no more than `k` do; the same when it
+    /// keeps only the highest on the way (and then finds no more).
+    #[test]
+    fn highest_finds_the_k_highest_bounds_that_fit() {
+        let sorted = |found: &[(f64, u32)]| {
+            let mut v: Vec<u32> = found.iter().map(|e| e.1).collect();
+            v.sort_unstable();
+            v
+        };
+        let mut found = Vec::new();
+        let fits = |m: u32| m % 3 != 0;
+        let bound = |m: u32| m as f64;
+        // Below 8 and fitting: 1, 2, 4, 5, 7.
+        let cut = highest((10, &|p| p, 8.0, 2), bound, fits, &mut found);
+        assert_eq!((cut, sorted(&found)), (5.0, vec![5, 7]));
+        let cut = highest((10, &|p| p, 8.0, 5), bound, fits, &mut found);
+        assert_eq!(
+            (cut, sorted(&found)),
+            (f64::NEG_INFINITY, vec![1, 2, 4, 5, 7])
+        );
+        // In another order (position 0 is item 9, ...): positions. The
+        // lowest are left on the way (four found, two kept), none after:
+        // still left below the cut.
+        let cut = highest((10, &|p| 9 - p, 8.0, 2), bound, fits, &mut found);
+        assert_eq!((cut, sorted(&found)), (5.0, vec![2, 4]));
+        // 1,000 candidates, 4 kept: the highest kept on the way.
+        let cut = highest((1000, &|p| p, 999.5, 4), bound, |_| true, &mut found);
+        assert_eq!((cut, sorted(&found)), (996.0, vec![996, 997, 998, 999]));
+        // Ties of the cut are kept.
+        let cut = highest(
+            (8, &|p| p, 9.0, 3),
+            |m| (m / 2) as f64,
+            |_| true,
+            &mut found,
+        );
+        assert_eq!((cut, sorted(&found)), (2.0, vec![4, 5, 6, 7]));
+    }
 
     /// `may_reach` is the bound the split's filter is: true up to the
     /// item's reach times its score (within the rounding allowance) and
