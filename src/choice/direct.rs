@@ -989,7 +989,7 @@ mod tests {
             v
         };
         let mut found = Vec::new();
-        let fits = |m: u32| m % 3 != 0;
+        let fits = |m: u32| !m.is_multiple_of(3);
         let bound = |m: u32| m as f64;
         // Below 8 and fitting: 1, 2, 4, 5, 7.
         let cut = highest((10, &|p| p, 8.0, 2), bound, fits, &mut found);
