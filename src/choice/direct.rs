@@ -369,13 +369,16 @@ pub fn greedy(
     classes.options.reserve(3 * dense.len());
     pool.reserve(2 * dense.len());
     order.reserve(dense.len());
-    for &pos in &dense {
+    // Reads candidate `pos` as a class: its index.
+    let read = |classes: &mut Classes, order: &mut Order, pos: u32| {
         let m = item(pos);
-        let (t, s) = (view.tokens(m), view.score(m));
+        let item = (view.tokens(m), view.score(m));
+        classes.add(order, (pos, ties[m as usize]), item, all.variant_shares(m))
+    };
+    for &pos in &dense {
         // (Negative-token items are never candidates.)
-        if t >= 0 {
-            let tie = ties[m as usize];
-            classes.add(&mut order, (pos, tie), (t, s), all.variant_shares(m));
+        if view.tokens(item(pos)) >= 0 {
+            read(&mut classes, &mut order, pos);
         }
     }
     for c in 0..classes.list.len() as u32 {
@@ -426,12 +429,12 @@ pub fn greedy(
         });
     };
     let mut unselected = std::mem::take(&mut scratch.unselected);
-    let read = classes.list.len();
+    let above = classes.list.len();
     let lightest = |m: u32, t: i64| match t {
         0 => 0,
         t => t.min(all.variant_lightest(m)),
     };
-    for c in 0..read as u32 {
+    for c in 0..above as u32 {
         let k = &classes.list[c as usize];
         if !k.selected {
             let m = item(k.pos);
@@ -525,9 +528,7 @@ pub fn greedy(
         }
         for u in &unread[..take] {
             read_below.push(u.pos);
-            let m = item(u.pos);
-            let (item, share) = ((view.tokens(m), view.score(m)), all.variant_shares(m));
-            let c = classes.add(&mut order, (u.pos, ties[m as usize]), item, share);
+            let c = read(&mut classes, &mut order, u.pos);
             unselected.push(c);
             below(&mut classes, c, &mut pool);
         }
@@ -617,9 +618,7 @@ pub fn greedy(
         for &((tie, pos), light) in &spare[..take] {
             earlier(&mut classes, &mut left, &order, (tie, pos));
             if light <= left {
-                let m = item(pos);
-                let (item, share) = ((view.tokens(m), view.score(m)), all.variant_shares(m));
-                let c = classes.add(&mut order, (pos, ties[m as usize]), item, share);
+                let c = read(&mut classes, &mut order, pos);
                 repair(&mut classes, c, &mut left);
             }
         }
