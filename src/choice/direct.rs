@@ -12,20 +12,24 @@
 //! scan keeps apart the candidates down to a lower efficiency (a reserve,
 //! about twice the budget), so a sample that misleads costs a read of
 //! those, not a scan of all. The options of most items are never read: an
-//! item's best efficiency is bounded by its score and the store's bound
-//! on its options' score per token ([`Items::reach`], 12 bytes an item
-//! read), its lightest option by its tokens and its variants' lightest,
-//! and the tokens of its first step by those of its variants that keep the
-//! most per token.
+//! item's best efficiency is bounded by the store's bound on its steps
+//! with the pushed scores ([`Items::peak`], 4 bytes an item read), or by
+//! its score and the store's bound on its options' score per token
+//! ([`Items::reach`]); its lightest option by its tokens and its variants'
+//! lightest; the tokens of its first step by those of the options that
+//! keep the most per token ([`Items::lead`], [`crate::items::first_leading`]).
 //!
-//! Below the split, what is left may still fit the lightest option of
-//! nearly every item (a list where each has a small placeholder): those
-//! candidates are read a few at a time, the highest bounds first, the pass
+//! Below the split and the reserve, what is left may still fit the lightest
+//! option of nearly every item (a list where each has a small
+//! placeholder): a scan of the bounds finds the candidates whose first step
+//! fits, the 512 of the highest bounds (four times more each scan), and
+//! they are read a few at a time, the highest bounds first, the pass
 //! running over every step more efficient than the bounds of those still
-//! unread; one whose first step no longer fits takes no step and is read
-//! only if a repair may choose it (Sort-stage order, while its lightest
-//! option fits). Ties are broken by the Sort-stage key, so candidates in
-//! item order or in Sort-stage order give the same choice.
+//! unread or not scanned. One whose first step no longer fits takes no step
+//! and is read only if a repair may choose it (Sort-stage order, while its
+//! lightest option fits: one scan finds them). Ties are broken by the
+//! Sort-stage key, so candidates in item order or in Sort-stage order give
+//! the same choice.
 
 use super::greedy::{best_fit, best_up, hull};
 use super::Chosen;
