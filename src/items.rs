@@ -1254,6 +1254,60 @@ mod tests {
         assert!(!s.scores_pushed(&s.view_scored(&scores)));
     }
 
+    /// `lead32` rounds the fewest down and the most up to `u32`s
+    /// (`u32::MAX` for the most at or past it: more than any target), and
+    /// `lead` is it of `first_leading` with the pushed scores: none for no
+    /// score, unknown for a zero-token item or a tiny score, the item's own
+    /// tokens, the leading variants' (with the item's own when it keeps as
+    /// much per token), kept as variants are added and past the column.
+    #[test]
+    fn lead_bounds_the_first_step_in_u32s() {
+        let max = u32::MAX as i64;
+        assert_eq!(lead32((5, 7)), (5, 7));
+        assert_eq!(lead32((i64::MAX, i64::MIN)), (u32::MAX, 0));
+        assert_eq!(lead32((0, i64::MIN)), (0, 0));
+        assert_eq!(lead32((max - 1, max - 1)), (u32::MAX - 1, u32::MAX - 1));
+        assert_eq!(lead32((max, max)), (u32::MAX, u32::MAX));
+        assert_eq!(lead32((1 << 40, 1 << 41)), (u32::MAX, u32::MAX));
+        let mut s = Items::new();
+        let items = [
+            (100, 0.5),
+            (40, 0.0),
+            (0, 0.5),
+            (60, 1e-300),
+            (1 << 40, 0.5),
+            (30, 0.5),
+        ];
+        for (t, score) in items {
+            s.push(item(t, score, None)).unwrap();
+        }
+        let leads = |s: &Items| (0..6).map(|i| s.lead(i)).collect::<Vec<(u32, u32)>>();
+        let own = [
+            (100, 100),
+            (u32::MAX, 0),
+            (0, 0),
+            (0, 0),
+            (u32::MAX, u32::MAX),
+            (30, 30),
+        ];
+        assert_eq!(leads(&s), own);
+        // Item 0: 10 tokens keeping 0.5 (0.05 a token, over its own 0.01)
+        // and 20 keeping 1.0 lead; item 5: 15 tokens keeping half keep as
+        // much per token as the item itself.
+        s.add_variant(0, 10, 0.5, None).unwrap();
+        s.add_variant(0, 20, 1.0, None).unwrap();
+        s.add_variant(0, 5, 0.1, None).unwrap();
+        s.add_variant(5, 15, 0.5, None).unwrap();
+        let grown = [(10, 20), own[1], own[2], own[3], own[4], (15, 30)];
+        assert_eq!(leads(&s), grown);
+        assert_eq!(s.attrs.lead.len(), 6);
+        s.truncate(5).unwrap();
+        s.push(item(30, 0.5, None)).unwrap();
+        assert_eq!(s.lead(5), (30, 30), "taken back");
+        assert_eq!(s.first_bounds(0, 100, 0.5), (10, 20));
+        assert_eq!(s.first_bounds(0, 100, -1.0), (i64::MAX, i64::MIN));
+    }
+
     #[test]
     fn variant_columns_and_bounds_are_exact() {
         let mut s = Items::new();
