@@ -1355,6 +1355,42 @@ mod tests {
         }
     }
 
+    /// Below the split and the reserve, the scan finds the candidates
+    /// whose first step fits what is left, also one whose own tokens keep
+    /// the most per token but exceed the target (its first step is then
+    /// its placeholder): 20,000 dense items of 25 tokens fill all but 20
+    /// of the target; of the 2,000 items of over 30,000 tokens, the pass
+    /// takes the placeholder that keeps the most (the last item's), not
+    /// the first in Sort-stage order (a repair's). (Their bounds are their
+    /// own tokens': the scans read them all, 512 and then the rest.)
+    #[test]
+    fn a_scan_below_the_split_finds_the_first_steps_that_fit() {
+        let mut it = Items::new();
+        let mut big = Vec::new();
+        for i in 0..22_000 {
+            let (tokens, score) = match i % 11 {
+                5 => (30_000 + i as i64, 1.0),
+                _ => (25, 0.5),
+            };
+            it.push(NewItem {
+                tokens,
+                score,
+                kind: None,
+            })
+            .unwrap();
+            if i % 11 == 5 {
+                let share = 1e-5 * (1.0 + big.len() as f64 / 1000.0);
+                it.add_variant(i, 12, share, None).unwrap();
+                big.push(i as u32);
+            }
+        }
+        let target = 25 * 1000 + 20;
+        same_choice(&it, target, "placeholders below the split");
+        let got = greedy(&it, &it.view(), it.len(), |p| p, target);
+        let last = *big.last().unwrap();
+        assert!(got.iter().any(|c| c.item == last && c.variant == 1));
+    }
+
     /// [`greedy`] over the candidates in item order (with the pushed scores
     /// and with the same scores passed) and in Sort-stage order chooses
     /// what the options path does (`label` names the case);
