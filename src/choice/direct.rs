@@ -464,7 +464,7 @@ pub fn greedy(
         let m = item(pos);
         let (t, s) = (view.tokens(m), view.score(m));
         let light = lightest(m, t);
-        if t < 0 || light > room {
+        if !light_fits(t, light, room) {
             return;
         }
         // (No step takes fewer tokens than the lightest option.)
@@ -485,13 +485,12 @@ pub fn greedy(
         // takes the fewest tokens it says, no fewer than the lightest
         // option's); else its own bounds.
         let fits = |m: u32| {
-            let (lo, hi) = if pushed { all.lead(m) } else { (0, u32::MAX) };
-            if hi != u32::MAX && i64::from(hi) <= target {
-                return i64::from(lo) <= room;
-            }
-            let (t, s) = (view.tokens(m), view.score(m));
-            let light = lightest(m, t);
-            t >= 0 && light <= room && first_step(all, m, t, s, target).max(light) <= room
+            let lead = if pushed { all.lead(m) } else { (0, u32::MAX) };
+            may_step(lead, target, room, || {
+                let (t, s) = (view.tokens(m), view.score(m));
+                let light = lightest(m, t);
+                light_fits(t, light, room) && first_step(all, m, t, s, target).max(light) <= room
+            })
         };
         let scan = (n, &item, high, k);
         let cut = match pushed {
@@ -513,7 +512,7 @@ pub fn greedy(
         unread_at(pos, room, &mut unread);
     }
     // Candidates each scan below looks for (four times more each time).
-    let mut batch = 2 * FIRST_READ;
+    let mut batch = FIRST_SCAN;
     // Those read below the split (for the repairs' scan).
     let mut read_below = std::mem::take(&mut scratch.read_below);
     let mut later = std::mem::take(&mut scratch.later);
@@ -770,6 +769,30 @@ fn highest(
     }
 }
 
+/// Whether a candidate may take a step with `room` left (of `target`):
+/// by the store's bound on its first step (`lo` or more tokens, when all
+/// the options it may take, at most `hi`, fit the target: [`Items::lead`])
+/// or else by `exact()`.
+#[inline]
+fn may_step((lo, hi): (u32, u32), target: i64, room: i64, exact: impl FnOnce() -> bool) -> bool {
+    if hi != u32::MAX && i64::from(hi) <= target {
+        i64::from(lo) <= room
+    } else {
+        exact()
+    }
+}
+
+/// Whether a candidate of `t` tokens whose lightest option takes `light`
+/// may still be chosen with `room` left (a negative count never is).
+#[inline]
+fn light_fits(t: i64, light: i64, room: i64) -> bool {
+    t >= 0 && light <= room
+}
+
+/// Candidates the first scan below the split and the reserve looks for
+/// (each later one four times more).
+const FIRST_SCAN: usize = 2 * FIRST_READ;
+
 /// Keeps the `k` entries of `found` (`k` < its length) of the highest
 /// bounds, and those equal to the lowest of them; returns that bound.
 fn keep_highest(found: &mut Vec<(f64, u32)>, k: usize) -> f64 {
@@ -962,6 +985,22 @@ mod tests {
         assert!(threshold(SPLIT_MIN - 1, &|p| p, 10, &mut steps).is_none());
     }
 
+    /// `may_step` decides by the store's bound when the options it bounds
+    /// fit the target (at the boundaries of both), else asks; `light_fits`
+    /// takes a zero-token candidate, never a negative-token one.
+    #[test]
+    fn may_step_asks_only_when_the_bound_cannot_tell() {
+        let never = || -> bool { panic!("asked") };
+        assert!(may_step((5, 10), 10, 5, never));
+        assert!(!may_step((6, 10), 100, 5, never));
+        assert!(!may_step((5, 10), 9, 5, || false));
+        assert!(may_step((5, 10), 9, 0, || true));
+        assert!(may_step((0, u32::MAX), i64::MAX, 0, || true));
+        assert!(!may_step((0, u32::MAX), i64::MAX, 0, || false));
+        assert!(light_fits(0, 0, 0) && light_fits(5, 5, 5));
+        assert!(!light_fits(-1, -1, 5) && !light_fits(5, 6, 5));
+    }
+
     /// `keep_highest` keeps the `k` highest bounds and every tie of the
     /// lowest of them, and returns it.
     #[test]
@@ -1054,6 +1093,9 @@ mod tests {
         assert!(!may_reach(0.5, r(2), 0.25 * (1.0 + 2e-9)));
         // A negative-token item never does.
         assert!(!may_reach(0.5, r(3), 1e-300));
+        // No score: no steps, below every efficiency.
+        assert_eq!(reach_bound(0.0, r(1)), f64::NEG_INFINITY);
+        assert_eq!(reach_bound(0.0, r(0)), f64::NEG_INFINITY);
     }
 
     /// Seeded items with 0 to 3 variants each: some zero-token, some
