@@ -748,7 +748,7 @@ fn highest(
     found: &mut Vec<(f64, u32)>,
 ) -> f64 {
     found.clear();
-    let (mut least, mut limit) = (f64::NEG_INFINITY, 2 * k);
+    let (mut least, mut limit) = (f64::NEG_INFINITY, prune_at(0, k));
     for pos in 0..n as u32 {
         let m = item(pos);
         let b = bound(m);
@@ -758,7 +758,7 @@ fn highest(
         found.push((b, pos));
         if found.len() >= limit {
             least = keep_highest(found, k);
-            limit = 2 * found.len().max(k);
+            limit = prune_at(found.len(), k);
         }
     }
     // Those below `least` were left on the way (none when it is still
@@ -792,6 +792,15 @@ fn light_fits(t: i64, light: i64, room: i64) -> bool {
 /// Candidates the first scan below the split and the reserve looks for
 /// (each later one four times more).
 const FIRST_SCAN: usize = 2 * FIRST_READ;
+
+/// The length at which [`highest`], holding `len` entries after keeping
+/// the `k` highest, keeps the highest again: twice as many, so each entry
+/// is kept at most a few times. Only when it prunes: any length above `k`
+/// keeps the same entries.
+#[inline]
+fn prune_at(len: usize, k: usize) -> usize {
+    2 * len.max(k)
+}
 
 /// Keeps the `k` entries of `found` (`k` < its length) of the highest
 /// bounds, and those equal to the lowest of them; returns that bound.
