@@ -167,8 +167,7 @@ impl Attrs {
             let (spt, leading) = (self.share_per_token[k], self.leading[k]);
             lead32(first_leading(own.0[k], own.1[k], spt, || leading))
         };
-        let leads: Vec<(u32, u32)> = (start..len).map(lead).collect();
-        self.lead.extend(leads);
+        self.lead.extend((start..len).map(lead));
         self.lead[i] = lead(i);
         self.fewest = Some(self.fewest.map_or(tokens, |f| f.min(tokens)));
         self.live += 1;
