@@ -798,6 +798,13 @@ impl Items {
         }
     }
 
+    /// [`Items::peak`] of the items from 0 as far as the store keeps it as
+    /// a column (the items up to the last one with variants; the others'
+    /// are computed).
+    pub fn peaks(&self) -> &[f32] {
+        &self.attrs.peak
+    }
+
     /// [`first_leading`] of item `i` of `t` tokens and score `s`, from the
     /// store's bounds on its variants.
     #[inline]

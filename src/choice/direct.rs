@@ -261,16 +261,33 @@ impl Scratch {
 }
 
 /// GREEDY-SLICE over the items of `all` with variants and no groups, by
-/// `view` (the scores the slice reads), candidate `pos` of `n` being item
-/// `item(pos)` (negative-token items are passed over), with `target`
-/// tokens: the chosen items in the order they were first chosen, with the
-/// variant each takes. The same as [`super::greedy::greedy`] over the
-/// options of the candidates in Sort-stage order.
-pub fn greedy(
+/// `view` (the scores the slice reads), the candidates being the items of
+/// `sorted` or, for none, every item in item order (negative-token items
+/// are passed over), with `target` tokens: the chosen items in the order
+/// they were first chosen, with the variant each takes. The same as
+/// [`super::greedy::greedy`] over the options of the candidates in
+/// Sort-stage order.
+pub fn greedy(all: &Items, view: &View<'_>, sorted: Option<&[u32]>, target: i64) -> Vec<Chosen> {
+    match sorted {
+        None => choose(all, view, (all.len(), |p| p), true, target),
+        Some(sorted) => choose(
+            all,
+            view,
+            (sorted.len(), |p| sorted[p as usize]),
+            false,
+            target,
+        ),
+    }
+}
+
+/// [`greedy`], candidate `pos` of `n` being item `item(pos)`; `in_order`
+/// when that is `pos` (the scans then read the store's bounds as a
+/// column, [`Scan`]).
+fn choose(
     all: &Items,
     view: &View<'_>,
-    n: usize,
-    item: impl Fn(u32) -> u32,
+    (n, item): (usize, impl Fn(u32) -> u32),
+    in_order: bool,
     target: i64,
 ) -> Vec<Chosen> {
     if n == 0 || target <= 0 {
@@ -356,6 +373,20 @@ pub fn greedy(
         true => by_peak(m),
         false => by_score(m),
     };
+    // The scans over those bounds (the first read as a column when it is
+    // one).
+    let by_peaks = Scan {
+        n,
+        item: &item,
+        bound: by_peak,
+        column: if in_order { all.peaks() } else { &[] },
+    };
+    let by_scores = Scan {
+        n,
+        item: &item,
+        bound: by_score,
+        column: &[],
+    };
     match split {
         // The store's bounds alone (and the scores when they are not the
         // pushed ones); one loop each, the bound inlined.
@@ -363,8 +394,8 @@ pub fn greedy(
             let low = split.reserve.map_or(f64::INFINITY, |(_, e)| e);
             let bands = (split.efficiency, low, &mut dense, &mut reserve);
             match pushed {
-                true => split_scan(n, &item, by_peak, bands),
-                false => split_scan(n, &item, by_score, bands),
+                true => split_scan(&by_peaks, bands),
+                false => split_scan(&by_scores, bands),
             }
         }
         None => dense.extend(0..n as u32),
@@ -434,15 +465,11 @@ pub fn greedy(
     };
     let mut unselected = std::mem::take(&mut scratch.unselected);
     let above = classes.list.len();
-    let lightest = |m: u32, t: i64| match t {
-        0 => 0,
-        t => t.min(all.variant_lightest(m)),
-    };
     for c in 0..above as u32 {
         let k = &classes.list[c as usize];
         if !k.selected {
             let m = item(k.pos);
-            if lightest(m, view.tokens(m)) > room {
+            if lightest(all, m, view.tokens(m)) > room {
                 continue;
             }
             unselected.push(c);
@@ -463,7 +490,7 @@ pub fn greedy(
     let unread_at = |pos: u32, room: i64, unread: &mut Vec<Unread>| {
         let m = item(pos);
         let (t, s) = (view.tokens(m), view.score(m));
-        let light = lightest(m, t);
+        let light = lightest(all, m, t);
         if !light_fits(t, light, room) {
             return;
         }
@@ -487,15 +514,12 @@ pub fn greedy(
         let fits = |m: u32| {
             let lead = if pushed { all.lead(m) } else { (0, u32::MAX) };
             may_step(lead, target, room, || {
-                let (t, s) = (view.tokens(m), view.score(m));
-                let light = lightest(m, t);
-                light_fits(t, light, room) && first_step(all, m, t, s, target).max(light) <= room
+                first_fits(all, view, m, (room, target))
             })
         };
-        let scan = (n, &item, high, k);
         let cut = match pushed {
-            true => highest(scan, by_peak, fits, &mut found),
-            false => highest(scan, by_score, fits, &mut found),
+            true => highest((&by_peaks, high, k), fits, &mut found),
+            false => highest((&by_scores, high, k), fits, &mut found),
         };
         for &(_, pos) in found.iter() {
             unread_at(pos, room, unread);
@@ -581,7 +605,7 @@ pub fn greedy(
                 continue;
             }
             let t = view.tokens(m);
-            let light = lightest(m, t);
+            let light = lightest(all, m, t);
             if t >= 0 && light <= left {
                 spare.push(((desc_bits(ties[m as usize]), pos), light));
             }
@@ -735,27 +759,30 @@ fn first_step(all: &Items, m: u32, t: i64, s: f64, target: i64) -> i64 {
     }
 }
 
-/// The candidates of `0..n` (item `item(pos)`) whose `bound(item)` is
-/// below `high` and that `fits(item)`, the `k` of them of the highest
-/// bounds (with ties), to `found` as (bound, position): a scan of the
-/// bounds, the others checked only while they may be among those. Returns
-/// the bound below which candidates were left (-infinity: none).
+/// The candidates of `scan` whose bound is below `high` and that
+/// `fits(item)`, the `k` of them of the highest bounds (with ties), to
+/// `found` as (bound, position): a scan of the bounds, the others checked
+/// only while they may be among those. Returns the bound below which
+/// candidates were left (-infinity: none).
 #[inline]
-fn highest(
-    (n, item, high, k): (usize, &impl Fn(u32) -> u32, f64, usize),
-    bound: impl Fn(u32) -> f64,
+fn highest<I: Fn(u32) -> u32, B: Fn(u32) -> f64>(
+    (scan, high, k): (&Scan<'_, I, B>, f64, usize),
     fits: impl Fn(u32) -> bool,
     found: &mut Vec<(f64, u32)>,
 ) -> f64 {
     found.clear();
     let (mut least, mut limit) = (f64::NEG_INFINITY, prune_at(0, k));
-    for pos in 0..n as u32 {
-        let m = item(pos);
-        let b = bound(m);
-        if !(b < high && b >= least && fits(m)) {
-            continue;
+    let mut hits = [0u32; CHUNK];
+    for start in (0..scan.n as u32).step_by(CHUNK) {
+        let count = scan.gather(start, &mut hits, (least, Some(high)));
+        // Those whose first step fits (mostly decided without a branch).
+        let mut kept = 0;
+        for i in 0..count {
+            let pos = hits[i];
+            hits[kept] = pos;
+            kept += usize::from(fits((scan.item)(pos)));
         }
-        found.push((b, pos));
+        found.extend(hits[..kept].iter().map(|&pos| (scan.bound_at(pos), pos)));
         if found.len() >= limit {
             least = keep_highest(found, k);
             limit = prune_at(found.len(), k);
@@ -779,6 +806,26 @@ fn may_step((lo, hi): (u32, u32), target: i64, room: i64, exact: impl FnOnce() -
         i64::from(lo) <= room
     } else {
         exact()
+    }
+}
+
+/// Whether the first hull step of item `m` may fit `room` (of `target`),
+/// by its own bounds: its lightest option fits and the fewest tokens
+/// [`first_step`] allows do.
+#[inline(never)]
+fn first_fits(all: &Items, view: &View<'_>, m: u32, (room, target): (i64, i64)) -> bool {
+    let (t, s) = (view.tokens(m), view.score(m));
+    let light = lightest(all, m, t);
+    light_fits(t, light, room) && first_step(all, m, t, s, target).max(light) <= room
+}
+
+/// The tokens of the lightest option of item `m` of `t` tokens (0 for a
+/// zero-token item, which takes no variant).
+#[inline]
+fn lightest(all: &Items, m: u32, t: i64) -> i64 {
+    match t {
+        0 => 0,
+        t => t.min(all.variant_lightest(m)),
     }
 }
 
@@ -865,24 +912,134 @@ fn may_reach(s: f64, reach: f32, efficiency: f64) -> bool {
     reach_bound(s, reach) >= efficiency
 }
 
-/// The scan that splits: candidate `pos` (item `item(pos)`) to `dense`
-/// when `bound(item)` (a bound on its steps' efficiency) reaches `high`,
-/// else to `reserve` when it reaches `low`.
+/// The scan that splits: the candidates of `scan` whose bound (a bound
+/// on their steps' efficiency) reaches `high` to `dense`, those that reach
+/// `low` else to `reserve`, by position.
 #[inline]
-fn split_scan(
-    n: usize,
-    item: &impl Fn(u32) -> u32,
-    bound: impl Fn(u32) -> f64,
+fn split_scan<I: Fn(u32) -> u32, B: Fn(u32) -> f64>(
+    scan: &Scan<'_, I, B>,
     (high, low, dense, reserve): (f64, f64, &mut Vec<u32>, &mut Vec<u32>),
 ) {
-    for pos in 0..n as u32 {
-        let b = bound(item(pos));
-        if b >= high {
-            dense.push(pos);
-        } else if b >= low {
-            reserve.push(pos);
+    let mut hits = [0u32; CHUNK];
+    for start in (0..scan.n as u32).step_by(CHUNK) {
+        let count = scan.gather(start, &mut hits, (high.min(low), None));
+        for &pos in &hits[..count] {
+            match scan.bound_at(pos) >= high {
+                true => dense.push(pos),
+                false => reserve.push(pos),
+            }
         }
     }
+}
+
+/// What the scans over the candidates read: candidate `pos` of `n` is
+/// item `item(pos)`, whose steps' efficiency `bound(item)` bounds; when
+/// `column` is not empty, it holds the same bounds by position as `f32`s
+/// (the store's [`Items::peaks`] for candidates in item order with the
+/// pushed scores), as far as it goes, and the scans read it 16 at a time.
+struct Scan<'a, I, B> {
+    n: usize,
+    item: I,
+    bound: B,
+    column: &'a [f32],
+}
+
+impl<I: Fn(u32) -> u32, B: Fn(u32) -> f64> Scan<'_, I, B> {
+    /// The bound of candidate `pos`.
+    #[inline]
+    fn bound_at(&self, pos: u32) -> f64 {
+        (self.bound)((self.item)(pos))
+    }
+
+    /// The candidates from `start` (the next [`CHUNK`] of them at most)
+    /// whose bound is `lo` or more and below `hi` (none: no limit), to the
+    /// front of `hits`, in order: their count. Without a branch on each
+    /// one's test: where a few of many are kept, a branch per position is
+    /// mispredicted on each one kept, which costs more than the test.
+    #[inline]
+    fn gather(&self, start: u32, hits: &mut [u32; CHUNK], (lo, hi): (f64, Option<f64>)) -> usize {
+        let end = start.saturating_add(CHUNK as u32).min(self.n as u32);
+        // (`f64::from(b) >= x` is `b >= at_least32(x)`, for every `b`.)
+        match (self.column.get(start as usize..end as usize), hi) {
+            (Some(column), None) => {
+                let lo = at_least32(lo);
+                gather16(column, start, hits, |b| b >= lo)
+            }
+            (Some(column), Some(hi)) => {
+                let (lo, hi) = (at_least32(lo), at_least32(hi));
+                gather16(column, start, hits, |b| (b >= lo) & (b < hi))
+            }
+            (None, None) => gather_each(start..end, hits, |pos| self.bound_at(pos) >= lo),
+            (None, Some(hi)) => gather_each(start..end, hits, |pos| {
+                let b = self.bound_at(pos);
+                (b >= lo) & (b < hi)
+            }),
+        }
+    }
+}
+
+/// Positions a scan handles at a time ([`Scan::gather`]).
+const CHUNK: usize = 256;
+
+/// The least `f32` whose value is `x` or more (NaN for NaN): `f64::from(b)
+/// >= x` exactly when `b >= at_least32(x)`, and `f64::from(b) < x` when
+/// `b < at_least32(x)`.
+#[inline]
+fn at_least32(x: f64) -> f32 {
+    let y = x as f32;
+    match f64::from(y) < x {
+        true => y.next_up(),
+        false => y,
+    }
+}
+
+/// The positions of `range` (at most [`CHUNK`]) that `keep`, to the front
+/// of `hits` in order: their count.
+#[inline]
+fn gather_each(
+    range: std::ops::Range<u32>,
+    hits: &mut [u32; CHUNK],
+    keep: impl Fn(u32) -> bool,
+) -> usize {
+    let mut count = 0;
+    for pos in range {
+        hits[count % CHUNK] = pos;
+        count += usize::from(keep(pos));
+    }
+    count
+}
+
+/// The positions from `start` of the values of `column` (at most
+/// [`CHUNK`]) that `keep`, to the front of `hits` in order: their count.
+/// Tested 16 at a time into a mask (compiled to vector compares).
+#[inline]
+fn gather16(
+    column: &[f32],
+    start: u32,
+    hits: &mut [u32; CHUNK],
+    keep: impl Fn(f32) -> bool,
+) -> usize {
+    let mut count = 0;
+    let mut pos = start;
+    let mut blocks = column.chunks_exact(16);
+    for block in &mut blocks {
+        let mut mask = 0u32;
+        for (j, &b) in block.iter().enumerate() {
+            mask |= u32::from(keep(b)) << j;
+        }
+        while mask != 0 {
+            hits[count % CHUNK] = pos + mask.trailing_zeros();
+            count += 1;
+            mask &= mask - 1;
+        }
+        pos += 16;
+    }
+    for &b in blocks.remainder() {
+        hits[count % CHUNK] = pos;
+        count += usize::from(keep(b));
+        pos += 1;
+    }
+    count
 }
 
 /// Where [`greedy`] splits a large input: the efficiency (as its key, and
@@ -1042,30 +1199,136 @@ mod tests {
         let mut found = Vec::new();
         let fits = |m: u32| !m.is_multiple_of(3);
         let bound = |m: u32| m as f64;
+        // The bounds as a column too (candidates in item order).
+        let column: Vec<f32> = (0..1000).map(|m| m as f32).collect();
+        let mut run = |(n, high, k),
+                       item: &dyn Fn(u32) -> u32,
+                       bound: &dyn Fn(u32) -> f64,
+                       fits: &dyn Fn(u32) -> bool| {
+            let column = match item(1) {
+                1 => &column[..n],
+                _ => &[],
+            };
+            let scan = Scan {
+                n,
+                item,
+                bound,
+                column,
+            };
+            let cut = highest((&scan, high, k), fits, &mut found);
+            (cut, sorted(&found))
+        };
         // Below 8 and fitting: 1, 2, 4, 5, 7.
-        let cut = highest((10, &|p| p, 8.0, 2), bound, fits, &mut found);
-        assert_eq!((cut, sorted(&found)), (5.0, vec![5, 7]));
-        let cut = highest((10, &|p| p, 8.0, 5), bound, fits, &mut found);
+        assert_eq!(run((10, 8.0, 2), &|p| p, &bound, &fits), (5.0, vec![5, 7]));
         assert_eq!(
-            (cut, sorted(&found)),
+            run((10, 8.0, 5), &|p| p, &bound, &fits),
             (f64::NEG_INFINITY, vec![1, 2, 4, 5, 7])
         );
         // In another order (position 0 is item 9, ...): positions. The
         // lowest are left on the way (four found, two kept), none after:
         // still left below the cut.
-        let cut = highest((10, &|p| 9 - p, 8.0, 2), bound, fits, &mut found);
-        assert_eq!((cut, sorted(&found)), (5.0, vec![2, 4]));
-        // 1,000 candidates, 4 kept: the highest kept on the way.
-        let cut = highest((1000, &|p| p, 999.5, 4), bound, |_| true, &mut found);
-        assert_eq!((cut, sorted(&found)), (996.0, vec![996, 997, 998, 999]));
-        // Ties of the cut are kept.
-        let cut = highest(
-            (8, &|p| p, 9.0, 3),
-            |m| (m / 2) as f64,
-            |_| true,
-            &mut found,
+        assert_eq!(
+            run((10, 8.0, 2), &|p| 9 - p, &bound, &fits),
+            (5.0, vec![2, 4])
         );
-        assert_eq!((cut, sorted(&found)), (2.0, vec![4, 5, 6, 7]));
+        // 1,000 candidates, 4 kept: the highest kept on the way.
+        assert_eq!(
+            run((1000, 999.5, 4), &|p| p, &bound, &|_| true),
+            (996.0, vec![996, 997, 998, 999])
+        );
+        // Ties of the cut are kept (no column: the bounds are not its).
+        assert_eq!(
+            run(
+                (8, 9.0, 3),
+                &|p| p + 1000,
+                &|m| ((m - 1000) / 2) as f64,
+                &|_| true
+            ),
+            (2.0, vec![4, 5, 6, 7])
+        );
+    }
+
+    /// `at_least32` is the least `f32` at or above a number, so the
+    /// column's tests are the bounds' tests: by hand at both signs, the
+    /// infinities and NaN, and against the `f64` comparisons on numbers
+    /// next to `f32`s.
+    #[test]
+    fn at_least32_is_the_least_f32_at_or_above() {
+        let tenth = 0.1f32;
+        assert!(f64::from(tenth) > 0.1);
+        assert_eq!(at_least32(0.1), tenth);
+        assert_eq!(at_least32(f64::from(tenth)), tenth);
+        assert_eq!(at_least32(f64::from(tenth).next_up()), tenth.next_up());
+        assert_eq!(at_least32(-0.1), (-tenth).next_up());
+        assert_eq!(at_least32(f64::INFINITY), f32::INFINITY);
+        assert_eq!(at_least32(1e300), f32::INFINITY);
+        assert_eq!(at_least32(-1e300), -f32::MAX);
+        assert_eq!(at_least32(f64::NEG_INFINITY), f32::NEG_INFINITY);
+        assert!(at_least32(f64::NAN).is_nan());
+        let mut rng = Rng(32);
+        for _ in 0..20_000 {
+            let b = (rng.below(2001) as f32 - 1000.0) / 7.0;
+            let x = match rng.below(4) {
+                0 => f64::from(b),
+                1 => f64::from(b).next_up(),
+                2 => f64::from(b).next_down(),
+                _ => (rng.below(2001) as f64 - 1000.0) / 7.0,
+            };
+            assert_eq!(f64::from(b) >= x, b >= at_least32(x), "{b} >= {x}");
+            assert_eq!(f64::from(b) < x, b < at_least32(x), "{b} < {x}");
+        }
+    }
+
+    /// A scan gathers the same candidates from the column (16 at a time)
+    /// as from the bounds one at a time, and they are those whose bound is
+    /// in the range, in order: chunks of every length, a column shorter
+    /// than the candidates, limits on the bounds and next to them.
+    #[test]
+    fn scans_gather_the_same_from_the_column_as_from_the_bounds() {
+        let mut rng = Rng(16);
+        let mut hits = [0u32; CHUNK];
+        for case in 0..300 {
+            let n = 1 + rng.below(3 * CHUNK as u64) as usize;
+            let values: Vec<f32> = (0..n).map(|_| rng.below(40) as f32 / 8.0).collect();
+            let bound = |m: u32| f64::from(values[m as usize]);
+            let reach = if case % 3 == 0 {
+                rng.below(n as u64) as usize
+            } else {
+                n
+            };
+            let by_column = Scan {
+                n,
+                item: |p| p,
+                bound,
+                column: &values[..reach],
+            };
+            let by_bounds = Scan {
+                n,
+                item: |p| p,
+                bound,
+                column: &[],
+            };
+            let near = |rng: &mut Rng| {
+                let v = f64::from(values[rng.below(n as u64) as usize]);
+                match rng.below(3) {
+                    0 => v,
+                    1 => v.next_up(),
+                    _ => v.next_down(),
+                }
+            };
+            let lo = near(&mut rng);
+            let hi = (case % 2 == 0).then(|| near(&mut rng));
+            for start in (0..n as u32).step_by(CHUNK) {
+                let end = (start as usize + CHUNK).min(n) as u32;
+                let want: Vec<u32> = (start..end)
+                    .filter(|&p| bound(p) >= lo && hi.is_none_or(|hi| bound(p) < hi))
+                    .collect();
+                let count = by_column.gather(start, &mut hits, (lo, hi));
+                assert_eq!(hits[..count], want, "column, case {case} from {start}");
+                let count = by_bounds.gather(start, &mut hits, (lo, hi));
+                assert_eq!(hits[..count], want, "bounds, case {case} from {start}");
+            }
+        }
     }
 
     /// `may_reach` is the bound the split's filter is: true up to the
@@ -1327,7 +1590,7 @@ mod tests {
         push(300, 1000, 0.11, Some(12));
         push(1, 1000, 0.10, Some(5));
         same_choice(&it, 30_040, "repairs in rounds");
-        let got = greedy(&it, &it.view(), it.len(), |p| p, 30_040);
+        let got = greedy(&it, &it.view(), None, 30_040);
         let repaired: Vec<(u32, u8, i64)> = (got.iter())
             .filter(|c| c.item >= 5000)
             .map(|c| (c.item, c.variant, c.tokens))
@@ -1354,7 +1617,7 @@ mod tests {
         }
         it.add_variant(0, 5, 0.5, None).unwrap();
         same_choice(&it, 30_050, "a few below");
-        let got = greedy(&it, &it.view(), it.len(), |p| p, 30_050);
+        let got = greedy(&it, &it.view(), None, 30_050);
         let small = got.iter().filter(|c| c.item >= 5000).count();
         assert_eq!(
             (got.len(), small),
@@ -1437,7 +1700,7 @@ mod tests {
         }
         let target = 25 * 1000 + 20;
         same_choice(&it, target, "placeholders below the split");
-        let got = greedy(&it, &it.view(), it.len(), |p| p, target);
+        let got = greedy(&it, &it.view(), None, target);
         let last = *big.last().unwrap();
         assert!(got.iter().any(|c| c.item == last && c.variant == 1));
     }
@@ -1449,18 +1712,18 @@ mod tests {
     fn same_choice(it: &Items, target: i64, label: &str) {
         let view = it.view();
         let want = by_options(it, target);
-        let got = greedy(it, &view, it.len(), |p| p, target);
+        let got = greedy(it, &view, None, target);
         assert_eq!(got, want, "{label}, item order");
         // The same scores, not the pushed ones: bounded by score and reach,
         // not by the store's peaks.
         let scores = view.scores().to_vec();
         let scored = it.view_scored(&scores);
         assert!(it.scores_pushed(&view) && !it.scores_pushed(&scored));
-        let got = greedy(it, &scored, it.len(), |p| p, target);
+        let got = greedy(it, &scored, None, target);
         assert_eq!(got, want, "{label}, scores not pushed");
         let mut sorted = crate::sort::sort_stage(&view);
         sorted.retain(|&i| view.tokens(i) >= 0);
-        let got = greedy(it, &view, sorted.len(), |p| sorted[p as usize], target);
+        let got = greedy(it, &view, Some(&sorted), target);
         assert_eq!(got, want, "{label}, Sort order");
     }
 
@@ -1486,7 +1749,7 @@ mod tests {
         it.add_variant(1, 50, 0.25, None).unwrap();
         POOLED.set(0);
         ORDERED.set(0);
-        let got = greedy(&it, &it.view(), it.len(), |p| p, 10_200);
+        let got = greedy(&it, &it.view(), None, 10_200);
         assert_eq!(got, by_options(&it, 10_200));
         assert_eq!(got.len(), 1020, "the dense ones");
         let (pooled, ordered) = (POOLED.get(), ORDERED.get());

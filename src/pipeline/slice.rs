@@ -194,9 +194,7 @@ impl Engine {
     ) -> Result<Outcome> {
         if groups.is_none() && matches!(self.slicer, Slicer::Greedy) {
             // Straight from the item store (`crate::choice::direct`).
-            let item = |p: u32| sorted[p as usize];
-            let chosen =
-                crate::choice::direct::greedy(all, &items, sorted.len(), item, effective.target);
+            let chosen = crate::choice::direct::greedy(all, &items, Some(sorted), effective.target);
             return Ok(Self::outcome_chosen(
                 &chosen,
                 effective,
@@ -359,8 +357,7 @@ impl Engine {
             // `choice::direct` take the items in item order and pass over
             // negative-token ones.
             if variants.is_some() {
-                let chosen =
-                    crate::choice::direct::greedy(all, &items, all.len(), |p| p, effective.target);
+                let chosen = crate::choice::direct::greedy(all, &items, None, effective.target);
                 return Ok(Self::outcome_chosen(
                     &chosen,
                     effective,
