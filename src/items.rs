@@ -84,10 +84,10 @@ pub struct Attrs {
     /// 4 bytes an item.
     peak: Vec<f32>,
     /// With the pushed scores: [`first_leading`] of each item, the fewest
-    /// rounded down and the most up to a `u32` (`u32::MAX`: more than
-    /// any target), [`lead32`] past the column: GreedySlice passes over the
-    /// candidates whose first step cannot fit on these 8 bytes.
-    lead: Vec<(u32, u32)>,
+    /// and the most in a `u16` each ([`lead16`]; past the column,
+    /// computed): GreedySlice passes over the candidates whose first step
+    /// cannot fit on these 4 bytes, read beside [`Attrs::peak`].
+    lead: Vec<(u16, u16)>,
     /// The fewest and most tokens of the variants that keep that largest
     /// share per token, within a relative 1e-9 (`(i64::MAX, i64::MIN)` for
     /// none): the options a first step of GreedySlice may take.
@@ -165,7 +165,7 @@ impl Attrs {
         let start = self.lead.len().min(len);
         let lead = |k: usize| {
             let (spt, leading) = (self.share_per_token[k], self.leading[k]);
-            lead32(first_leading(own.0[k], own.1[k], spt, || leading))
+            lead16(first_leading(own.0[k], own.1[k], spt, || leading))
         };
         self.lead.extend((start..len).map(lead));
         self.lead[i] = lead(i);
@@ -274,16 +274,18 @@ pub fn first_leading(
     (fewest, most)
 }
 
-/// [`first_leading`]'s bounds in a `u32` each: the fewest rounded down,
-/// the most up (`u32::MAX` for more than any target; 0 for none).
-fn lead32((fewest, most): (i64, i64)) -> (u32, u32) {
-    let down = fewest.clamp(0, u32::MAX as i64) as u32;
-    let up = if most >= u32::MAX as i64 {
-        u32::MAX
+/// [`first_leading`]'s bounds in a `u16` each: the fewest, at most
+/// `u16::MAX`, and the most, `u16::MAX` when it is that or more (more
+/// than any target: the bound decides nothing). So when the most is below
+/// `u16::MAX` the fewest is exact, or (no step) `u16::MAX`.
+fn lead16((fewest, most): (i64, i64)) -> (u16, u16) {
+    let max = i64::from(u16::MAX);
+    let most = if most >= max {
+        u16::MAX
     } else {
-        most.max(0) as u32
+        most.max(0) as u16
     };
-    (down, up)
+    (fewest.clamp(0, max) as u16, most)
 }
 
 /// `column[i]`, or the default (absent) past its end.
@@ -805,6 +807,11 @@ impl Items {
         &self.attrs.peak
     }
 
+    /// [`Items::lead`] of the items from 0, as far as [`Items::peaks`].
+    pub fn leads(&self) -> &[(u16, u16)] {
+        &self.attrs.lead
+    }
+
     /// [`first_leading`] of item `i` of `t` tokens and score `s`, from the
     /// store's bounds on its variants.
     #[inline]
@@ -814,14 +821,14 @@ impl Items {
     }
 
     /// With the pushed scores, a bound on the tokens of item `i`'s first
-    /// hull step: when the second is `u32::MAX` or more than the target,
+    /// hull step: when the second is `u16::MAX` or more than the target,
     /// none; else its first step takes the first or more
-    /// ([`first_leading`] in `u32`s).
+    /// ([`first_leading`] in `u16`s, [`lead16`]).
     #[inline]
-    pub fn lead(&self, i: u32) -> (u32, u32) {
+    pub fn lead(&self, i: u32) -> (u16, u16) {
         match self.attrs.lead.get(i as usize) {
             Some(&l) => l,
-            None => lead32(self.first_bounds(i, self.tokens[i as usize], self.scores[i as usize])),
+            None => lead16(self.first_bounds(i, self.tokens[i as usize], self.scores[i as usize])),
         }
     }
 
@@ -1260,21 +1267,22 @@ mod tests {
         assert!(!s.scores_pushed(&s.view_scored(&scores)));
     }
 
-    /// `lead32` rounds the fewest down and the most up to `u32`s
-    /// (`u32::MAX` for the most at or past it: more than any target), and
+    /// `lead16` keeps the fewest up to `u16::MAX` and the most below it
+    /// (`u16::MAX` for the most at or past it: more than any target), and
     /// `lead` is it of `first_leading` with the pushed scores: none for no
     /// score, unknown for a zero-token item or a tiny score, the item's own
     /// tokens, the leading variants' (with the item's own when it keeps as
     /// much per token), kept as variants are added and past the column.
     #[test]
-    fn lead_bounds_the_first_step_in_u32s() {
-        let max = u32::MAX as i64;
-        assert_eq!(lead32((5, 7)), (5, 7));
-        assert_eq!(lead32((i64::MAX, i64::MIN)), (u32::MAX, 0));
-        assert_eq!(lead32((0, i64::MIN)), (0, 0));
-        assert_eq!(lead32((max - 1, max - 1)), (u32::MAX - 1, u32::MAX - 1));
-        assert_eq!(lead32((max, max)), (u32::MAX, u32::MAX));
-        assert_eq!(lead32((1 << 40, 1 << 41)), (u32::MAX, u32::MAX));
+    fn lead_bounds_the_first_step_in_u16s() {
+        let max = i64::from(u16::MAX);
+        assert_eq!(lead16((5, 7)), (5, 7));
+        assert_eq!(lead16((i64::MAX, i64::MIN)), (u16::MAX, 0));
+        assert_eq!(lead16((0, i64::MIN)), (0, 0));
+        assert_eq!(lead16((max - 1, max - 1)), (u16::MAX - 1, u16::MAX - 1));
+        assert_eq!(lead16((max, max)), (u16::MAX, u16::MAX));
+        assert_eq!(lead16((5, max)), (5, u16::MAX));
+        assert_eq!(lead16((1 << 40, 1 << 41)), (u16::MAX, u16::MAX));
         let mut s = Items::new();
         let items = [
             (100, 0.5),
@@ -1287,13 +1295,13 @@ mod tests {
         for (t, score) in items {
             s.push(item(t, score, None)).unwrap();
         }
-        let leads = |s: &Items| (0..6).map(|i| s.lead(i)).collect::<Vec<(u32, u32)>>();
+        let leads = |s: &Items| (0..6).map(|i| s.lead(i)).collect::<Vec<(u16, u16)>>();
         let own = [
             (100, 100),
-            (u32::MAX, 0),
+            (u16::MAX, 0),
             (0, 0),
             (0, 0),
-            (u32::MAX, u32::MAX),
+            (u16::MAX, u16::MAX),
             (30, 30),
         ];
         assert_eq!(leads(&s), own);

@@ -380,12 +380,14 @@ fn choose(
         item: &item,
         bound: by_peak,
         column: if in_order { all.peaks() } else { &[] },
+        leads: all.leads(),
     };
     let by_scores = Scan {
         n,
         item: &item,
         bound: by_score,
         column: &[],
+        leads: &[],
     };
     match split {
         // The store's bounds alone (and the scores when they are not the
@@ -512,14 +514,18 @@ fn choose(
         // takes the fewest tokens it says, no fewer than the lightest
         // option's); else its own bounds.
         let fits = |m: u32| {
-            let lead = if pushed { all.lead(m) } else { (0, u32::MAX) };
+            let lead = if pushed { all.lead(m) } else { (0, u16::MAX) };
             may_step(lead, target, room, || {
                 first_fits(all, view, m, (room, target))
             })
         };
         let cut = match pushed {
-            true => highest((&by_peaks, high, k), fits, &mut found),
-            false => highest((&by_scores, high, k), fits, &mut found),
+            true => highest(
+                (&by_peaks, high, k),
+                (Some((room, target)), fits),
+                &mut found,
+            ),
+            false => highest((&by_scores, high, k), (None, fits), &mut found),
         };
         for &(_, pos) in found.iter() {
             unread_at(pos, room, unread);
@@ -760,21 +766,22 @@ fn first_step(all: &Items, m: u32, t: i64, s: f64, target: i64) -> i64 {
 }
 
 /// The candidates of `scan` whose bound is below `high` and that
-/// `fits(item)`, the `k` of them of the highest bounds (with ties), to
+/// `fits(item)` (of those [`Scan::gather`] finds with `fit`), the `k` of
+/// them of the highest bounds (with ties), to
 /// `found` as (bound, position): a scan of the bounds, the others checked
 /// only while they may be among those. Returns the bound below which
 /// candidates were left (-infinity: none).
 #[inline]
 fn highest<I: Fn(u32) -> u32, B: Fn(u32) -> f64>(
     (scan, high, k): (&Scan<'_, I, B>, f64, usize),
-    fits: impl Fn(u32) -> bool,
+    (fit, fits): (Option<(i64, i64)>, impl Fn(u32) -> bool),
     found: &mut Vec<(f64, u32)>,
 ) -> f64 {
     found.clear();
     let (mut least, mut limit) = (f64::NEG_INFINITY, prune_at(0, k));
     let mut hits = [0u32; CHUNK];
     for start in (0..scan.n as u32).step_by(CHUNK) {
-        let count = scan.gather(start, &mut hits, (least, Some(high)));
+        let count = scan.gather(start, &mut hits, (least, Some(high)), fit);
         // Those whose first step fits (mostly decided without a branch).
         let mut kept = 0;
         for i in 0..count {
@@ -801,8 +808,8 @@ fn highest<I: Fn(u32) -> u32, B: Fn(u32) -> f64>(
 /// the options it may take, at most `hi`, fit the target: [`Items::lead`])
 /// or else by `exact()`.
 #[inline]
-fn may_step((lo, hi): (u32, u32), target: i64, room: i64, exact: impl FnOnce() -> bool) -> bool {
-    if hi != u32::MAX && i64::from(hi) <= target {
+fn may_step((lo, hi): (u16, u16), target: i64, room: i64, exact: impl FnOnce() -> bool) -> bool {
+    if hi != u16::MAX && i64::from(hi) <= target {
         i64::from(lo) <= room
     } else {
         exact()
@@ -922,7 +929,7 @@ fn split_scan<I: Fn(u32) -> u32, B: Fn(u32) -> f64>(
 ) {
     let mut hits = [0u32; CHUNK];
     for start in (0..scan.n as u32).step_by(CHUNK) {
-        let count = scan.gather(start, &mut hits, (high.min(low), None));
+        let count = scan.gather(start, &mut hits, (high.min(low), None), None);
         for &pos in &hits[..count] {
             match scan.bound_at(pos) >= high {
                 true => dense.push(pos),
@@ -942,6 +949,9 @@ struct Scan<'a, I, B> {
     item: I,
     bound: B,
     column: &'a [f32],
+    /// Beside `column`, the store's bounds on the first step of the same
+    /// candidates ([`Items::leads`]), or none.
+    leads: &'a [(u16, u16)],
 }
 
 impl<I: Fn(u32) -> u32, B: Fn(u32) -> f64> Scan<'_, I, B> {
@@ -953,27 +963,49 @@ impl<I: Fn(u32) -> u32, B: Fn(u32) -> f64> Scan<'_, I, B> {
 
     /// The candidates from `start` (the next [`CHUNK`] of them at most)
     /// whose bound is `lo` or more and below `hi` (none: no limit), to the
-    /// front of `hits`, in order: their count. Without a branch on each
-    /// one's test: where a few of many are kept, a branch per position is
-    /// mispredicted on each one kept, which costs more than the test.
+    /// front of `hits`, in order: their count. With `fit` (room, target)
+    /// and the column, only those whose first step may fit `room` by
+    /// [`Scan::leads`] (as [`may_step`] decides without asking; the caller
+    /// still asks of those gathered). Without a branch on each one's test:
+    /// where a few of many are kept, a branch per position is mispredicted
+    /// on each one kept, which costs more than the test.
     #[inline]
-    fn gather(&self, start: u32, hits: &mut [u32; CHUNK], (lo, hi): (f64, Option<f64>)) -> usize {
-        let end = start.saturating_add(CHUNK as u32).min(self.n as u32);
+    fn gather(
+        &self,
+        start: u32,
+        hits: &mut [u32; CHUNK],
+        (lo, hi): (f64, Option<f64>),
+        fit: Option<(i64, i64)>,
+    ) -> usize {
+        let range = start as usize..start.saturating_add(CHUNK as u32).min(self.n as u32) as usize;
         // (`f64::from(b) >= x` is `b >= at_least32(x)`, for every `b`.)
-        match (self.column.get(start as usize..end as usize), hi) {
-            (Some(column), None) => {
-                let lo = at_least32(lo);
-                gather16(column, start, hits, |b| b >= lo)
+        let Some(column) = self.column.get(range.clone()) else {
+            let end = range.end as u32;
+            return match hi {
+                None => gather_each(start..end, hits, |pos| self.bound_at(pos) >= lo),
+                Some(hi) => gather_each(start..end, hits, |pos| {
+                    let b = self.bound_at(pos);
+                    (b >= lo) & (b < hi)
+                }),
+            };
+        };
+        let lo = at_least32(lo);
+        let Some(hi) = hi.map(at_least32) else {
+            return gather16(column, column, start, hits, |b, _| b >= lo);
+        };
+        match (fit, self.leads.get(range)) {
+            (Some((room, target)), Some(leads)) => {
+                // Decided not to fit: the most known and within the target,
+                // the fewest past the room (in `u16`s: a target past them
+                // all is `u16::MAX - 1`, a room past them `u16::MAX`).
+                let max = i64::from(u16::MAX);
+                let target = target.clamp(0, max - 1) as u16;
+                let room = room.clamp(0, max) as u16;
+                gather16(column, leads, start, hits, |b, (fewest, most)| {
+                    (b >= lo) & (b < hi) & !((most <= target) & (fewest > room))
+                })
             }
-            (Some(column), Some(hi)) => {
-                let (lo, hi) = (at_least32(lo), at_least32(hi));
-                gather16(column, start, hits, |b| (b >= lo) & (b < hi))
-            }
-            (None, None) => gather_each(start..end, hits, |pos| self.bound_at(pos) >= lo),
-            (None, Some(hi)) => gather_each(start..end, hits, |pos| {
-                let b = self.bound_at(pos);
-                (b >= lo) & (b < hi)
-            }),
+            _ => gather16(column, column, start, hits, |b, _| (b >= lo) & (b < hi)),
         }
     }
 }
@@ -1009,23 +1041,25 @@ fn gather_each(
     count
 }
 
-/// The positions from `start` of the values of `column` (at most
-/// [`CHUNK`]) that `keep`, to the front of `hits` in order: their count.
-/// Tested 16 at a time into a mask (compiled to vector compares).
+/// The positions from `start` of the entries of `a` (at most [`CHUNK`])
+/// that `keep` with those of `b` beside them (as long or longer), to the
+/// front of `hits` in order: their count. Tested 16 at a time into a mask
+/// (compiled to vector compares).
 #[inline]
-fn gather16(
-    column: &[f32],
+fn gather16<T: Copy, U: Copy>(
+    a: &[T],
+    b: &[U],
     start: u32,
     hits: &mut [u32; CHUNK],
-    keep: impl Fn(f32) -> bool,
+    keep: impl Fn(T, U) -> bool,
 ) -> usize {
     let mut count = 0;
     let mut pos = start;
-    let mut blocks = column.chunks_exact(16);
-    for block in &mut blocks {
+    let (mut xs, mut ys) = (a.chunks_exact(16), b[..a.len()].chunks_exact(16));
+    for (x, y) in (&mut xs).zip(&mut ys) {
         let mut mask = 0u32;
-        for (j, &b) in block.iter().enumerate() {
-            mask |= u32::from(keep(b)) << j;
+        for j in 0..16 {
+            mask |= u32::from(keep(x[j], y[j])) << j;
         }
         while mask != 0 {
             hits[count % CHUNK] = pos + mask.trailing_zeros();
@@ -1034,9 +1068,9 @@ fn gather16(
         }
         pos += 16;
     }
-    for &b in blocks.remainder() {
+    for (&x, &y) in xs.remainder().iter().zip(ys.remainder()) {
         hits[count % CHUNK] = pos;
-        count += usize::from(keep(b));
+        count += usize::from(keep(x, y));
         pos += 1;
     }
     count
@@ -1161,8 +1195,8 @@ mod tests {
         assert!(!may_step((6, 10), 100, 5, never));
         assert!(!may_step((5, 10), 9, 5, || false));
         assert!(may_step((5, 10), 9, 0, || true));
-        assert!(may_step((0, u32::MAX), i64::MAX, 0, || true));
-        assert!(!may_step((0, u32::MAX), i64::MAX, 0, || false));
+        assert!(may_step((0, u16::MAX), i64::MAX, 0, || true));
+        assert!(!may_step((0, u16::MAX), i64::MAX, 0, || false));
         assert!(light_fits(0, 0, 0) && light_fits(5, 5, 5));
         assert!(!light_fits(-1, -1, 5) && !light_fits(5, 6, 5));
     }
@@ -1214,8 +1248,9 @@ mod tests {
                 item,
                 bound,
                 column,
+                leads: &[],
             };
-            let cut = highest((&scan, high, k), fits, &mut found);
+            let cut = highest((&scan, high, k), (None, fits), &mut found);
             (cut, sorted(&found))
         };
         // Below 8 and fitting: 1, 2, 4, 5, 7.
@@ -1282,14 +1317,23 @@ mod tests {
     /// A scan gathers the same candidates from the column (16 at a time)
     /// as from the bounds one at a time, and they are those whose bound is
     /// in the range, in order: chunks of every length, a column shorter
-    /// than the candidates, limits on the bounds and next to them.
+    /// than the candidates, limits on the bounds and next to them. With a
+    /// room and the store's first-step bounds beside the column, those
+    /// [`may_step`] keeps without asking, at the limits of the `u16`s.
     #[test]
     fn scans_gather_the_same_from_the_column_as_from_the_bounds() {
         let mut rng = Rng(16);
         let mut hits = [0u32; CHUNK];
-        for case in 0..300 {
+        let near = [0, 1, 11, 12, 13, 65_533, 65_534, 65_535, 65_536, 1 << 40];
+        for case in 0..400 {
             let n = 1 + rng.below(3 * CHUNK as u64) as usize;
             let values: Vec<f32> = (0..n).map(|_| rng.below(40) as f32 / 8.0).collect();
+            let word = |rng: &mut Rng| match rng.below(3) {
+                0 => u16::MAX,
+                1 => rng.below(30) as u16,
+                _ => (65_520 + rng.below(16)) as u16,
+            };
+            let leads: Vec<(u16, u16)> = (0..n).map(|_| (word(&mut rng), word(&mut rng))).collect();
             let bound = |m: u32| f64::from(values[m as usize]);
             let reach = if case % 3 == 0 {
                 rng.below(n as u64) as usize
@@ -1301,14 +1345,16 @@ mod tests {
                 item: |p| p,
                 bound,
                 column: &values[..reach],
+                leads: &leads,
             };
             let by_bounds = Scan {
                 n,
                 item: |p| p,
                 bound,
                 column: &[],
+                leads: &[],
             };
-            let near = |rng: &mut Rng| {
+            let near_value = |rng: &mut Rng| {
                 let v = f64::from(values[rng.below(n as u64) as usize]);
                 match rng.below(3) {
                     0 => v,
@@ -1316,17 +1362,31 @@ mod tests {
                     _ => v.next_down(),
                 }
             };
-            let lo = near(&mut rng);
-            let hi = (case % 2 == 0).then(|| near(&mut rng));
+            let lo = near_value(&mut rng);
+            let hi = (case % 2 == 0).then(|| near_value(&mut rng));
+            let pick = |rng: &mut Rng| match rng.below(2) {
+                0 => near[rng.below(near.len() as u64) as usize],
+                _ => rng.below(40) as i64,
+            };
+            let fit = (case % 4 < 2).then(|| (pick(&mut rng), 1 + pick(&mut rng)));
             for start in (0..n as u32).step_by(CHUNK) {
                 let end = (start as usize + CHUNK).min(n) as u32;
-                let want: Vec<u32> = (start..end)
-                    .filter(|&p| bound(p) >= lo && hi.is_none_or(|hi| bound(p) < hi))
-                    .collect();
-                let count = by_column.gather(start, &mut hits, (lo, hi));
-                assert_eq!(hits[..count], want, "column, case {case} from {start}");
-                let count = by_bounds.gather(start, &mut hits, (lo, hi));
+                let in_range = |p: u32| bound(p) >= lo && hi.is_none_or(|hi| bound(p) < hi);
+                let want: Vec<u32> = (start..end).filter(|&p| in_range(p)).collect();
+                let count = by_bounds.gather(start, &mut hits, (lo, hi), fit);
                 assert_eq!(hits[..count], want, "bounds, case {case} from {start}");
+                // The first steps only with an upper limit, as the scans
+                // below the split ask, and from the column.
+                let may = |p: u32| {
+                    let lead = leads[p as usize];
+                    let from_column = end as usize <= reach && hi.is_some();
+                    fit.is_none_or(|(room, target)| {
+                        !from_column || may_step(lead, target, room, || true)
+                    })
+                };
+                let want: Vec<u32> = want.into_iter().filter(|&p| may(p)).collect();
+                let count = by_column.gather(start, &mut hits, (lo, hi), fit);
+                assert_eq!(hits[..count], want, "column, case {case} from {start}");
             }
         }
     }
