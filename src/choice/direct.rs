@@ -928,14 +928,20 @@ fn split_scan<I: Fn(u32) -> u32, B: Fn(u32) -> f64>(
     (high, low, dense, reserve): (f64, f64, &mut Vec<u32>, &mut Vec<u32>),
 ) {
     let mut hits = [0u32; CHUNK];
+    let (mut above, mut between) = ([0u32; CHUNK], [0u32; CHUNK]);
     for start in (0..scan.n as u32).step_by(CHUNK) {
         let count = scan.gather(start, &mut hits, (high.min(low), None), None);
+        // (Without a branch: a quarter of them may be in the reserve.)
+        let (mut a, mut b) = (0, 0);
         for &pos in &hits[..count] {
-            match scan.bound_at(pos) >= high {
-                true => dense.push(pos),
-                false => reserve.push(pos),
-            }
+            let dense = scan.bound_at(pos) >= high;
+            above[a % CHUNK] = pos;
+            between[b % CHUNK] = pos;
+            a += usize::from(dense);
+            b += usize::from(!dense);
         }
+        dense.extend_from_slice(&above[..a]);
+        reserve.extend_from_slice(&between[..b]);
     }
 }
 
@@ -1076,6 +1082,22 @@ fn gather16<T: Copy, U: Copy>(
     count
 }
 
+/// How far [`threshold`]'s walk over `len` entries orders them when it
+/// reaches the first `ordered` (fewer than `len`): an eighth at first, then
+/// twice as far (at least one more, at most all).
+fn order_to(ordered: usize, len: usize) -> usize {
+    (2 * ordered).max(len / 8).clamp(ordered + 1, len)
+}
+
+/// Orders `sample[from..to]` by key, the entries of the least keys of
+/// `sample[from..]` (the entries before `from` being ordered and the least).
+fn order_next(sample: &mut [(u64, f64, i64)], from: usize, to: usize) {
+    if to < sample.len() {
+        sample[from..].select_nth_unstable_by_key(to - from, |p| p.0);
+    }
+    sample[from..to].sort_unstable_by_key(|p| p.0);
+}
+
 /// Where [`greedy`] splits a large input: the efficiency (as its key, and
 /// itself) above which the pass runs first, and the reserve's, above which
 /// candidates are kept apart in the same scan (read only while what the
@@ -1119,11 +1141,18 @@ fn threshold(
             true
         });
     }
-    sample.sort_unstable_by_key(|p| p.0);
     let want = |(times, per): (i128, i128)| times * target as i128 / per;
     let mut tokens = 0i128;
     let mut split: Option<Split> = None;
-    for (rank, &(key, efficiency, extra)) in sample.iter().enumerate() {
+    // The walk reads the sample in order of keys, usually a small part of
+    // it: ordered a part at a time (an eighth, then twice as much).
+    let mut ordered = 0;
+    for rank in 0..sample.len() {
+        if rank == ordered {
+            ordered = order_to(ordered, sample.len());
+            order_next(&mut sample, rank, ordered);
+        }
+        let (key, efficiency, extra) = sample[rank];
         tokens += extra as i128 * every as i128;
         if rank + 1 < SAMPLE_RANK {
             continue;
@@ -1183,6 +1212,35 @@ mod tests {
         assert_eq!(((s.key, s.efficiency), s.reserve), (at(206), None));
         assert!(split(40_000).is_none());
         assert!(threshold(SPLIT_MIN - 1, &|p| p, 10, &mut steps).is_none());
+    }
+
+    /// `threshold` over steps sampled out of order, with ties: the split
+    /// and the reserve at the ranks of the steps in order of efficiency,
+    /// near the start of the walk and far into it (past the parts ordered
+    /// first); `order_to` by hand.
+    #[test]
+    fn threshold_walks_the_sample_in_order_of_efficiency() {
+        let n = 10_240;
+        // One step a class of 8 tokens (160 with the 20 classes each
+        // sampled one stands for); 512 sampled, efficiencies shuffled, in
+        // pairs of equal ones.
+        assert_eq!(sample_size(n), 512);
+        let eff = |m: u32| ((m / 40).wrapping_mul(2_654_435_761) % 1021) as f64 / 1e4;
+        let mut steps = |m: u32, f: &mut dyn FnMut(u16, f64, i64, usize) -> bool| {
+            f(0, eff(m), 8, 0);
+        };
+        let mut effs: Vec<f64> = (0..512).map(|s| eff(20 * s)).collect();
+        effs.sort_by(|a, b| b.total_cmp(a));
+        let at = |rank: usize| (desc_bits(effs[rank]), effs[rank]);
+        for (target, split, reserve) in [(800, 7, 9), (16_000, 109, 199), (40_000, 274, 499)] {
+            let s = threshold(n, &|p| p, target, &mut steps).unwrap();
+            assert_eq!((s.key, s.efficiency), at(split), "target {target}");
+            assert_eq!(s.reserve, Some(at(reserve)), "target {target}");
+        }
+        assert_eq!(order_to(0, 1000), 125);
+        assert_eq!(order_to(125, 1000), 250);
+        assert_eq!(order_to(600, 1000), 1000);
+        assert_eq!((order_to(0, 4), order_to(1, 4)), (1, 2));
     }
 
     /// `may_step` decides by the store's bound when the options it bounds
