@@ -255,8 +255,35 @@ fn median_ms(mut f: impl FnMut()) -> f64 {
     t[t.len() / 2]
 }
 
-fn cost_table(only: Option<&str>) {
-    println!("\nTime of one slice call (median of 21), two variants per item against none\n");
+/// The medians of 31 calls of `a` and of `b`, the two alternating, after
+/// a second of both alternating: the same machine state for both (a list's
+/// first calls run slower while its memory warms, and the plain call's
+/// time moves with the allocator's state).
+fn medians_paired(mut a: impl FnMut(), mut b: impl FnMut()) -> (f64, f64) {
+    let warm = Instant::now();
+    while warm.elapsed().as_secs_f64() < 1.0 {
+        a();
+        b();
+    }
+    let time = |f: &mut dyn FnMut()| {
+        let start = Instant::now();
+        f();
+        start.elapsed().as_secs_f64() * 1e3
+    };
+    let (mut ta, mut tb): (Vec<f64>, Vec<f64>) =
+        (0..31).map(|_| (time(&mut a), time(&mut b))).unzip();
+    ta.sort_by(f64::total_cmp);
+    tb.sort_by(f64::total_cmp);
+    (ta[15], tb[15])
+}
+
+/// `paired`: each case's two calls timed alternating ([`medians_paired`]),
+/// else one after the other ([`median_ms`]).
+fn cost_table(only: Option<&str>, paired: bool) {
+    match paired {
+        false => println!("\nTime of one slice call (median of 21), two variants per item against none\n"),
+        true => println!("\nTime of one slice call (median of 31, the two alternating after a second of both), two variants per item against none\n"),
+    }
     println!("| case | no variants ms | 2 variants per item ms | with / without |");
     println!("|---|---|---|---|");
     use Variants::{Placeholder, Two};
@@ -303,12 +330,16 @@ fn cost_table(only: Option<&str>) {
         let engine = Engine::new(slicer);
         let without = seeded(n, max_tokens, kind, false);
         let with = seeded(n, max_tokens, kind, true);
-        let a = median_ms(|| {
+        let without = || {
             black_box(engine.slice(&without, &budget, 0).unwrap());
-        });
-        let b = median_ms(|| {
+        };
+        let with = || {
             black_box(engine.slice(&with, &budget, 0).unwrap());
-        });
+        };
+        let (a, b) = match paired {
+            false => (median_ms(without), median_ms(with)),
+            true => medians_paired(without, with),
+        };
         println!("| {name} | {a:.3} | {b:.3} | {:.2}x |", b / a);
     }
 }
@@ -319,8 +350,10 @@ fn main() {
         score_table();
     }
     if only.as_deref().is_none_or(|o| "cost".contains(o)) {
-        // `-- cost knapsack`: only the cases whose name contains "knapsack".
+        // `-- cost knapsack`: only the cases whose name contains
+        // "knapsack"; `-- cost --paired`: the calls timed alternating.
         let case = std::env::args().nth(2).filter(|a| !a.starts_with('-'));
-        cost_table(case.as_deref());
+        let paired = std::env::args().any(|a| a == "--paired");
+        cost_table(case.as_deref(), paired);
     }
 }
