@@ -1259,6 +1259,7 @@ mod tests {
         let grown = [own[0], 0.0, f32::INFINITY, want(0.5, 0.25), 0.0];
         assert_eq!(peaks(&s), grown);
         assert_eq!(s.attrs.peak.len(), 4, "grown to item 3");
+        assert_eq!(s.peaks(), &grown[..4], "the column");
         s.truncate(3).unwrap();
         s.push(item(100, 0.5, None)).unwrap();
         assert_eq!(s.peak(3), own[3]);
@@ -1314,7 +1315,7 @@ mod tests {
         s.add_variant(5, 15, 0.5, None).unwrap();
         let grown = [(10, 20), own[1], own[2], own[3], own[4], (15, 30)];
         assert_eq!(leads(&s), grown);
-        assert_eq!(s.attrs.lead.len(), 6);
+        assert_eq!(s.leads(), grown, "the column");
         s.truncate(5).unwrap();
         s.push(item(30, 0.5, None)).unwrap();
         assert_eq!(s.lead(5), (30, 30), "taken back");

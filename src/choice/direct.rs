@@ -1845,6 +1845,41 @@ mod tests {
         assert_eq!(got, want, "{label}, Sort order");
     }
 
+    /// An unselected class whose lightest option is exactly what the pass
+    /// leaves is a repair's candidate (its steps too): repaired at it; one
+    /// a token heavier is not.
+    #[test]
+    fn a_lightest_option_that_fits_exactly_is_repaired() {
+        for (light, repaired) in [(2, true), (3, false)] {
+            let mut it = Items::new();
+            for (tokens, score) in [(8, 8.0), (5, 4.0)] {
+                it.push(NewItem {
+                    tokens,
+                    score,
+                    kind: None,
+                })
+                .unwrap();
+            }
+            // Item 1's first step is itself (0.8 a token), which no longer
+            // fits the 2 tokens item 0 leaves.
+            it.add_variant(1, light, 0.3, None).unwrap();
+            let mut want = vec![Chosen {
+                item: 0,
+                variant: 0,
+                tokens: 8,
+            }];
+            if repaired {
+                want.push(Chosen {
+                    item: 1,
+                    variant: 1,
+                    tokens: light,
+                });
+            }
+            assert_eq!(greedy(&it, &it.view(), None, 10), want, "lightest {light}");
+            same_choice(&it, 10, "an exact fit");
+        }
+    }
+
     /// The pass drops from its pool what no longer fits instead of ordering
     /// it: 1,020 dense items of 10 tokens fill the target exactly, so of
     /// the 1,020 thin items of 100 tokens (each of its own density) only
