@@ -1243,6 +1243,34 @@ mod tests {
         assert_eq!((order_to(0, 4), order_to(1, 4)), (1, 2));
     }
 
+    /// `first_fits` by hand: the lightest option must fit, and the first
+    /// step's fewest tokens by the store's bounds (unknown when its options
+    /// may not fit the target: then the lightest decides).
+    #[test]
+    fn first_fits_asks_the_lightest_option_and_the_first_step() {
+        let mut it = Items::new();
+        for _ in 0..2 {
+            it.push(NewItem {
+                tokens: 100,
+                score: 0.5,
+                kind: None,
+            })
+            .unwrap();
+        }
+        // Item 0's first step is its variant of 10 tokens (0.05 a unit of
+        // share per token against its own 0.01); item 1's is itself (its
+        // variant keeps 0.005), its lightest option still 10 tokens.
+        it.add_variant(0, 10, 0.5, None).unwrap();
+        it.add_variant(1, 10, 0.05, None).unwrap();
+        let view = it.view();
+        let fits = |m, room, target| first_fits(&it, &view, m, (room, target));
+        assert!(fits(0, 10, 1000) && !fits(0, 9, 1000));
+        assert!(fits(1, 100, 1000) && !fits(1, 99, 1000) && !fits(1, 50, 1000));
+        // A target below item 1's own tokens: its first step may be the
+        // variant.
+        assert!(fits(1, 50, 60) && fits(1, 10, 60) && !fits(1, 9, 60));
+    }
+
     /// `may_step` decides by the store's bound when the options it bounds
     /// fit the target (at the boundaries of both), else asks; `light_fits`
     /// takes a zero-token candidate, never a negative-token one.
