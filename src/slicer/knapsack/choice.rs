@@ -221,6 +221,9 @@ pub(super) struct Buffers {
     sizing: Vec<(u32, i64, i64)>,
     /// The bounds of the classes not read.
     skipped: Vec<(f64, i64)>,
+    /// `opts` and `classes` before a guess's options are packed (kept for
+    /// a second run when the guess fails).
+    spare: (Vec<(u32, i64, i64)>, Vec<Class>),
 }
 
 impl Buffers {
@@ -231,6 +234,8 @@ impl Buffers {
             + self.plain.capacity()
             + self.kept.capacity()
             + self.skipped.capacity() * 16
+            + self.spare.0.capacity() * 24
+            + self.spare.1.capacity() * std::mem::size_of::<Class>()
     }
 }
 
@@ -397,6 +402,7 @@ fn solve_with<S: Source>(
         kept,
         sizing,
         skipped,
+        spare,
     } = b;
     // What the reduction found: lambda and the gap.
     let mut found;
@@ -455,59 +461,125 @@ fn solve_with<S: Source>(
     }
     #[cfg(test)]
     tests::SKIPPED.set(skipped.len());
+    // A class left with no option stays when it has one of weight 0
+    // (reconstruction takes it there, in its order), else it goes.
+    let stays = |_: usize, c: &Class| c.start < c.end || c.zero.is_some();
+    let mut rest = Rest {
+        plain,
+        kept,
+        sizing,
+        capacity,
+        bucket,
+        memory_limit,
+    };
     if found.is_some() {
-        // A class left with no option stays when it has one of weight 0
-        // (reconstruction takes it there, in its order), else it goes.
+        let r = &scratch.reduce;
+        // First the options a guess of the best value leaves (`reduce.rs`):
+        // when the best selection of them reaches the guess, every other
+        // option is in no best selection and the choice is the same as
+        // over those the gap leaves; else those.
+        #[cfg(test)]
+        let guessing = !tests::NO_GUESS.get();
+        #[cfg(not(test))]
+        let guessing = true;
+        let fewer = r.tight.iter().filter(|&&t| t).count() < r.keep.iter().filter(|&&k| k).count();
+        if guessing && fewer {
+            let guess = r.guess;
+            spare.0.clone_from(opts);
+            spare.1.clone_from(dp_classes);
+            let tight = std::mem::take(&mut scratch.reduce.tight);
+            pack(opts, dp_classes, |o| tight[o], stays);
+            scratch.reduce.tight = tight;
+            let mark = result.len();
+            let value = rest.run(scratch, opts, dp_classes, &mut result)?;
+            #[cfg(test)]
+            tests::GUESSES.with(|g| {
+                g.set((
+                    g.get().0 + 1,
+                    g.get().1 + usize::from(value as f64 >= guess),
+                ))
+            });
+            if value as f64 >= guess {
+                result.extend(always);
+                return Ok(result);
+            }
+            result.truncate(mark);
+            opts.clone_from(&spare.0);
+            dp_classes.clone_from(&spare.1);
+        }
         let keep = &scratch.reduce.keep;
-        pack(
-            opts,
-            dp_classes,
-            |o| keep[o],
-            |_, c| c.start < c.end || c.zero.is_some(),
+        pack(opts, dp_classes, |o| keep[o], stays);
+    }
+    rest.run(scratch, opts, dp_classes, &mut result)?;
+    result.extend(always);
+    Ok(result)
+}
+
+/// What follows the reduction: the row filter and the DP, with the
+/// buffers they use and the call's limits.
+struct Rest<'a> {
+    plain: &'a mut Vec<bool>,
+    kept: &'a mut Vec<bool>,
+    sizing: &'a mut Vec<(u32, i64, i64)>,
+    capacity: i64,
+    bucket: i64,
+    memory_limit: usize,
+}
+
+impl Rest<'_> {
+    /// The row filter over the classes that are one plain row, then the
+    /// DP over `dp_classes` (their chosen options appended to `result`):
+    /// the value chosen.
+    fn run(
+        &mut self,
+        scratch: &mut Scratch,
+        opts: &mut Vec<(u32, i64, i64)>,
+        dp_classes: &mut Vec<Class>,
+        result: &mut Vec<u32>,
+    ) -> Result<i64> {
+        let (plain, kept, capacity) = (&mut *self.plain, &mut *self.kept, self.capacity);
+        plain.clear();
+        plain.extend(
+            dp_classes
+                .iter()
+                .map(|c| c.zero.is_none() && c.end - c.start == 1),
         );
-    }
-    // The row filter over the classes that are one plain row.
-    plain.clear();
-    plain.extend(
-        dp_classes
-            .iter()
-            .map(|c| c.zero.is_none() && c.end - c.start == 1),
-    );
-    let rows = &mut scratch.rows;
-    rows.clear();
-    rows.extend(
-        dp_classes
-            .iter()
-            .enumerate()
-            .filter(|&(c, _)| plain[c])
-            .map(|(c, k)| (c as u32, opts[k.start].1, opts[k.start].2)),
-    );
-    #[cfg(test)]
-    if tests::NO_FILTER.get() {
+        let rows = &mut scratch.rows;
         rows.clear();
-    }
-    if !rows.is_empty() {
-        kept.clear();
-        kept.resize(dp_classes.len(), false);
-        drop_dominated(rows, capacity, &mut scratch.filter);
-        rows.iter().for_each(|r| kept[r.0 as usize] = true);
-        // The kept classes' options, consecutive again: one keep row each.
-        pack(opts, dp_classes, |_| true, |c, _| !plain[c] || kept[c]);
-    }
-    if !dp_classes.is_empty() {
+        rows.extend(
+            dp_classes
+                .iter()
+                .enumerate()
+                .filter(|&(c, _)| plain[c])
+                .map(|(c, k)| (c as u32, opts[k.start].1, opts[k.start].2)),
+        );
+        #[cfg(test)]
+        if tests::NO_FILTER.get() {
+            rows.clear();
+        }
+        if !rows.is_empty() {
+            kept.clear();
+            kept.resize(dp_classes.len(), false);
+            drop_dominated(rows, capacity, &mut scratch.filter);
+            rows.iter().for_each(|r| kept[r.0 as usize] = true);
+            // The kept classes' options, consecutive again: one keep row
+            // each.
+            pack(opts, dp_classes, |_| true, |c, _| !plain[c] || kept[c]);
+        }
+        if dp_classes.is_empty() {
+            return Ok(0);
+        }
         run(
             scratch,
             dp_classes,
             opts,
-            sizing,
+            self.sizing,
             capacity,
-            bucket,
-            memory_limit,
-            &mut result,
-        )?;
+            self.bucket,
+            self.memory_limit,
+            result,
+        )
     }
-    result.extend(always);
-    Ok(result)
 }
 
 /// Step 4 and 5 for `dp_classes`: the table, the rows, the reconstruction
@@ -522,7 +594,7 @@ fn run(
     bucket: i64,
     memory_limit: usize,
     result: &mut Vec<u32>,
-) -> Result<()> {
+) -> Result<i64> {
     // The table is sized as for one row per kept option; its total value is
     // that of the best option of each class.
     sizing.clear();
@@ -580,6 +652,7 @@ fn run(
     // Step 5: the last option whose keep bit is set at the remaining
     // capacity; none set, the class's zero-weight option if it has one.
     let mut w = capacity as usize;
+    let mut value = 0i64;
     for c in dp_classes.iter().rev() {
         let set = (c.start..c.end)
             .rev()
@@ -588,6 +661,7 @@ fn run(
             Some(r) => {
                 result.push(opts[r].0);
                 w -= opts[r].1 as usize;
+                value = value.saturating_add(opts[r].2);
             }
             None => {
                 if let Some(z) = c.zero {
@@ -596,7 +670,7 @@ fn run(
             }
         }
     }
-    Ok(())
+    Ok(value)
 }
 
 struct Plan<'a> {
@@ -685,6 +759,10 @@ mod tests {
         pub(super) static NO_FILTER: Cell<bool> = const { Cell::new(false) };
         /// Test hook: leave the reduction (`reduce.rs`) out.
         pub(super) static NO_REDUCE: Cell<bool> = const { Cell::new(false) };
+        /// No guess of the best value before the reduction's gap.
+        pub(super) static NO_GUESS: Cell<bool> = const { Cell::new(false) };
+        /// Guesses tried and guesses that held, over calls.
+        pub(super) static GUESSES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
         /// Classes the last call did not read, and calls that read every
         /// class after all.
         pub(super) static SKIPPED: Cell<usize> = const { Cell::new(0) };
@@ -981,9 +1059,11 @@ mod tests {
             plain: Vec::with_capacity(32),
             kept: Vec::with_capacity(64),
             skipped: Vec::with_capacity(128),
+            spare: (Vec::with_capacity(256), Vec::with_capacity(512)),
         };
         let class = std::mem::size_of::<Class>();
-        assert_eq!(b.bytes(), 15 * 24 + 16 * class + 32 + 64 + 128 * 16);
+        let spare = 256 * 24 + 512 * class;
+        assert_eq!(b.bytes(), 15 * 24 + 16 * class + 32 + 64 + 128 * 16 + spare);
     }
 
     #[test]
@@ -1023,6 +1103,39 @@ mod tests {
         }
         // Of what the filters leave, the reduction takes more than half.
         assert!(kept * 2 < all, "{kept} of {all} option rows kept");
+    }
+
+    /// The guess of the best value (`reduce.rs`, `GUESS`): the same
+    /// options chosen in the same order with it, without it and without
+    /// the reduction, on seeded lists where it holds and where it fails
+    /// (then the DP runs again over what the gap leaves); fewer rows when
+    /// it holds.
+    #[test]
+    fn a_guess_of_the_best_value_changes_no_choice() {
+        let mut rng = crate::testing::Rng(0x0027_6E55);
+        GUESSES.set((0, 0));
+        let (mut fewer, mut held) = (0, 0);
+        for case in 0..120 {
+            let spec = seeded_spec(&mut rng, [10, 1000][case % 2]);
+            let target = 1 + rng.below(3000) as i64;
+            let bucket = [1, 7, 10][case % 3];
+            let before = GUESSES.get();
+            let (v, rows, with) = chosen(&spec, target, bucket, false, false);
+            let after = GUESSES.get();
+            NO_GUESS.set(true);
+            let (w, every, without) = chosen(&spec, target, bucket, false, false);
+            NO_GUESS.set(false);
+            let (x, _, plain) = chosen(&spec, target, bucket, false, true);
+            assert_eq!((v, &with), (w, &without), "case {case}");
+            assert_eq!((v, &with), (x, &plain), "case {case}");
+            if after.1 > before.1 {
+                held += 1;
+                fewer += usize::from(rows < every);
+            }
+        }
+        let (tried, _) = GUESSES.get();
+        assert!(held > 0 && tried > held, "{held} of {tried} guesses held");
+        assert_eq!(fewer, held, "fewer rows each time it held");
     }
 
     #[test]

@@ -20,6 +20,14 @@
 //! longer fits; then `U - LB` is small and most options of classes far
 //! from it go.
 //!
+//! A guess of the best value goes further (`GUESS`): the options whose
+//! bound is below `U - GUESS (U - LB)` (with the allowance for rounding)
+//! are left out too (`Buffers::tight`) and the DP runs over the others;
+//! when the value it chooses reaches that bound (`Buffers::guess`), every
+//! option left out is in no best selection and the choice stands; else
+//! the DP runs again over what the gap leaves. At bucket 1 on the bench's
+//! list, 1,590 option rows become about 930.
+//!
 //! Why the DP's choice stays the same (not only its value): the
 //! reconstruction walks cells `(class, w)` of a best selection `S`; `S`
 //! holds no dropped option, so those cells keep their values in the
@@ -43,7 +51,18 @@ pub(super) struct Buffers {
     best: Vec<(f64, (i64, i64))>,
     /// Per option: whether it stays.
     pub keep: Vec<bool>,
+    /// Per option: whether it stays for a guess of the best value, a
+    /// quarter of the gap below `U` ([`GUESS`]), and the value a best
+    /// selection of the options that stay for it must reach for every
+    /// other option to be in no best selection (`guess`).
+    pub tight: Vec<bool>,
+    pub guess: f64,
 }
+
+/// The guess of the best value: `U` less this share of the gap. On the
+/// bench's lists at bucket 1 the gap is a few tokens' worth and the best
+/// selection is within a tenth of it of `U`.
+pub(super) const GUESS: f64 = 0.25;
 
 impl Buffers {
     /// Cleared buffers for a sample's steps and one class's hull.
@@ -59,6 +78,7 @@ impl Buffers {
             + self.ends.capacity() * 8
             + self.best.capacity() * 24
             + self.keep.capacity()
+            + self.tight.capacity()
     }
 }
 
@@ -135,9 +155,20 @@ pub(super) fn reduce(
         }
     }
     let gap = upper - lower as f64 + allowance(upper);
+    // An option left out for the guess is worth at most `U - tight` (its
+    // reduced value is at least that far below its class's best; the same
+    // allowance for rounding): in no best selection when the options left
+    // reach more.
+    let tight = (upper - lower as f64) * GUESS + allowance(upper);
+    b.guess = upper - tight + 2.0 * allowance(upper);
+    b.tight.clear();
+    b.tight.resize(opts.len(), true);
     for ((s, e), &(g, _)) in classes.zip(&b.best) {
-        for (o, k) in opts[s..e].iter().zip(&mut b.keep[s..e]) {
-            *k = g - reduced((o.1, o.2)) <= gap;
+        let both = b.keep[s..e].iter_mut().zip(&mut b.tight[s..e]);
+        for (o, (k, t)) in opts[s..e].iter().zip(both) {
+            let below = g - reduced((o.1, o.2));
+            *k = below <= gap;
+            *t = below <= tight;
         }
     }
     Some((lambda, gap))
@@ -335,8 +366,10 @@ mod tests {
             ends: Vec::with_capacity(4),
             best: Vec::with_capacity(8),
             keep: Vec::with_capacity(16),
+            tight: Vec::with_capacity(32),
+            guess: 0.0,
         };
-        assert_eq!(b.bytes(), 16 + 32 + 32 + 8 * 24 + 16);
+        assert_eq!(b.bytes(), 16 + 32 + 32 + 8 * 24 + 16 + 32);
     }
 
     #[test]
