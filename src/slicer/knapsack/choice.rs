@@ -479,11 +479,12 @@ fn solve_with<S: Source>(
         // option is in no best selection and the choice is the same as
         // over those the gap leaves; else those.
         #[cfg(test)]
-        let guessing = !tests::NO_GUESS.get();
+        let (guessing, eager) = (!tests::NO_GUESS.get(), tests::EAGER.get());
         #[cfg(not(test))]
-        let guessing = true;
-        let fewer = r.tight.iter().filter(|&&t| t).count() < r.keep.iter().filter(|&&k| k).count();
-        if guessing && fewer {
+        let (guessing, eager) = (true, false);
+        let (tight, keep) = (count(&r.tight), count(&r.keep));
+        let worth = worth_guessing(tight, keep) || (eager && tight < keep);
+        if guessing && worth {
             let guess = r.guess;
             spare.0.clone_from(opts);
             spare.1.clone_from(dp_classes);
@@ -513,6 +514,18 @@ fn solve_with<S: Source>(
     rest.run(scratch, opts, dp_classes, &mut result)?;
     result.extend(always);
     Ok(result)
+}
+
+/// How many of `v` are true.
+fn count(v: &[bool]) -> usize {
+    v.iter().filter(|&&b| b).count()
+}
+
+/// Whether a guess that leaves `tight` options of the `keep` the gap
+/// leaves is worth its risk: at most two thirds (when it fails, the DP
+/// runs again, after a first run over at most two thirds as many rows).
+fn worth_guessing(tight: usize, keep: usize) -> bool {
+    3 * tight <= 2 * keep
 }
 
 /// What follows the reduction: the row filter and the DP, with the
@@ -761,6 +774,8 @@ mod tests {
         pub(super) static NO_REDUCE: Cell<bool> = const { Cell::new(false) };
         /// No guess of the best value before the reduction's gap.
         pub(super) static NO_GUESS: Cell<bool> = const { Cell::new(false) };
+        /// A guess tried whenever it leaves fewer options (not only half).
+        pub(super) static EAGER: Cell<bool> = const { Cell::new(false) };
         /// Guesses tried and guesses that held, over calls.
         pub(super) static GUESSES: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
         /// Classes the last call did not read, and calls that read every
@@ -1105,37 +1120,49 @@ mod tests {
         assert!(kept * 2 < all, "{kept} of {all} option rows kept");
     }
 
+    #[test]
+    fn a_guess_is_tried_when_it_leaves_two_thirds_of_the_options_or_fewer() {
+        assert!(worth_guessing(66, 99) && worth_guessing(0, 1));
+        assert!(!worth_guessing(67, 99) && !worth_guessing(1, 1));
+    }
+
     /// The guess of the best value (`reduce.rs`, `GUESS`): the same
     /// options chosen in the same order with it, without it and without
     /// the reduction, on seeded lists where it holds and where it fails
-    /// (then the DP runs again over what the gap leaves); fewer rows when
-    /// it holds.
+    /// (then the DP runs again over what the gap leaves; tried whenever it
+    /// leaves fewer options, as well as by the rule); fewer rows when it
+    /// holds.
     #[test]
     fn a_guess_of_the_best_value_changes_no_choice() {
         let mut rng = crate::testing::Rng(0x0027_6E55);
-        GUESSES.set((0, 0));
-        let (mut fewer, mut held) = (0, 0);
-        for case in 0..120 {
-            let spec = seeded_spec(&mut rng, [10, 1000][case % 2]);
-            let target = 1 + rng.below(3000) as i64;
-            let bucket = [1, 7, 10][case % 3];
-            let before = GUESSES.get();
-            let (v, rows, with) = chosen(&spec, target, bucket, false, false);
-            let after = GUESSES.get();
-            NO_GUESS.set(true);
-            let (w, every, without) = chosen(&spec, target, bucket, false, false);
-            NO_GUESS.set(false);
-            let (x, _, plain) = chosen(&spec, target, bucket, false, true);
-            assert_eq!((v, &with), (w, &without), "case {case}");
-            assert_eq!((v, &with), (x, &plain), "case {case}");
-            if after.1 > before.1 {
-                held += 1;
-                fewer += usize::from(rows < every);
+        for eager in [true, false] {
+            EAGER.set(eager);
+            GUESSES.set((0, 0));
+            let (mut fewer, mut held) = (0, 0);
+            for case in 0..120 {
+                let spec = seeded_spec(&mut rng, [10, 1000][case % 2]);
+                let target = 1 + rng.below(3000) as i64;
+                let bucket = [1, 7, 10][case % 3];
+                let before = GUESSES.get();
+                let (v, rows, with) = chosen(&spec, target, bucket, false, false);
+                let after = GUESSES.get();
+                NO_GUESS.set(true);
+                let (w, every, without) = chosen(&spec, target, bucket, false, false);
+                NO_GUESS.set(false);
+                let (x, _, plain) = chosen(&spec, target, bucket, false, true);
+                assert_eq!((v, &with), (w, &without), "case {case}");
+                assert_eq!((v, &with), (x, &plain), "case {case}");
+                if after.1 > before.1 {
+                    held += 1;
+                    fewer += usize::from(rows < every);
+                }
             }
+            EAGER.set(false);
+            let (tried, _) = GUESSES.get();
+            assert!(held > 0, "eager {eager}: none of {tried} guesses held");
+            assert!(!eager || tried > held, "{held} of {tried} guesses held");
+            assert_eq!(fewer, held, "fewer rows each time it held");
         }
-        let (tried, _) = GUESSES.get();
-        assert!(held > 0 && tried > held, "{held} of {tried} guesses held");
-        assert_eq!(fewer, held, "fewer rows each time it held");
     }
 
     #[test]
