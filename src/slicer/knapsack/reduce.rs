@@ -156,12 +156,8 @@ pub(super) fn reduce(
         }
     }
     let gap = upper - lower as f64 + allowance(upper);
-    // An option left out for the guess is worth at most `U - tight` (its
-    // reduced value is at least that far below its class's best; the same
-    // allowance for rounding): in no best selection when the options left
-    // reach more.
-    let tight = (upper - lower as f64) * GUESS + allowance(upper);
-    b.guess = upper - tight + 2.0 * allowance(upper);
+    let tight;
+    (tight, b.guess) = guess_limits(upper, lower);
     b.tight.clear();
     b.tight.resize(opts.len(), true);
     for ((s, e), &(g, _)) in classes.zip(&b.best) {
@@ -173,6 +169,18 @@ pub(super) fn reduce(
         }
     }
     Some((lambda, gap))
+}
+
+/// For the guess of the best value, with `U` and `LB` (`upper`,
+/// `lower`): how far below its class's best an option's reduced value may
+/// be and the option stay, and the value a choice over the options that
+/// stay must reach ([`Buffers::guess`]). An option left out is worth at
+/// most `U` less the first, within the allowance for rounding; the second
+/// is that and another allowance above it.
+fn guess_limits(upper: f64, lower: i64) -> (f64, f64) {
+    let a = allowance(upper);
+    let tight = (upper - lower as f64) * GUESS + a;
+    (tight, upper - tight + 2.0 * a)
 }
 
 /// Rounding: every term of `U` is exact below 2^53 but for the products
@@ -357,6 +365,18 @@ mod tests {
                 points[1..].iter().copied().filter(|&p| !below(p)).collect();
             assert_eq!(&hull[before..], want, "{opts:?}");
         }
+    }
+
+    /// `guess_limits` by hand: a quarter of `U - LB` and the allowance;
+    /// the value to reach, `U` less that and another allowance above.
+    #[test]
+    fn the_guess_is_a_quarter_of_the_gap_below_the_upper_bound() {
+        let a = 1e-9 * 1001.0;
+        let (tight, guess) = guess_limits(1000.0, 900);
+        assert!((tight - (25.0 + a)).abs() < 1e-12, "{tight}");
+        assert!((guess - (975.0 + a)).abs() < 1e-12, "{guess}");
+        let (tight, guess) = guess_limits(1000.0, 1000);
+        assert!((tight - a).abs() < 1e-15 && (guess - (1000.0 + a)).abs() < 1e-12);
     }
 
     #[test]
