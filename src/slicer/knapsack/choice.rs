@@ -490,15 +490,14 @@ fn solve_with<S: Source>(
             pack(opts, dp_classes, |o| tight[o], stays);
             scratch.reduce.tight = tight;
             let mark = result.len();
-            let value = rest.run(scratch, opts, dp_classes, &mut result)?;
+            // (A table over the memory limit: so is the full one, whose
+            // error says what it needs.)
+            let held = rest
+                .run(scratch, opts, dp_classes, &mut result)
+                .is_ok_and(|value| value as f64 >= guess);
             #[cfg(test)]
-            tests::GUESSES.with(|g| {
-                g.set((
-                    g.get().0 + 1,
-                    g.get().1 + usize::from(value as f64 >= guess),
-                ))
-            });
-            if value as f64 >= guess {
+            tests::GUESSES.with(|g| g.set((g.get().0 + 1, g.get().1 + usize::from(held))));
+            if held {
                 result.extend(always);
                 return Ok(result);
             }
@@ -1121,6 +1120,36 @@ mod tests {
         }
         // Of what the filters leave, the reduction takes more than half.
         assert!(kept * 2 < all, "{kept} of {all} option rows kept");
+    }
+
+    /// Over the memory limit, a guess's smaller table too: the error is
+    /// the full table's, as without the guess.
+    #[test]
+    fn over_the_memory_limit_the_error_is_the_full_tables() {
+        let mut rng = crate::testing::Rng(0x0027_03E3);
+        let spec = seeded_spec(&mut rng, 1000);
+        let it = crate::choice::test_items(&spec);
+        let view = it.view();
+        let cands = crate::sort::sort_stage(&view);
+        let one = |p: usize| std::slice::from_ref(&cands[p]);
+        let o = Options::build(&it, view, view, &cands, one);
+        let all: Vec<u32> = (0..o.len() as u32).collect();
+        let error = |guess: bool| {
+            EAGER.set(guess);
+            NO_GUESS.set(!guess);
+            let before = GUESSES.get().0;
+            let e = knapsack(&o.view(view), &all, 1500, 1, 64).unwrap_err();
+            EAGER.set(false);
+            NO_GUESS.set(false);
+            (e.to_string(), GUESSES.get().0 - before)
+        };
+        let (with, tried) = error(true);
+        let (without, _) = error(false);
+        assert_eq!((with, tried), (without.clone(), 1));
+        assert!(
+            without.contains("over the memory limit of 64 bytes"),
+            "{without}"
+        );
     }
 
     #[test]
